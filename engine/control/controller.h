@@ -1,0 +1,140 @@
+// The controller: the event-driven state machine shared by the engine and the simulator.
+// Events in (arrival, batch done, load done, evict done, timer), actions out (dispatch, load,
+// evict, complete) plus next_wakeup(). It never sleeps, spawns threads or reads a clock.
+// Not thread-safe: exactly one thread (the engine's control thread, or the simulator loop)
+// calls it. Event times must be non-decreasing.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/control/policy_params.h"
+#include "engine/control/types.h"
+
+namespace servelab {
+
+struct TierBudget {
+  uint64_t bytes = UINT64_MAX;
+  uint32_t models = UINT32_MAX;
+};
+
+struct ControllerConfig {
+  uint32_t workers = 1;              // k workers (batches running at once, all models)
+  Time quantum = 0;                  // > 0: Rafiqi's daemon, batching decided at ticks only
+  uint32_t max_batch = 128;          // default per-model batch cap
+  Tier exec_tier = Tier::Host;       // the tier batches execute from
+  std::array<TierBudget, kTierCount> budgets{};  // per tier; Disk is never limited
+  uint32_t max_loads_in_flight = 1;  // Rafiqi 3.4: one load at a time
+  Time request_timeout = kNever;     // a request still queued at arrival+timeout times out
+  uint32_t queue_bound = 0;          // per-model queue bound; 0 = unbounded
+  PolicySpec batching{"none", {}};
+  PolicySpec eviction{"lru", {}};
+  PolicySpec scheduling{"oldest-first", {}};
+};
+
+// A batch handed to a worker. The model is resident in the executing tier when the dispatch
+// is emitted (a batch whose model was loading is emitted when the load ends).
+struct Batch {
+  BatchId id = 0;
+  WorkerId worker = 0;
+  ModelId model = 0;
+  std::vector<Request> requests;  // FIFO order
+  Time assigned = 0;              // when the worker was reserved
+  bool waited_for_load = false;
+};
+
+struct LoadAction {
+  ModelId model = 0;
+  Tier from = Tier::Disk;
+  Tier to = Tier::Host;
+};
+
+// Space is released in the accounting when the evict is emitted: executors must carry out
+// evicts before loads emitted later (the engine's loader is FIFO; the simulator is immediate).
+struct EvictAction {
+  ModelId model = 0;
+  Tier tier = Tier::Host;
+};
+
+// Output of one event. The caller owns it, clears it, and carries out every action in it.
+struct ActionBuffer {
+  std::vector<Batch> dispatches;
+  std::vector<LoadAction> loads;
+  std::vector<EvictAction> evicts;
+  std::vector<RequestOutcome> completions;  // finished, timed out, rejected or failed requests
+  void clear() {
+    dispatches.clear();
+    loads.clear();
+    evicts.clear();
+    completions.clear();
+  }
+  bool empty() const {
+    return dispatches.empty() && loads.empty() && evicts.empty() && completions.empty();
+  }
+};
+
+struct ModelCounters {
+  uint64_t arrivals = 0, completed = 0, timeouts = 0, rejected = 0, failed = 0;
+  uint64_t batches = 0, hits = 0, misses = 0, loads = 0, evictions = 0;
+};
+
+struct ControllerStats {
+  uint64_t batches = 0, hits = 0, misses = 0;  // hit/miss: per batch, exec-tier residency
+  uint64_t loads = 0, evictions = 0;
+  std::array<uint64_t, kTierCount> resident_bytes{};
+  std::array<uint32_t, kTierCount> resident_models{};
+  std::vector<ModelCounters> per_model;        // indexed by ModelId
+};
+
+// Snapshot of one model, for /models endpoints and tests.
+struct ModelState {
+  bool registered = false;
+  std::array<bool, kTierCount> resident{};     // resident[Disk] is always true once added
+  bool loading = false;
+  uint32_t ref_count = 0;                      // batches assigned and not yet done
+  uint32_t queued = 0;
+};
+
+class Controller {
+ public:
+  // Throws ConfigError for an unknown policy or invalid parameters.
+  explicit Controller(ControllerConfig config);
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  const ControllerConfig& config() const;
+
+  // Registers a model. `resident_up_to`: the highest tier it is already resident in (and,
+  // inclusively, every tier below); preloaded models count against budgets. Throws
+  // ConfigError if it does not fit. Ids need not be contiguous but should be small.
+  void add_model(ModelId id, const ModelInfo& info, Tier resident_up_to = Tier::Disk);
+  // Removes a model: its queued requests fail, resident copies are evicted. A model with
+  // running batches is removed once they are done (its completions are still emitted).
+  void remove_model(ModelId id, Time now, ActionBuffer& out);
+
+  void on_arrival(const Request& r, Time now, ActionBuffer& out);
+  // ok=false: every request of the batch completes with Failed.
+  void on_batch_done(BatchId batch, bool ok, Time now, ActionBuffer& out);
+  // ok=false: requests waiting on the load fail; the model stays where it was.
+  void on_load_done(ModelId model, Tier to, bool ok, Time now, ActionBuffer& out);
+  void on_evict_done(ModelId model, Tier tier, Time now, ActionBuffer& out);
+  void on_timer(Time now, ActionBuffer& out);
+
+  // Earliest time at which on_timer must be called (quantum tick, max-delay expiry, request
+  // timeout); kNever when nothing is pending. Calling on_timer early or late is harmless.
+  Time next_wakeup() const;
+
+  const ControllerStats& stats() const;
+  ModelState model_state(ModelId id) const;
+  uint32_t free_workers() const;
+  size_t total_queued() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace servelab

@@ -1,0 +1,70 @@
+// Policy interfaces: decision functions over read-only views. The clock is a value passed in.
+// Instances are owned by the Controller and called only from the controller's thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "engine/control/policy_params.h"
+#include "engine/control/types.h"
+
+namespace servelab {
+
+// Read-only snapshot of one model's queue and cache state, built by the controller.
+struct ModelView {
+  ModelId model = 0;
+  const ModelInfo* info = nullptr;
+  uint32_t queued = 0;                // requests waiting (not yet in a batch)
+  Time oldest_arrival = kNever;       // arrival of the queue head; kNever when empty
+  Time oldest_deadline = kNever;      // SLO deadline of the queue head; kNever when none
+  uint32_t arrivals_in_quantum = 0;   // arrivals since the previous quantum tick (quantum mode)
+  uint32_t max_batch = 1;             // effective max batch for this model
+  uint32_t running = 0;               // batches assigned to workers (running or awaiting load)
+  bool resident = false;              // resident in the executing tier
+  bool loading = false;               // a load into the executing tier is in flight
+  Time last_dispatch = -kNever;       // when its last batch was assigned; -inf if never
+};
+
+// What a batching policy wants for one model right now.
+struct BatchDecision {
+  uint32_t size = 0;         // > 0: ready; dispatch up to this many requests (capped by queue)
+  Time wait_until = kNever;  // size == 0: ask again at this time (kNever: at the next event)
+};
+
+// Per-model batching policy (one instance per model; may keep per-model state).
+// Quantum mode (ControllerConfig::quantum > 0): at every tick the controller calls
+// on_quantum() for every registered model, then decide() for models with queued requests;
+// a model found ready stays ready until a worker takes a batch from it.
+// Event mode (quantum == 0): decide() is called whenever the model could be dispatched.
+class BatchingPolicy {
+ public:
+  virtual ~BatchingPolicy() = default;
+  virtual void on_quantum(const ModelView& m, Time now) {}
+  virtual BatchDecision decide(const ModelView& m, Time now) = 0;
+  // A batch of `size` finished after `service_time` seconds of compute.
+  virtual void on_batch_done(const ModelView& m, uint32_t size, Time service_time, Time now) {}
+};
+
+// Eviction policy for one tier. Told of residency changes and accesses; picks a victim
+// among candidates the controller has already filtered: resident in this tier, reference
+// count zero (not in use), not loading. Never called with an empty span.
+class EvictionPolicy {
+ public:
+  virtual ~EvictionPolicy() = default;
+  virtual void on_load(ModelId m, Time now) = 0;    // m became resident in this tier
+  virtual void on_access(ModelId m, Time now) = 0;  // a batch of m started using this tier
+  virtual void on_unload(ModelId m, Time now) = 0;  // m left this tier
+  virtual size_t pick_victim(std::span<const ModelId> candidates, Time now) = 0;
+};
+
+// Scheduling: when a worker is free and several models are ready, pick one.
+// `candidates` is never empty; return an index into it.
+class SchedulingPolicy {
+ public:
+  virtual ~SchedulingPolicy() = default;
+  virtual size_t pick(std::span<const ModelView> candidates, Time now) = 0;
+};
+
+}  // namespace servelab

@@ -1,0 +1,66 @@
+// A workload: an arrival process plus a model-access pattern, each with its own seed
+// (one RNG stream per dimension, like MLPerf LoadGen). The same spec drives the simulator's
+// virtual clients and the HTTP load generator. Schedules are generated up front.
+// Value types; a generated Workload is immutable and may be shared between threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace YAML { class Node; }
+
+namespace servelab::workloads {
+
+// Which model each request goes to.
+struct AccessSpec {
+  std::string type = "uniform";   // sequential | uniform | zipf | pareto | weights | trace
+  double alpha = 1.0;             // zipf exponent; pareto shape
+  std::vector<double> weights;    // weights: one per model
+  std::string trace_file;         // trace: CSV file
+  std::string trace_column;       // trace: column holding a model name or integer index
+  uint64_t seed = 1;
+};
+
+// When requests are sent.
+struct ArrivalSpec {
+  std::string type = "closed";    // closed | poisson | constant | sine | trace
+  uint32_t concurrency = 1;       // closed: requests in flight
+  double think_time = 0;          // closed: mean think time (s), exponential; 0 = none
+  double rate = 1;                // poisson/constant: requests per second
+  // sine (Rafiki 7.2): rate r(t) = k*sin(2*pi*t/period) + b with k, b from equations 8 and 9
+  // so that r > peak_base for 20% of each period and max r = 1.1*peak_base; each interval's
+  // count is scaled by (1 + phi), phi ~ N(0, noise).
+  double peak_base = 100;         // r_u or r_l of the paper
+  double period = 60;             // T (s)
+  double noise = 0.1;
+  std::string trace_file;         // trace: CSV whose first column is a timestamp
+  double time_scale = 1.0;        // trace: multiply inter-arrival gaps by this
+  uint64_t seed = 2;
+};
+
+struct WorkloadSpec {
+  ArrivalSpec arrival;
+  AccessSpec access;
+  uint64_t requests = 1000;       // total requests (trace: at most this many; 0 = whole trace)
+  double duration = 0;            // open loop: stop generating after this many seconds (0: off)
+  uint32_t num_models = 1;        // models are indices 0..num_models-1
+};
+
+// The generated schedule.
+struct Workload {
+  bool closed_loop = false;
+  uint32_t concurrency = 0;            // closed loop only
+  std::vector<uint32_t> models;        // model index of request i (all modes)
+  std::vector<double> send_times;      // open loop: absolute send time of request i (sorted)
+  std::vector<double> think_times;     // closed loop: think time before request i (seconds)
+};
+
+// Throws std::invalid_argument with a user-facing message on a bad spec or unreadable trace.
+Workload generate(const WorkloadSpec& spec);
+
+// Parses the `workload:` mapping of a YAML config (schema in docs/config.md). Throws
+// std::invalid_argument naming the offending key.
+WorkloadSpec parse_workload(const YAML::Node& node, uint32_t num_models);
+
+}  // namespace servelab::workloads
