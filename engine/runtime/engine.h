@@ -1,0 +1,123 @@
+// The engine: the real body of the control plane. One control thread runs the Controller;
+// a worker pool executes batches (LibTorch or profiled executor); a loader thread carries out
+// loads and evictions between tiers. This facade is what the HTTP server and the experiment
+// runner use; it hides LibTorch and OpenCV (they stay in a few .cpp files).
+// Thread-safety: every public method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/control/controller.h"
+#include "engine/control/types.h"
+
+namespace servelab::runtime {
+
+// Thrown for a model that cannot be registered (corrupt file, not TorchScript, fails its
+// check forward pass, duplicate or invalid name). `http_status` is the status the server
+// should answer with (400 or 409); message is user-facing.
+struct ModelError : std::runtime_error {
+  ModelError(int http_status, const std::string& msg)
+      : std::runtime_error(msg), http_status(http_status) {}
+  int http_status;
+};
+
+// Image preprocessing of a model (OpenCV): decode, resize shorter side to `resize`,
+// center-crop to input_height x input_width, scale to [0,1], (x - mean) / std, CHW float.
+struct Preprocess {
+  int input_width = 224;
+  int input_height = 224;
+  int resize = 256;  // shorter side before the crop; <= 0: resize straight to the input size
+  float mean[3] = {0.485f, 0.456f, 0.406f};
+  float std[3] = {0.229f, 0.224f, 0.225f};
+};
+
+struct ModelSpec {
+  std::string name;
+  std::string file;                 // TorchScript file (already in the model store)
+  std::vector<std::string> labels;  // class labels; may be empty (labels become indices)
+  Preprocess preprocess;
+  uint32_t contexts = 0;            // 0: the engine default
+};
+
+// Everything known about a registered model, for GET /models and the registry.
+struct ModelStatus {
+  std::string name;
+  std::string file;
+  uint64_t param_bytes = 0;       // parameters + buffers
+  uint64_t workspace_bytes = 0;   // activation workspace at max batch, where measured
+  uint64_t size_bytes = 0;        // what the cache accounts: param + workspace
+  uint32_t contexts = 1;
+  bool resident_host = false;
+  bool resident_device = false;
+  bool loading = false;
+  uint32_t queued = 0;
+  uint32_t ref_count = 0;
+  ModelCounters counters;
+  Preprocess preprocess;
+  std::vector<std::string> labels;
+};
+
+struct ClassifyResult {
+  RequestStatus status = RequestStatus::Ok;
+  std::string error;                               // non-empty when status != Ok
+  std::vector<std::pair<std::string, float>> top;  // label, probability (softmax), best first
+  double queue_s = 0, load_s = 0, compute_s = 0;   // time split of this request
+  uint32_t batch_size = 0;
+};
+
+struct EngineOptions {
+  ControllerConfig control;         // workers, quantum, policies, budgets, timeout, queue bound
+  std::string executor = "torch";   // torch | profiled
+  std::string profile_file;         // profiled: cost profile YAML (see docs/config.md)
+  std::string device = "auto";      // auto | cpu | cuda
+  int intra_op_threads = 1;         // LibTorch intra-op threads per worker
+  uint32_t default_contexts = 1;    // Rafiqi's context pool size per model
+  size_t max_image_bytes = 16 << 20;
+};
+
+// Prometheus text exposition of the engine's metrics (GET /metrics).
+class Engine {
+ public:
+  explicit Engine(EngineOptions options);  // starts the control, worker and loader threads
+  ~Engine();                               // stops threads; pending requests fail
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Loads `spec.file`, checks it with a forward pass on a dummy batch, measures its size,
+  // and adds it to the controller (resident in host after the check). Blocks until done.
+  // Throws ModelError; on failure nothing is registered.
+  ModelStatus register_model(const ModelSpec& spec);
+  // Removes a model; its queued requests fail. Returns false if unknown.
+  bool unregister_model(const std::string& name);
+  std::optional<ModelStatus> model(const std::string& name) const;
+  std::vector<ModelStatus> models() const;
+
+  // Queues one classification. `done` is called exactly once, from an engine thread (never
+  // inside this call for accepted requests), with the result. Errors are reported through
+  // `done`'s status (Rejected: queue full -> 503; Timeout -> 504; Failed -> 500). Unknown
+  // model or undecodable image is reported synchronously by the return value instead:
+  // 404 unknown model, 400 undecodable image; 0 when accepted.
+  int classify(const std::string& model, std::string image_bytes, int top_k,
+               std::function<void(ClassifyResult)> done);
+
+  // Same as classify but with an already preprocessed input (no OpenCV), e.g. for the
+  // profiled executor or benchmarks. `input` may be empty for the profiled executor.
+  int submit_raw(const std::string& model, std::vector<float> input, int top_k,
+                 std::function<void(ClassifyResult)> done);
+
+  std::string metrics_text() const;
+  bool cuda_available() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace servelab::runtime
