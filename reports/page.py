@@ -1,0 +1,118 @@
+"""The report page: per figure the paper's claim, the plot, a table of simulated and real
+metrics per point with the simulator's relative error, in Markdown and in HTML."""
+import html as htmlmod
+import math
+
+import plots
+from results_db import ERROR_METRICS, METRIC_LABELS, relative_error
+
+ERR_SHORT = {"throughput_rps": "thr", "latency_mean_ms": "mean", "latency_p90_ms": "p90",
+             "latency_p99_ms": "p99"}
+
+
+def _fmt(v, digits=1):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}" if abs(v) < 1e5 else f"{v:.3g}"
+    return str(v)
+
+
+def _pct(v):
+    return "-" if v is None or math.isnan(v) else f"{v * 100:+.1f}%"
+
+
+def figure_section(exp, fig, files):
+    """Collects one figure's text, image files and table rows (mode-independent data)."""
+    xs, series = plots.figure_series(exp, fig)
+    metrics = fig.get("metrics") or plots.DEFAULT_METRICS
+    cols = [m for m in dict.fromkeys(ERROR_METRICS + metrics)]
+    modes = [m for m in ("sim", "real") if m in exp.modes]
+    header = [plots.short(fig.get("x")) or "point"] + (["series"] if any(series) else [])
+    for m in cols:
+        header += [f"{ERR_SHORT.get(m, m)} {mode}" for mode in modes]
+        if len(modes) == 2 and m in ERROR_METRICS:
+            header.append(f"{ERR_SHORT[m]} err")
+    rows, errors = [], {m: [] for m in ERROR_METRICS}
+    for label, by_x in series.items():
+        for x in xs:
+            if x not in by_x:
+                continue
+            pid = by_x[x]
+            row = [_fmt(x)] + ([label] if any(series) else [])
+            for m in cols:
+                vals = {mode: exp.value(mode, pid, m)[0] for mode in modes}
+                row += [_fmt(vals[mode]) for mode in modes]
+                if len(modes) == 2 and m in ERROR_METRICS:
+                    e = relative_error(vals["sim"], vals["real"])
+                    errors[m].append(e)
+                    row.append(_pct(e))
+            rows.append(row)
+    mean_abs = {}
+    for m, es in errors.items():
+        es = [abs(e) for e in es if not math.isnan(e)]
+        if es:
+            mean_abs[m] = sum(es) / len(es)
+    claim = fig.get("claim") or exp.spec.get("claim") or "(no claim stated)"
+    return {"fig": fig, "files": files, "header": header, "rows": rows,
+            "mean_abs_err": mean_abs, "claim": " ".join(str(claim).split())}
+
+
+def _intro(exp):
+    spec = exp.spec
+    ok = sum(1 for r in exp.runs if r.get("status") == "ok")
+    failed = [r for r in exp.runs if r.get("status") != "ok"]
+    lines = [f"Experiment **{spec.get('name', '?')}**"
+             + (f" ({spec['paper']}, figure {spec.get('figure', '?')})" if spec.get("paper") else "")
+             + f": {ok} runs ok, {len(failed)} failed; modes: {', '.join(exp.modes)}."]
+    if spec.get("scaled_down"):
+        lines.append("Scaled down from the paper: " + " ".join(str(spec["scaled_down"]).split()))
+    for r in failed[:5]:
+        lines.append(f"Failed run {r.get('dir')}: {r.get('error')}")
+    return lines
+
+
+def _err_summary(sec):
+    if not sec["mean_abs_err"]:
+        return None
+    parts = [f"{METRIC_LABELS.get(m, m)} {v * 100:.1f}%" for m, v in sec["mean_abs_err"].items()]
+    return "Simulator vs real, mean absolute relative error: " + ", ".join(parts) + "."
+
+
+def render(exp, sections):
+    """Returns (markdown, html) for the whole report."""
+    title = exp.spec.get("title") or exp.spec.get("name", "ServeLab report")
+    md = [f"# {title}", ""] + [line + "\n" for line in _intro(exp)]
+    h = [f"<!doctype html><html><head><meta charset='utf-8'><title>{htmlmod.escape(title)}"
+         "</title><style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
+         "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;"
+         "padding:2px 6px;text-align:right}blockquote{color:#444;border-left:3px solid #aaa;"
+         "margin-left:0;padding-left:10px}img{max-width:100%}</style></head><body>",
+         f"<h1>{htmlmod.escape(title)}</h1>"]
+    h += [f"<p>{htmlmod.escape(line).replace('**', '')}</p>" for line in _intro(exp)]
+    for sec in sections:
+        fig = sec["fig"]
+        name = fig.get("title") or fig["id"]
+        png = next((f for f in sec["files"] if f.endswith(".png")), sec["files"][0])
+        md += [f"## {name}", "", f"> Paper's claim: {sec['claim']}", "", f"![{name}]({png})", ""]
+        h += [f"<h2>{htmlmod.escape(name)}</h2>",
+              f"<blockquote>Paper's claim: {htmlmod.escape(sec['claim'])}</blockquote>",
+              f"<img src='{htmlmod.escape(png)}' alt='{htmlmod.escape(name)}'>"]
+        h.append("<p>" + " ".join(f"<a href='{f}'>{f}</a>" for f in sec["files"]) + "</p>")
+        summary = _err_summary(sec)
+        if summary:
+            md += [summary, ""]
+            h.append(f"<p>{htmlmod.escape(summary)}</p>")
+        md.append("| " + " | ".join(sec["header"]) + " |")
+        md.append("|" + "---|" * len(sec["header"]))
+        md += ["| " + " | ".join(r) + " |" for r in sec["rows"]]
+        md.append("")
+        h.append("<table><tr>" + "".join(f"<th>{htmlmod.escape(c)}</th>" for c in sec["header"])
+                 + "</tr>")
+        h += ["<tr>" + "".join(f"<td>{htmlmod.escape(c)}</td>" for c in r) + "</tr>"
+              for r in sec["rows"]]
+        h.append("</table>")
+    md.append("Errors are (simulated - real) / real per point, over the mean of repetitions.")
+    h.append("<p>Errors are (simulated - real) / real per point, over the mean of "
+             "repetitions.</p></body></html>")
+    return "\n".join(md) + "\n", "\n".join(h) + "\n"

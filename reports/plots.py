@@ -1,0 +1,138 @@
+"""Figures: one per `figures:` entry of an experiment, simulated and real side by side.
+
+Rows are metrics (throughput, mean/p90/p99 latency), columns are modes (sim, real); each row
+shares its y axis so the two bodies compare at a glance. Numeric sweeps are lines with error
+bars (std over repetitions); categorical sweeps (access pattern, policy) are grouped bars.
+"""
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from results_db import METRIC_LABELS  # noqa: E402
+
+DEFAULT_METRICS = ["throughput_rps", "latency_mean_ms", "latency_p90_ms", "latency_p99_ms"]
+MODE_TITLES = {"sim": "simulated", "real": "real (engine over HTTP)"}
+
+
+def short(path):
+    return path.split(".")[-1] if path else ""
+
+
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def figure_series(exp, fig):
+    """Returns (x_values, series) for a figure spec: series maps a label to {x: point_id}.
+
+    Points are kept when they match `where`; every sweep path other than `x` (and those fixed
+    by `where`) distinguishes series, so no two points collapse onto one marker.
+    """
+    x_path = fig["x"]
+    where = fig.get("where") or {}
+    others = [p for p in exp.sweep_paths() if p != x_path and p not in where]
+    order = fig.get("series")
+    if order in others:  # the named series dimension leads the label
+        others.remove(order)
+        others.insert(0, order)
+    series, xs = {}, []
+    for pid, pt in exp.points.items():
+        params = pt["params"]
+        if any(str(params.get(k)) != str(v) for k, v in where.items()):
+            continue
+        x = params.get(x_path) if x_path else pt["label"]
+        if x not in xs:
+            xs.append(x)
+        label = ", ".join(f"{short(p)}={params.get(p)}" for p in others) if len(others) > 1 \
+            else (str(params.get(others[0])) if others else "")
+        series.setdefault(label, {})[x] = pid
+    if all(_is_number(x) for x in xs):
+        xs.sort()
+    return xs, series
+
+
+def render(exp, fig, out_base, formats=("png", "svg")):
+    """Draws one figure to out_base.<fmt> for each format; returns the written paths."""
+    metrics = fig.get("metrics") or DEFAULT_METRICS
+    modes = [m for m in ("sim", "real") if m in exp.modes] or exp.modes
+    xs, series = figure_series(exp, fig)
+    numeric = all(_is_number(x) for x in xs)
+    ncols = max(1, len(modes))
+    f, axes = plt.subplots(len(metrics), ncols, figsize=(5.2 * ncols, 2.7 * len(metrics)),
+                           squeeze=False, sharey="row", sharex=True)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ci, mode in enumerate(modes):
+        for ri, metric in enumerate(metrics):
+            ax = axes[ri][ci]
+            for si, (label, by_x) in enumerate(series.items()):
+                ys, es, xv = [], [], []
+                for xi, x in enumerate(xs):
+                    if x not in by_x:
+                        continue
+                    mean, std, n = exp.value(mode, by_x[x], metric)
+                    if n == 0:
+                        continue
+                    xv.append(x if numeric else xi)
+                    ys.append(mean)
+                    es.append(std if n > 1 else 0)
+                color = colors[si % len(colors)]
+                if numeric:
+                    ax.errorbar(xv, ys, yerr=es, marker="o", ms=4, capsize=2, color=color,
+                                label=label or None)
+                else:
+                    width = 0.8 / max(1, len(series))
+                    pos = [x + (si - (len(series) - 1) / 2) * width for x in xv]
+                    ax.bar(pos, ys, width=width, yerr=es, capsize=2, color=color,
+                           label=label or None)
+            if ri == 0:
+                ax.set_title(MODE_TITLES.get(mode, mode))
+            if ci == 0:
+                ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+            ax.grid(True, alpha=0.3)
+            if numeric and fig.get("x_scale") in ("log2", "log10", "log"):
+                ax.set_xscale("log", base=2 if fig["x_scale"] == "log2" else 10)
+                ax.set_xticks(xs)
+                ax.set_xticklabels([f"{x:g}" for x in xs], fontsize=8)
+                ax.minorticks_off()
+            if fig.get("y_scale") == "log" and metric.startswith("latency"):
+                ax.set_yscale("log")
+            if not numeric:
+                ax.set_xticks(range(len(xs)))
+                ax.set_xticklabels([str(x) for x in xs])
+            if ri == len(metrics) - 1:
+                ax.set_xlabel(fig.get("x_label") or fig.get("x") or "point")
+    if any(series.keys()):
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        if handles:
+            f.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)),
+                     bbox_to_anchor=(0.5, 1.0), frameon=False)
+    title = fig.get("title") or fig.get("id", "")
+    f.suptitle(title, y=1.0 + 0.025 * (1 if any(series.keys()) else 0), fontsize=11)
+    f.tight_layout(rect=(0, 0, 1, 0.96))
+    paths = []
+    for fmt in formats:
+        path = f"{out_base}.{fmt}"
+        f.savefig(path, dpi=110, bbox_inches="tight")
+        paths.append(path)
+    plt.close(f)
+    return paths
+
+
+def default_figures(exp):
+    """Figures when the experiment names none: the first sweep path on x."""
+    paths = exp.sweep_paths()
+    if not paths:
+        return [{"id": "summary", "x": None, "title": exp.spec.get("name", "experiment")}]
+    x = paths[0]
+    return [{"id": short(x), "x": x, "title": exp.spec.get("name", "experiment"),
+             "x_scale": "log2" if _looks_geometric(exp, x) else None}]
+
+
+def _looks_geometric(exp, path):
+    vals = sorted({p["params"].get(path) for p in exp.points.values()
+                   if _is_number(p["params"].get(path))})
+    return len(vals) >= 4 and vals[0] > 0 and vals[-1] / vals[0] >= 16 and \
+        not math.isclose(vals[1] - vals[0], vals[-1] - vals[-2])

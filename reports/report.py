@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""`servelab report RESULTS_DIR`: plots (PNG, SVG) and a report page (Markdown, HTML).
+
+For every figure of the experiment (its `figures:` list, or the first sweep path on x) the
+report draws simulated and real curves side by side, states the paper's claim, and tables
+per point the simulator's relative error against the real run (throughput, mean, p99).
+Run with Debian's /usr/bin/python3 (it has matplotlib).
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import page  # noqa: E402
+import plots  # noqa: E402
+import results_db  # noqa: E402
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="servelab report", description=__doc__.split("\n")[0])
+    ap.add_argument("results_dir", help="folder written by `servelab run`")
+    ap.add_argument("--out", help="report folder (default: RESULTS_DIR/report)")
+    ap.add_argument("--formats", default="png,svg", help="figure formats (default png,svg)")
+    args = ap.parse_args(argv)
+
+    exp = results_db.load(args.results_dir)
+    if not exp.stats:
+        failed = [r for r in exp.runs if r.get("status") != "ok"]
+        msg = f"report: no successful runs in {args.results_dir}"
+        if failed:
+            msg += f" ({len(failed)} failed; first error: {failed[0].get('error')})"
+        raise SystemExit(msg)
+    out = args.out or os.path.join(args.results_dir, "report")
+    os.makedirs(out, exist_ok=True)
+    figures = exp.spec.get("figures") or plots.default_figures(exp)
+    sections = []
+    for i, fig in enumerate(figures):
+        fig = dict(fig)
+        fig.setdefault("id", f"figure{i + 1}")
+        base = os.path.join(out, fig["id"])
+        files = plots.render(exp, fig, base, formats=args.formats.split(","))
+        sections.append(page.figure_section(exp, fig, [os.path.basename(p) for p in files]))
+    md, html = page.render(exp, sections)
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write(md)
+    with open(os.path.join(out, "report.html"), "w") as f:
+        f.write(html)
+    print(os.path.join(out, "report.html"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

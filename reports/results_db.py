@@ -1,0 +1,97 @@
+"""Reads an experiment results folder written by `servelab run` (results.db + experiment.yaml).
+
+The folder holds experiment.yaml (the experiment as run), results.db (SQLite: tables points,
+runs, summaries) and one folder per run with config.yaml, requests.csv and summary.json.
+"""
+import json
+import math
+import os
+import sqlite3
+
+import yaml
+
+# Summary metrics the report knows how to label; columns of the `summaries` table.
+METRIC_LABELS = {
+    "throughput_rps": "throughput (req/s)",
+    "latency_mean_ms": "mean latency (ms)",
+    "latency_p50_ms": "p50 latency (ms)",
+    "latency_p80_ms": "p80 latency (ms)",
+    "latency_p90_ms": "p90 latency (ms)",
+    "latency_p99_ms": "p99 latency (ms)",
+    "latency_max_ms": "max latency (ms)",
+    "slo_attainment": "SLO attainment",
+    "overdue": "overdue requests",
+    "loads": "model loads",
+    "mean_batch_size": "mean batch size",
+}
+# Metrics compared between the simulator and the real run in every report table.
+ERROR_METRICS = ["throughput_rps", "latency_mean_ms", "latency_p99_ms"]
+
+
+class Experiment:
+    """An experiment's spec plus its aggregated results, keyed by (mode, point_id)."""
+
+    def __init__(self, spec, points, stats, runs):
+        self.spec = spec          # dict from experiment.yaml
+        self.points = points      # point_id -> {"params": {path: value}, "label": str}
+        self.stats = stats        # (mode, point_id) -> {metric: (mean, std, n)}
+        self.runs = runs          # list of run rows (dicts)
+
+    @property
+    def modes(self):
+        return sorted({mode for mode, _ in self.stats})
+
+    def sweep_paths(self):
+        sweep = self.spec.get("sweep") or {}
+        return list(sweep.keys())
+
+    def value(self, mode, point_id, metric):
+        s = self.stats.get((mode, point_id), {}).get(metric)
+        return s if s else (math.nan, math.nan, 0)
+
+
+def _mean_std(values):
+    vals = [v for v in values if v is not None and not math.isnan(v)]
+    if not vals:
+        return (math.nan, math.nan, 0)
+    m = sum(vals) / len(vals)
+    var = sum((v - m) ** 2 for v in vals) / (len(vals) - 1) if len(vals) > 1 else 0.0
+    return (m, math.sqrt(var), len(vals))
+
+
+def load(results_dir):
+    """Loads RESULTS_DIR; raises SystemExit with a user-facing message when it is not one."""
+    db_path = os.path.join(results_dir, "results.db")
+    spec_path = os.path.join(results_dir, "experiment.yaml")
+    if not os.path.exists(db_path):
+        raise SystemExit(f"report: {results_dir} has no results.db (run `servelab run` first)")
+    spec = {}
+    if os.path.exists(spec_path):
+        with open(spec_path) as f:
+            spec = yaml.safe_load(f) or {}
+    con = sqlite3.connect(db_path)
+    con.row_factory = sqlite3.Row
+    points = {}
+    for row in con.execute("SELECT point_id, label, params FROM points ORDER BY point_id"):
+        points[row["point_id"]] = {"params": json.loads(row["params"]), "label": row["label"]}
+    metric_cols = [r[1] for r in con.execute("PRAGMA table_info(summaries)")
+                   if r[1] not in ("run_id", "summary")]
+    rows = [dict(r) for r in con.execute(
+        "SELECT runs.*, summaries.* FROM runs JOIN summaries USING (run_id) "
+        "WHERE runs.status = 'ok' ORDER BY runs.run_id")]
+    runs = [dict(r) for r in con.execute("SELECT * FROM runs ORDER BY run_id")]
+    con.close()
+    grouped = {}
+    for r in rows:
+        grouped.setdefault((r["mode"], r["point_id"]), []).append(r)
+    stats = {}
+    for key, group in grouped.items():
+        stats[key] = {m: _mean_std([g.get(m) for g in group]) for m in metric_cols}
+    return Experiment(spec, points, stats, runs)
+
+
+def relative_error(sim, real):
+    """(sim - real) / real, NaN when either is missing or real is zero."""
+    if sim is None or real is None or math.isnan(sim) or math.isnan(real) or real == 0:
+        return math.nan
+    return (sim - real) / real
