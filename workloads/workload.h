@@ -34,6 +34,7 @@ struct ArrivalSpec {
   double peak_base = 100;         // r_u or r_l of the paper
   double period = 60;             // T (s)
   double noise = 0.1;
+  double interval = 0;            // sine: count interval delta (s) of Rafiki; 0 = period/1000
   std::string trace_file;         // trace: CSV whose first column is a timestamp
   double time_scale = 1.0;        // trace: multiply inter-arrival gaps by this
   uint64_t seed = 2;
@@ -57,10 +58,21 @@ struct Workload {
 };
 
 // Throws std::invalid_argument with a user-facing message on a bad spec or unreadable trace.
+// Deterministic: the same spec gives the same schedule with every standard library; the
+// arrival times depend only on spec.arrival (and requests/duration), the models only on
+// spec.access. Exact mappings and draws are documented in docs/workloads.md.
 Workload generate(const WorkloadSpec& spec);
 
-// Parses the `workload:` mapping of a YAML config (schema in docs/config.md). Throws
-// std::invalid_argument naming the offending key.
+// Checks a spec without generating it (no trace file is read); throws like generate().
+void validate(const WorkloadSpec& spec);
+
+// The spec as a `workload:` YAML mapping in the schema parse_workload reads, with every field
+// explicit: log it with a run's results so the effective settings are recorded.
+std::string to_yaml(const WorkloadSpec& spec);
+
+// Parses the `workload:` mapping of a YAML config (schema in docs/workloads.md). Throws
+// std::invalid_argument naming the offending key. Relative trace paths are kept as written
+// (resolved against the working directory when the workload is generated).
 WorkloadSpec parse_workload(const YAML::Node& node, uint32_t num_models);
 
 }  // namespace servelab::workloads

@@ -1,0 +1,47 @@
+// Arrival processes: when each request is sent (private to servelab_workloads).
+// Thread-compatible; each call builds its own generator from the spec's seed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "workloads/workload.h"
+
+namespace servelab::workloads::detail {
+
+// Largest schedule generate() builds; bigger specs are rejected rather than exhausting memory.
+inline constexpr uint64_t kMaxRequests = 100'000'000;
+
+// Checks the arrival fields; throws std::invalid_argument naming the field.
+void validate_arrival(const ArrivalSpec& spec);
+
+// Rafiki 7.2 sine rate r(t) = k*sin(2*pi*t/T) + b with k, b solving equations 8 and 9:
+//   k*cos(0.2*pi) + b = peak_base   (r > peak_base for 20% of each period)
+//   k + b = 1.1*peak_base           (the peak rate)
+struct SineRate {
+  double k = 0, b = 0;
+  double at(double t, double period) const;
+};
+SineRate sine_rate(double peak_base);
+
+// Open-loop send times (seconds from the start, non-decreasing) for poisson, constant, sine
+// and trace arrivals. Stops after `max_requests` (0: no count limit) or at `duration`
+// (0: no time limit); at least one limit must be set except for trace, which ends with its
+// file.
+//   poisson   gaps Exp(1/rate) by inversion; the first request at the first gap
+//   constant  request i at i/rate
+//   sine      Rafiki's count model: time is cut into intervals of length delta
+//             (spec.interval, default period/1000); interval j starting at t_j gets
+//             delta * r(t_j + delta/2) * (1 + phi), phi ~ N(0, noise) (Box-Muller, 1+phi
+//             clipped at 0) requests; the fractional remainder carries into the next
+//             interval, and the c requests of an interval are spread evenly at
+//             t_j + (m + 0.5) * delta / c.
+//   trace     first-column times of the CSV (see trace_reader.h) times time_scale
+std::vector<double> generate_send_times(const ArrivalSpec& spec, uint64_t max_requests,
+                                        double duration);
+
+// Closed loop: the think time before each of `count` requests, Exp(think_time) by inversion,
+// or all zero when think_time is 0.
+std::vector<double> generate_think_times(const ArrivalSpec& spec, uint64_t count);
+
+}  // namespace servelab::workloads::detail
