@@ -1,0 +1,285 @@
+// Beast session and listener behind HttpTransport. One strand per connection; a connection
+// reads one request, hands it to the handler, and reads the next only after the response is
+// written (HTTP/1.1 keep-alive, no pipelining).
+#include "engine/server/http_transport.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace servelab::server {
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+// Replies check the gate before posting to a connection, so that none reaches the io_context
+// once the transport has stopped.
+struct Gate {
+  std::mutex mu;
+  bool open = true;
+};
+
+class Session;
+
+// The transport's shared state that sessions reach while running on IO threads.
+struct Shared {
+  TransportOptions options;
+  Handler handler;
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  std::mutex mu;
+  std::unordered_map<Session*, std::shared_ptr<Session>> sessions;
+  std::atomic<int> in_flight{0};  // requests handed to the handler and not yet written
+};
+
+bool is_http_error(const beast::error_code& ec) {
+  return ec.category() == http::make_error_code(http::error::bad_method).category();
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket&& socket, Shared* shared) : stream_(std::move(socket)), shared_(shared) {}
+
+  void run() {
+    net::dispatch(stream_.get_executor(),
+                  beast::bind_front_handler(&Session::read_header, shared_from_this()));
+  }
+
+ private:
+  void read_header() {
+    parser_.emplace();
+    parser_->body_limit(shared_->options.max_body_bytes);
+    parser_->header_limit(64 * 1024);
+    stream_.expires_after(shared_->options.idle_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::on_header, shared_from_this()));
+  }
+
+  void on_header(beast::error_code ec, size_t) {
+    if (ec) return on_error(ec);
+    auto& msg = parser_->get();
+    auto cl = parser_->content_length();
+    if (cl && *cl > shared_->options.max_body_bytes) return on_error(http::error::body_limit);
+    auto expect = msg[http::field::expect];
+    if (beast::iequals(expect, "100-continue")) {
+      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+      http::async_write(stream_, *cont,
+                        [self = shared_from_this(), cont](beast::error_code ec, size_t) {
+                          if (ec) return self->close();
+                          self->read_body();
+                        });
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Session::on_read, shared_from_this()));
+  }
+
+  void on_error(beast::error_code ec) {
+    if (ec == http::error::body_limit) {
+      return write(error_response(413, "request body is larger than the limit of " +
+                                           std::to_string(shared_->options.max_body_bytes) +
+                                           " bytes"),
+                   true, false);
+    }
+    if (is_http_error(ec) && ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      return write(error_response(400, "malformed HTTP request: " + ec.message()), true, false);
+    }
+    close();  // end of stream, timeout, reset
+  }
+
+  void on_read(beast::error_code ec, size_t) {
+    if (ec) return on_error(ec);
+    auto msg = parser_->release();
+    keep_alive_ = msg.keep_alive();
+    HttpRequest req;
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    split_target(req.target, &req.path, &req.query);
+    for (const auto& f : msg) {
+      std::string name(f.name_string());
+      for (auto& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+      req.headers.emplace_back(std::move(name), std::string(f.value()));
+    }
+    req.body = std::move(msg.body());
+    stream_.expires_never();  // the engine bounds the wait (request timeout)
+    shared_->in_flight++;
+
+    auto called = std::make_shared<std::atomic<bool>>(false);
+    Reply reply = [weak = weak_from_this(), gate = shared_->gate,
+                   called](HttpResponse res) {
+      if (called->exchange(true)) return;
+      std::lock_guard<std::mutex> lock(gate->mu);
+      if (!gate->open) return;
+      if (auto self = weak.lock()) {
+        net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+          self->write(std::move(res), false, true);
+        });
+      }  // `self` is released under the gate lock: never the last owner after stop()
+    };
+    try {
+      shared_->handler(std::move(req), reply);
+    } catch (const std::exception& e) {
+      reply(error_response(500, std::string("internal error: ") + e.what()));
+    }
+  }
+
+  // Writes `res`; then reads the next request, or closes (force_close or no keep-alive).
+  void write(HttpResponse res, bool force_close, bool counted) {
+    auto out = std::make_shared<http::response<http::string_body>>();
+    out->version(11);
+    out->result(static_cast<unsigned>(res.status));
+    out->set(http::field::server, "servelab");
+    out->set(http::field::content_type, res.content_type);
+    for (auto& [k, v] : res.headers) out->set(k, v);
+    out->body() = std::move(res.body);
+    bool close_after = force_close || !keep_alive_;
+    out->keep_alive(!close_after);
+    out->prepare_payload();
+    stream_.expires_after(std::chrono::seconds(30));
+    http::async_write(stream_, *out,
+                      [self = shared_from_this(), out, close_after, counted](beast::error_code ec,
+                                                                             size_t) {
+                        if (counted) self->shared_->in_flight--;
+                        if (ec) return self->close();
+                        if (close_after) return self->drain_and_close();
+                        self->read_header();
+                      });
+  }
+
+  // After an early error response the client may still be sending its body; closing with
+  // unread data would reset the connection before it reads the response, so read it away.
+  void drain_and_close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(std::chrono::seconds(2));
+    drain_ = std::make_shared<std::vector<char>>(1 << 16);
+    drain_more();
+  }
+
+  void drain_more() {
+    stream_.async_read_some(net::buffer(*drain_),
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec) return self->close();
+                              self->drain_more();
+                            });
+  }
+
+  void close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    shared_->sessions.erase(this);
+  }
+
+  beast::tcp_stream stream_;
+  Shared* shared_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<std::vector<char>> drain_;
+  bool keep_alive_ = true;
+};
+
+}  // namespace
+
+struct HttpTransport::Impl {
+  net::io_context ioc;  // first member: destroyed last
+  Shared shared;
+  std::optional<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  uint16_t port = 0;
+  bool running = false;
+
+  void accept() {
+    acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+      if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
+      if (!ec) {
+        beast::error_code ignored;
+        s.set_option(tcp::no_delay(true), ignored);
+        auto session = std::make_shared<Session>(std::move(s), &shared);
+        {
+          std::lock_guard<std::mutex> lock(shared.mu);
+          shared.sessions.emplace(session.get(), session);
+        }
+        session->run();
+      }
+      accept();
+    });
+  }
+};
+
+HttpTransport::HttpTransport(TransportOptions options, Handler handler)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->shared.options = std::move(options);
+  impl_->shared.handler = std::move(handler);
+}
+
+HttpTransport::~HttpTransport() { stop(); }
+
+void HttpTransport::start() {
+  auto& im = *impl_;
+  beast::error_code ec;
+  auto addr = net::ip::make_address(im.shared.options.bind, ec);
+  if (ec) throw std::runtime_error("invalid bind address '" + im.shared.options.bind + "'");
+  tcp::endpoint ep(addr, im.shared.options.port);
+  im.acceptor.emplace(net::make_strand(im.ioc));
+  im.acceptor->open(ep.protocol(), ec);
+  if (!ec) im.acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) im.acceptor->bind(ep, ec);
+  if (!ec) im.acceptor->listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    throw std::runtime_error("cannot listen on " + im.shared.options.bind + ":" +
+                             std::to_string(im.shared.options.port) + ": " + ec.message());
+  }
+  im.port = im.acceptor->local_endpoint().port();
+  im.accept();
+  im.running = true;
+  unsigned n = std::max(1u, im.shared.options.io_threads);
+  for (unsigned i = 0; i < n; ++i) im.threads.emplace_back([&im] { im.ioc.run(); });
+}
+
+uint16_t HttpTransport::port() const { return impl_->port; }
+
+void HttpTransport::stop() {
+  auto& im = *impl_;
+  if (!im.running) return;
+  im.running = false;
+  net::post(im.acceptor->get_executor(), [&im] {
+    beast::error_code ec;
+    im.acceptor->close(ec);
+  });
+  // Grace period: let responses already on their way be written.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (im.shared.in_flight > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  {
+    std::lock_guard<std::mutex> lock(im.shared.gate->mu);
+    im.shared.gate->open = false;
+  }
+  im.ioc.stop();
+  for (auto& t : im.threads) t.join();
+  im.threads.clear();
+  im.acceptor.reset();
+  std::lock_guard<std::mutex> lock(im.shared.mu);
+  im.shared.sessions.clear();
+}
+
+}  // namespace servelab::server

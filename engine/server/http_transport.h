@@ -1,0 +1,46 @@
+// Asynchronous HTTP/1.1 server with keep-alive on Boost.Beast/Asio. A request waiting for its
+// response holds no thread: the handler gets a Reply it may call later from any thread, and
+// the response is posted back to the connection's strand. Beast stays inside the .cpp.
+// Thread-safety: start()/stop() from one owning thread; port() from any thread after start().
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/server/http_message.h"
+
+namespace servelab::server {
+
+struct TransportOptions {
+  std::string bind = "127.0.0.1";   // listen address
+  uint16_t port = 0;                // 0: an ephemeral port (see port())
+  unsigned io_threads = 2;          // threads running the io_context
+  size_t max_body_bytes = 256u << 20;  // larger bodies are answered 413 and the connection closed
+  std::chrono::seconds idle_timeout{60};  // a keep-alive connection idle this long is closed
+};
+
+class HttpTransport {
+ public:
+  // `handler` is called on IO threads for every request parsed; it must outlive the transport.
+  HttpTransport(TransportOptions options, Handler handler);
+  ~HttpTransport();  // stop()s
+  HttpTransport(const HttpTransport&) = delete;
+  HttpTransport& operator=(const HttpTransport&) = delete;
+
+  // Binds, listens and starts the IO threads. Throws std::runtime_error with a user-facing
+  // message when the address cannot be bound.
+  void start();
+  uint16_t port() const;
+  // Stops accepting, closes connections and joins the IO threads. Replies that arrive later
+  // are dropped. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace servelab::server

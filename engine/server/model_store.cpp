@@ -1,0 +1,129 @@
+#include "engine/server/model_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "engine/server/sha256.h"
+
+namespace servelab::server {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Owns a POSIX file descriptor.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+void write_all(int fd, const char* p, size_t n, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) throw std::runtime_error("model store: write to '" + path + "': " + errno_text());
+    p += w;
+    n -= size_t(w);
+  }
+}
+
+std::atomic<uint64_t> g_temp_counter{0};
+
+}  // namespace
+
+std::string model_name_problem(std::string_view name) {
+  if (name.empty()) return "model name is empty";
+  if (name.size() > 64) return "model name is longer than 64 characters";
+  if (name.front() == '.') return "model name must not start with '.'";
+  for (char c : name) {
+    if (c == '/' || c == '\\') return "model name must not contain path separators";
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) return "model name may only contain letters, digits, '.', '_' and '-'";
+  }
+  return "";
+}
+
+ModelStore::ModelStore(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("model store: cannot create '" + dir + "': " + ec.message());
+  dir_ = fs::absolute(dir).lexically_normal().string();
+}
+
+std::string ModelStore::db_path() const { return (fs::path(dir_) / "registry.sqlite").string(); }
+
+std::string ModelStore::path_of(const std::string& name) const {
+  return (fs::path(dir_) / (name + ".pt")).string();
+}
+
+template <class Fill>
+StoredFile ModelStore::write_atomically(const std::string& name, Fill&& fill) {
+  std::string final_path = path_of(name);
+  std::string tmp = (fs::path(dir_) / (".tmp-" + name + "-" + std::to_string(::getpid()) + "-" +
+                                       std::to_string(g_temp_counter++)))
+                        .string();
+  Fd out;
+  out.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (out.fd < 0) throw std::runtime_error("model store: create '" + tmp + "': " + errno_text());
+  Sha256 sha;
+  uint64_t bytes = 0;
+  try {
+    fill([&](const char* p, size_t n) {
+      sha.update(p, n);
+      write_all(out.fd, p, n, tmp);
+      bytes += n;
+    });
+    if (::fsync(out.fd) != 0) throw std::runtime_error("model store: fsync: " + errno_text());
+    ::close(out.fd);
+    out.fd = -1;
+    if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+      throw std::runtime_error("model store: rename to '" + final_path + "': " + errno_text());
+    }
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  Fd d;
+  d.fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d.fd >= 0) ::fsync(d.fd);  // makes the rename durable; best effort
+  return StoredFile{final_path, sha.hex_digest(), bytes};
+}
+
+StoredFile ModelStore::put(const std::string& name, std::string_view data) {
+  return write_atomically(name, [&](auto&& sink) { sink(data.data(), data.size()); });
+}
+
+StoredFile ModelStore::copy_from(const std::string& name, const std::string& source_path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(source_path, ec)) {
+    throw StoreError("model file '" + source_path + "' does not exist or is not a regular file");
+  }
+  std::ifstream in(source_path, std::ios::binary);
+  if (!in) throw StoreError("cannot open model file '" + source_path + "'");
+  return write_atomically(name, [&](auto&& sink) {
+    std::vector<char> buf(1 << 16);
+    while (in) {
+      in.read(buf.data(), std::streamsize(buf.size()));
+      if (in.gcount() > 0) sink(buf.data(), size_t(in.gcount()));
+    }
+    if (in.bad()) throw StoreError("error reading model file '" + source_path + "'");
+  });
+}
+
+void ModelStore::remove(const std::string& name) {
+  std::error_code ec;
+  fs::remove(path_of(name), ec);
+}
+
+}  // namespace servelab::server

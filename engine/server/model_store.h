@@ -1,0 +1,55 @@
+// The model store: a directory holding one TorchScript file per registered model plus the
+// registry database. Files enter it atomically (temp file, fsync, rename, fsync of the
+// directory) and are checksummed with SHA-256 on the way in.
+// Thread-safety: methods may be called from any thread; callers serialize writes to the same
+// model name (the server holds its registration lock).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace servelab::server {
+
+// A store operation that failed because of its input (unreadable source file, bad name);
+// message is user-facing. I/O failures of the store itself are std::runtime_error.
+struct StoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Model names are also file names: 1..64 characters of [A-Za-z0-9._-], not starting with '.'.
+// Returns an empty string when valid, else a user-facing reason.
+std::string model_name_problem(std::string_view name);
+
+struct StoredFile {
+  std::string path;    // absolute path of the file in the store
+  std::string sha256;  // hex digest of its contents
+  uint64_t bytes = 0;
+};
+
+class ModelStore {
+ public:
+  // Creates `dir` (and parents) if needed; throws std::runtime_error if it cannot.
+  explicit ModelStore(const std::string& dir);
+
+  const std::string& dir() const { return dir_; }
+  std::string db_path() const;                         // the SQLite registry file
+  std::string path_of(const std::string& name) const;  // where model `name` lives
+
+  // Writes `data` as model `name`, replacing any previous file atomically.
+  StoredFile put(const std::string& name, std::string_view data);
+  // Copies a server-side file into the store as model `name`. Throws StoreError when the
+  // source cannot be opened or read.
+  StoredFile copy_from(const std::string& name, const std::string& source_path);
+  // Removes model `name`'s file; missing files are not an error.
+  void remove(const std::string& name);
+
+ private:
+  // Writes chunks produced by `fill` to a temp file and renames it into place.
+  template <class Fill>
+  StoredFile write_atomically(const std::string& name, Fill&& fill);
+  std::string dir_;
+};
+
+}  // namespace servelab::server

@@ -1,0 +1,185 @@
+#include "engine/server/registry.h"
+
+#include <sqlite3.h>
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+namespace servelab::server {
+namespace {
+
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS models (
+  name            TEXT PRIMARY KEY,
+  file            TEXT NOT NULL,
+  checksum        TEXT NOT NULL,
+  param_bytes     INTEGER NOT NULL,
+  workspace_bytes INTEGER NOT NULL,
+  size_bytes      INTEGER NOT NULL,
+  preprocess      TEXT NOT NULL,
+  labels          TEXT NOT NULL,
+  registered_at   INTEGER NOT NULL
+);)sql";
+
+const char* kColumns =
+    "name, file, checksum, param_bytes, workspace_bytes, size_bytes, preprocess, labels, "
+    "registered_at";
+
+// Owns one prepared statement; reset and cleared after each use.
+struct Stmt {
+  sqlite3_stmt* s = nullptr;
+  ~Stmt() { sqlite3_finalize(s); }
+};
+
+}  // namespace
+
+struct Registry::Impl {
+  sqlite3* db = nullptr;
+  mutable std::mutex mu;
+  Stmt insert, update, remove, find, all;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw RegistryError("registry: " + what + ": " + sqlite3_errmsg(db));
+  }
+  void prepare(Stmt& st, const std::string& sql) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st.s, nullptr) != SQLITE_OK) fail("prepare");
+  }
+  // Runs `st` to completion after binding; resets it whatever happens.
+  struct Reset {
+    sqlite3_stmt* s;
+    ~Reset() {
+      sqlite3_reset(s);
+      sqlite3_clear_bindings(s);
+    }
+  };
+  static std::string text(sqlite3_stmt* s, int col) {
+    auto p = reinterpret_cast<const char*>(sqlite3_column_text(s, col));
+    return p ? std::string(p, size_t(sqlite3_column_bytes(s, col))) : std::string();
+  }
+  static RegistryRow row_of(sqlite3_stmt* s) {
+    RegistryRow r;
+    r.name = text(s, 0);
+    r.file = text(s, 1);
+    r.checksum = text(s, 2);
+    r.param_bytes = uint64_t(sqlite3_column_int64(s, 3));
+    r.workspace_bytes = uint64_t(sqlite3_column_int64(s, 4));
+    r.size_bytes = uint64_t(sqlite3_column_int64(s, 5));
+    r.preprocess_json = text(s, 6);
+    auto labels = nlohmann::json::parse(text(s, 7), nullptr, false);
+    if (labels.is_array()) {
+      for (const auto& l : labels) {
+        if (l.is_string()) r.labels.push_back(l.get<std::string>());
+      }
+    }
+    r.registered_at = sqlite3_column_int64(s, 8);
+    return r;
+  }
+};
+
+Registry::Registry(const std::string& db_path) : impl_(std::make_unique<Impl>()) {
+  auto& im = *impl_;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  if (sqlite3_open_v2(db_path.c_str(), &im.db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = im.db ? sqlite3_errmsg(im.db) : "out of memory";
+    sqlite3_close(im.db);
+    im.db = nullptr;
+    throw RegistryError("registry: cannot open '" + db_path + "': " + msg);
+  }
+  sqlite3_busy_timeout(im.db, 5000);
+  char* err = nullptr;
+  if (sqlite3_exec(im.db, kSchema, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    sqlite3_close(im.db);
+    im.db = nullptr;
+    throw RegistryError("registry: cannot create schema in '" + db_path + "': " + msg);
+  }
+  std::string cols = kColumns;
+  im.prepare(im.insert, "INSERT OR IGNORE INTO models (" + cols +
+                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+  im.prepare(im.update,
+             "UPDATE models SET param_bytes = ?2, workspace_bytes = ?3, size_bytes = ?4 "
+             "WHERE name = ?1");
+  im.prepare(im.remove, "DELETE FROM models WHERE name = ?1");
+  im.prepare(im.find, "SELECT " + cols + " FROM models WHERE name = ?1");
+  im.prepare(im.all, "SELECT " + cols + " FROM models ORDER BY registered_at, name");
+}
+
+Registry::~Registry() {
+  if (!impl_->db) return;
+  // Statements must be finalized before the connection closes.
+  for (Stmt* st : {&impl_->insert, &impl_->update, &impl_->remove, &impl_->find, &impl_->all}) {
+    sqlite3_finalize(st->s);
+    st->s = nullptr;
+  }
+  sqlite3_close(impl_->db);
+}
+
+bool Registry::insert(const RegistryRow& r) {
+  auto& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  sqlite3_stmt* s = im.insert.s;
+  Impl::Reset reset{s};
+  nlohmann::json labels = r.labels;
+  std::string labels_text = labels.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  sqlite3_bind_text(s, 1, r.name.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, 2, r.file.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, 3, r.checksum.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s, 4, int64_t(r.param_bytes));
+  sqlite3_bind_int64(s, 5, int64_t(r.workspace_bytes));
+  sqlite3_bind_int64(s, 6, int64_t(r.size_bytes));
+  sqlite3_bind_text(s, 7, r.preprocess_json.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, 8, labels_text.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s, 9, r.registered_at);
+  if (sqlite3_step(s) != SQLITE_DONE) im.fail("insert '" + r.name + "'");
+  return sqlite3_changes(im.db) > 0;
+}
+
+void Registry::update_sizes(const std::string& name, uint64_t param_bytes,
+                            uint64_t workspace_bytes, uint64_t size_bytes) {
+  auto& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  sqlite3_stmt* s = im.update.s;
+  Impl::Reset reset{s};
+  sqlite3_bind_text(s, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s, 2, int64_t(param_bytes));
+  sqlite3_bind_int64(s, 3, int64_t(workspace_bytes));
+  sqlite3_bind_int64(s, 4, int64_t(size_bytes));
+  if (sqlite3_step(s) != SQLITE_DONE) im.fail("update '" + name + "'");
+}
+
+bool Registry::remove(const std::string& name) {
+  auto& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  sqlite3_stmt* s = im.remove.s;
+  Impl::Reset reset{s};
+  sqlite3_bind_text(s, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(s) != SQLITE_DONE) im.fail("delete '" + name + "'");
+  return sqlite3_changes(im.db) > 0;
+}
+
+std::optional<RegistryRow> Registry::find(const std::string& name) const {
+  auto& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  sqlite3_stmt* s = im.find.s;
+  Impl::Reset reset{s};
+  sqlite3_bind_text(s, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+  int rc = sqlite3_step(s);
+  if (rc == SQLITE_ROW) return Impl::row_of(s);
+  if (rc != SQLITE_DONE) im.fail("find '" + name + "'");
+  return std::nullopt;
+}
+
+std::vector<RegistryRow> Registry::all() const {
+  auto& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  sqlite3_stmt* s = im.all.s;
+  Impl::Reset reset{s};
+  std::vector<RegistryRow> rows;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) rows.push_back(Impl::row_of(s));
+  if (rc != SQLITE_DONE) im.fail("list");
+  return rows;
+}
+
+}  // namespace servelab::server

@@ -1,0 +1,56 @@
+// The model registry: one SQLite row per registered model, in the model store directory, so
+// that a restarted server registers the same models again (Rafiqi 3.1 keeps them in BoltDB).
+// Uses prepared statements. Thread-safety: every method may be called from any thread (one
+// connection guarded by a mutex).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace servelab::server {
+
+struct RegistryRow {
+  std::string name;
+  std::string file;      // path of the TorchScript file in the store
+  std::string checksum;  // SHA-256 hex of the file
+  uint64_t param_bytes = 0;
+  uint64_t workspace_bytes = 0;
+  uint64_t size_bytes = 0;
+  std::string preprocess_json;      // the preprocessing spec, as JSON text
+  std::vector<std::string> labels;
+  int64_t registered_at = 0;        // seconds since the Unix epoch
+};
+
+// A registry operation failed (I/O, corrupt database); message is user-facing.
+struct RegistryError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Registry {
+ public:
+  // Opens (creating if needed) the database at `db_path`. Throws RegistryError.
+  explicit Registry(const std::string& db_path);
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // Inserts a row; returns false if the name exists already. Throws RegistryError.
+  bool insert(const RegistryRow& row);
+  // Updates the measured sizes of an existing row (after re-registration at start-up).
+  void update_sizes(const std::string& name, uint64_t param_bytes, uint64_t workspace_bytes,
+                    uint64_t size_bytes);
+  // Deletes a row; returns false if it did not exist.
+  bool remove(const std::string& name);
+  std::optional<RegistryRow> find(const std::string& name) const;
+  std::vector<RegistryRow> all() const;  // ordered by registration time, then name
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace servelab::server

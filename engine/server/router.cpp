@@ -1,0 +1,72 @@
+#include "engine/server/router.h"
+
+namespace servelab::server {
+
+std::vector<std::string> Router::split(const std::string& path) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < path.size()) {
+    if (path[pos] == '/') {
+      ++pos;
+      continue;
+    }
+    size_t next = path.find('/', pos);
+    if (next == std::string::npos) next = path.size();
+    out.push_back(path.substr(pos, next - pos));
+    pos = next;
+  }
+  return out;
+}
+
+void Router::add(const std::string& method, const std::string& pattern, RouteHandler handler) {
+  routes_.push_back(Route{method, pattern, split(pattern), std::move(handler)});
+}
+
+bool Router::match(const Route& r, const std::vector<std::string>& segs, PathParams* params,
+                   bool* bad_escape) {
+  if (r.segments.size() != segs.size()) return false;
+  params->clear();
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const std::string& want = r.segments[i];
+    if (want.size() >= 2 && want.front() == '{' && want.back() == '}') {
+      std::string decoded;
+      if (!percent_decode(segs[i], &decoded)) *bad_escape = true;
+      (*params)[want.substr(1, want.size() - 2)] = decoded;
+    } else if (want != segs[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Router::dispatch(HttpRequest req, Reply reply, std::string* route) const {
+  std::vector<std::string> segs = split(req.path);
+  std::string allow;
+  PathParams params;
+  for (const auto& r : routes_) {
+    bool bad_escape = false;
+    if (!match(r, segs, &params, &bad_escape)) continue;
+    if (r.method != req.method) {
+      if (allow.find(r.method) == std::string::npos) allow += (allow.empty() ? "" : ", ") + r.method;
+      continue;
+    }
+    if (route) *route = r.pattern;
+    if (bad_escape) {
+      reply(error_response(400, "malformed percent-encoding in path '" + req.path + "'"));
+      return;
+    }
+    r.handler(req, params, std::move(reply));
+    return;
+  }
+  if (route) *route = "unmatched";
+  if (!allow.empty()) {
+    HttpResponse res = error_response(
+        405, "method " + req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")");
+    res.headers.emplace_back("Allow", allow);
+    reply(std::move(res));
+    return;
+  }
+  reply(error_response(404, "no route for " + req.method + " " + req.path));
+}
+
+}  // namespace servelab::server

@@ -1,0 +1,42 @@
+// Route table: (method, path pattern) -> handler. Patterns are literal segments and `{param}`
+// segments that match one non-empty path segment (percent-decoded before it is handed over).
+// An unknown path answers 404, a known path with another method 405 (with an Allow header).
+// Built once before the server starts; dispatch() is then thread-safe (read-only).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/server/http_message.h"
+
+namespace servelab::server {
+
+using PathParams = std::map<std::string, std::string>;
+using RouteHandler = std::function<void(HttpRequest&, const PathParams&, Reply)>;
+
+class Router {
+ public:
+  // Adds a route; `pattern` like "/models/{name}". Later routes never shadow earlier ones.
+  void add(const std::string& method, const std::string& pattern, RouteHandler handler);
+
+  // Finds the route of `req` and calls its handler, or replies 404/405/400 (a malformed
+  // percent escape in a parameter). `route` receives the matched pattern (or "unmatched"),
+  // for metrics; it is set before the handler runs.
+  void dispatch(HttpRequest req, Reply reply, std::string* route = nullptr) const;
+
+ private:
+  struct Route {
+    std::string method;
+    std::string pattern;
+    std::vector<std::string> segments;
+    RouteHandler handler;
+  };
+  static std::vector<std::string> split(const std::string& path);
+  static bool match(const Route& r, const std::vector<std::string>& segs, PathParams* params,
+                    bool* bad_escape);
+  std::vector<Route> routes_;
+};
+
+}  // namespace servelab::server

@@ -1,0 +1,117 @@
+// Model store (atomic writes, checksums) and the SQLite registry, on a temporary directory.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/server/model_store.h"
+#include "engine/server/registry.h"
+#include "engine/server/sha256.h"
+#include "tests/integration/server/http_client.h"
+
+using namespace servelab::server;
+namespace fs = std::filesystem;
+
+namespace {
+// A fresh directory removed at scope exit.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int n = 0;
+    path = fs::temp_directory_path() /
+           ("servelab-server-unit-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+size_t count_files(const fs::path& dir) {
+  size_t n = 0;
+  for (auto& e : fs::directory_iterator(dir)) n += e.is_regular_file();
+  return n;
+}
+}  // namespace
+
+TEST_CASE("model store writes atomically and checksums", "[server][store]") {
+  TempDir tmp;
+  ModelStore store((tmp.path / "store").string());
+  std::string data(100000, 'q');
+  StoredFile f = store.put("m1", data);
+  CHECK(f.path == store.path_of("m1"));
+  CHECK(f.bytes == data.size());
+  CHECK(f.sha256 == Sha256::hex(data));
+  CHECK(servelab::testing::read_file(f.path) == data);
+  CHECK(count_files(store.dir()) == 1);  // no temp file left behind
+
+  // Replacing keeps one file with the new contents.
+  store.put("m1", "new");
+  CHECK(servelab::testing::read_file(f.path) == "new");
+  CHECK(count_files(store.dir()) == 1);
+
+  SECTION("copy from a server-side file") {
+    std::string src = (tmp.path / "src.pt").string();
+    std::ofstream(src, std::ios::binary) << "SOURCE";
+    StoredFile c = store.copy_from("m2", src);
+    CHECK(c.sha256 == Sha256::hex("SOURCE"));
+    CHECK(Sha256::hex_file(c.path) == c.sha256);
+  }
+  SECTION("a missing or non-regular source is a StoreError and leaves nothing") {
+    CHECK_THROWS_AS(store.copy_from("m3", (tmp.path / "nope.pt").string()), StoreError);
+    CHECK_THROWS_AS(store.copy_from("m3", tmp.path.string()), StoreError);
+    CHECK_FALSE(fs::exists(store.path_of("m3")));
+    CHECK(count_files(store.dir()) == 1);
+  }
+  store.remove("m1");
+  store.remove("never-existed");
+  CHECK_FALSE(fs::exists(f.path));
+}
+
+TEST_CASE("registry keeps rows across reopen", "[server][registry]") {
+  TempDir tmp;
+  std::string db = (tmp.path / "registry.sqlite").string();
+  RegistryRow row;
+  row.name = "alpha";
+  row.file = "/store/alpha.pt";
+  row.checksum = "abc";
+  row.param_bytes = 1ull << 33;  // beyond 32 bits
+  row.workspace_bytes = 7;
+  row.size_bytes = (1ull << 33) + 7;
+  row.preprocess_json = R"({"input_width":32})";
+  row.labels = {"cat", "dog \"quoted\"", "ünïcode"};
+  row.registered_at = 1700000000;
+  {
+    Registry reg(db);
+    CHECK(reg.insert(row));
+    CHECK_FALSE(reg.insert(row));  // duplicate name
+    RegistryRow beta = row;
+    beta.name = "beta";
+    beta.registered_at = 1700000001;
+    CHECK(reg.insert(beta));
+    CHECK(reg.all().size() == 2);
+  }
+  Registry reg(db);
+  auto rows = reg.all();
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].name == "alpha");
+  CHECK(rows[1].name == "beta");
+  auto a = reg.find("alpha");
+  REQUIRE(a);
+  CHECK(a->param_bytes == row.param_bytes);
+  CHECK(a->size_bytes == row.size_bytes);
+  CHECK(a->labels == row.labels);
+  CHECK(a->preprocess_json == row.preprocess_json);
+  CHECK(a->registered_at == row.registered_at);
+  reg.update_sizes("alpha", 1, 2, 3);
+  CHECK(reg.find("alpha")->size_bytes == 3);
+  CHECK(reg.remove("alpha"));
+  CHECK_FALSE(reg.remove("alpha"));
+  CHECK_FALSE(reg.find("alpha"));
+  CHECK(reg.all().size() == 1);
+}
+
+TEST_CASE("registry reports an unusable database path", "[server][registry]") {
+  TempDir tmp;
+  CHECK_THROWS_AS(Registry((tmp.path / "no" / "such" / "dir" / "db").string()), RegistryError);
+}
