@@ -1,0 +1,281 @@
+// Controller events: construction, model registration, arrivals, completions, timers,
+// quantum ticks and request timeouts. Dispatch and cache logic live in
+// controller_dispatch.cpp and controller_cache.cpp.
+#include "engine/control/controller.h"
+
+#include <algorithm>
+#include <cassert>
+#include <functional>
+
+#include "engine/control/controller_impl.h"
+#include "engine/control/policy_registry.h"
+
+namespace servelab {
+
+Controller::Impl::Impl(ControllerConfig c) : cfg(std::move(c)) {
+  if (cfg.workers == 0) throw ConfigError("controller: workers must be at least 1");
+  if (cfg.exec_tier == Tier::Disk) throw ConfigError("controller: exec tier cannot be disk");
+  if (cfg.max_loads_in_flight == 0) throw ConfigError("controller: max_loads_in_flight must be >= 1");
+  if (!(cfg.quantum >= 0)) throw ConfigError("controller: quantum must be >= 0");
+  if (!(cfg.request_timeout > 0)) throw ConfigError("controller: request_timeout must be > 0");
+  if (cfg.max_batch == 0) cfg.max_batch = 1;
+  scheduling = PolicyRegistry::scheduling(cfg.scheduling);
+  for (int t = 1; t < kTierCount; ++t)
+    tiers[t] = TierCache(cfg.budgets[t], PolicyRegistry::eviction(cfg.eviction));
+  // Validate the batching spec now rather than at the first add_model.
+  PolicyRegistry::batching(cfg.batching, ModelInfo{});
+  workers.resize(cfg.workers);
+  for (WorkerId w = cfg.workers; w-- > 0;) free_workers.push_back(w);
+}
+
+Controller::Controller(ControllerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+Controller::~Controller() = default;
+
+const ControllerConfig& Controller::config() const { return impl_->cfg; }
+
+void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_to) {
+  Impl& s = *impl_;
+  if (id >= s.models.size()) {
+    s.models.resize(size_t(id) + 1);
+    s.stats.per_model.resize(size_t(id) + 1);
+  }
+  ModelSlot& m = s.models[id];
+  bool busy = m.ref_count > 0 || m.loading[1] || m.loading[2];
+  if (m.registered || busy)
+    throw ConfigError("model " + std::to_string(id) + " ('" + info.name + "') is already registered");
+  Tier top = std::min(resident_up_to, s.exec());
+  for (int t = 1; t <= int(top); ++t)
+    if (!m.resident[t] && !s.tiers[t].fits(info.size_bytes))
+      throw ConfigError("model '" + info.name + "' does not fit in the " +
+                        tier_name(Tier(t)) + " budget");
+  auto batching = PolicyRegistry::batching(s.cfg.batching, info);
+  m.added = m.registered = true;
+  m.info = info;
+  m.max_batch = std::max<uint32_t>(1, info.max_batch ? info.max_batch : s.cfg.max_batch);
+  m.contexts = std::max<uint32_t>(1, info.contexts);
+  m.batching = std::move(batching);
+  m.arrivals_in_quantum = 0;
+  m.wait_until = kNever;
+  m.last_dispatch = -kNever;
+  m.resident[0] = true;
+  m.unfittable = false;
+  for (int t = 1; t <= int(s.exec()); ++t)
+    if (s.tiers[t].too_big(info.size_bytes)) m.unfittable = true;
+  for (int t = 1; t <= int(top); ++t) {
+    if (m.resident[t]) continue;  // a leftover copy from before a remove: keep it
+    s.tiers[t].reserve(info.size_bytes);
+    s.tiers[t].became_resident(id, s.last_now);
+    m.resident[t] = true;
+  }
+}
+
+void Controller::remove_model(ModelId id, Time now, ActionBuffer& out) {
+  Impl& s = *impl_;
+  s.advance_to(now, out);
+  ModelSlot* m = s.slot(id);
+  if (!m || !m->registered) return s.pump(now, out);
+  m->registered = false;
+  s.fail_queued(id, now, out);
+  // Batches still waiting for a load fail now; running ones finish normally.
+  for (WorkerId w = 0; w < s.workers.size(); ++w)
+    if (s.workers[w].busy && s.workers[w].held && s.workers[w].model == id)
+      s.finish_worker(w, RequestStatus::Failed, now, out);
+  if (m->waiting_load) {
+    m->waiting_load = false;
+    s.load_waiters.erase(std::find(s.load_waiters.begin(), s.load_waiters.end(), id));
+  }
+  s.retire_if_removed(id, now, out);
+  s.pump(now, out);
+}
+
+void Controller::on_arrival(const Request& r, Time now, ActionBuffer& out) {
+  Impl& s = *impl_;
+  s.advance_to(now, out);
+  ModelSlot* m = s.slot(r.model);
+  if (!m || !m->registered || m->unfittable) {
+    s.complete(r, RequestStatus::Failed, now, out);
+    return s.pump(now, out);
+  }
+  ++s.counters(r.model).arrivals;
+  if (s.cfg.queue_bound && m->queue.size() >= s.cfg.queue_bound) {
+    s.complete(r, RequestStatus::Rejected, now, out);
+    return s.pump(now, out);
+  }
+  m->queue.push_back(r);
+  ++m->arrivals_in_quantum;
+  ++s.total_queued;
+  if (s.cfg.request_timeout != kNever) {
+    Time d = r.arrival + s.cfg.request_timeout;
+    if (!s.timeouts.empty()) d = std::max(d, s.timeouts.back().deadline);  // keep FIFO sorted
+    s.timeouts.push_back({d, r.id, r.model});
+  }
+  if (!s.quantum_mode()) s.decide(r.model, now);
+  s.pump(now, out);
+}
+
+void Controller::on_batch_done(BatchId batch, bool ok, Time now, ActionBuffer& out) {
+  Impl& s = *impl_;
+  s.advance_to(now, out);
+  WorkerId w = 0;
+  while (w < s.workers.size() &&
+         !(s.workers[w].busy && !s.workers[w].held && s.workers[w].batch == batch))
+    ++w;
+  assert(w < s.workers.size() && "on_batch_done for an unknown batch");
+  if (w == s.workers.size()) return s.pump(now, out);
+  ModelId id = s.workers[w].model;
+  s.finish_worker(w, ok ? RequestStatus::Ok : RequestStatus::Failed, now, out);
+  s.retire_if_removed(id, now, out);
+  if (!s.quantum_mode()) s.decide(id, now);
+  s.pump(now, out);
+}
+
+void Controller::on_load_done(ModelId model, Tier to, bool ok, Time now, ActionBuffer& out) {
+  Impl& s = *impl_;
+  s.advance_to(now, out);
+  s.load_finished(model, to, ok, now, out);
+  if (!s.quantum_mode()) s.decide(model, now);
+  s.pump(now, out);
+}
+
+void Controller::on_evict_done(ModelId, Tier, Time now, ActionBuffer& out) {
+  // Space was released when the evict was emitted; nothing else changes.
+  impl_->advance_to(now, out);
+  impl_->pump(now, out);
+}
+
+void Controller::on_timer(Time now, ActionBuffer& out) {
+  impl_->advance_to(now, out);
+  impl_->pump(now, out);
+}
+
+Time Controller::next_wakeup() const {
+  const Impl& s = *impl_;
+  Time t = s.next_tick();
+  if (!s.timeouts.empty()) t = std::min(t, s.timeouts.front().deadline);
+  if (!s.wakes.empty()) t = std::min(t, s.wakes.front().at);
+  return t;
+}
+
+const ControllerStats& Controller::stats() const { return impl_->stats; }
+
+ModelState Controller::model_state(ModelId id) const {
+  ModelState st;
+  if (id >= impl_->models.size()) return st;
+  const ModelSlot& m = impl_->models[id];
+  st.registered = m.registered;
+  st.resident = m.resident;
+  st.loading = m.loading[1] || m.loading[2] || m.waiting_load;
+  st.ref_count = m.ref_count;
+  st.queued = uint32_t(m.queue.size());
+  return st;
+}
+
+uint32_t Controller::free_workers() const { return uint32_t(impl_->free_workers.size()); }
+size_t Controller::total_queued() const { return impl_->total_queued; }
+
+// --- time-driven work ---------------------------------------------------------------------
+
+void Controller::Impl::advance_to(Time now, ActionBuffer& out) {
+  assert(now >= last_now || now + 1e-9 >= last_now);
+  last_now = std::max(last_now, now);
+  // Process due timeouts, quantum ticks and event-mode wake-ups in time order; at equal
+  // times a timeout goes first, then the tick, then wake-ups.
+  for (;;) {
+    Time t_out = timeouts.empty() ? kNever : timeouts.front().deadline;
+    Time t_tick = next_tick();
+    Time t_wake = wakes.empty() ? kNever : wakes.front().at;
+    Time first = std::min({t_out, t_tick, t_wake});
+    if (first > now || first == kNever) break;
+    if (t_out == first) {
+      TimeoutEntry e = timeouts.front();
+      timeouts.pop_front();
+      expire(e, out);
+    } else if (t_tick == first) {
+      tick(first);
+    } else {
+      std::pop_heap(wakes.begin(), wakes.end(), std::greater<>());
+      WakeEntry e = wakes.back();
+      wakes.pop_back();
+      if (e.model < models.size() && models[e.model].wait_until == e.at) {
+        models[e.model].wait_until = kNever;
+        decide(e.model, now);
+      }
+    }
+  }
+}
+
+void Controller::Impl::tick(Time at) {
+  ++tick_index;
+  for (ModelId id = 0; id < models.size(); ++id) {
+    ModelSlot& m = models[id];
+    if (!m.registered) continue;
+    m.batching->on_quantum(view(id), at);
+    if (!m.ready && !m.queue.empty()) {
+      BatchDecision d = m.batching->decide(view(id), at);
+      if (d.size > 0) mark_ready(id, d.size);
+    }
+    m.arrivals_in_quantum = 0;
+  }
+}
+
+// A request still queued at its deadline is at the head of its model's queue: every request
+// pushed before it has already left, dispatched or timed out (the timeout FIFO is in push
+// order). Anything else is a stale entry.
+void Controller::Impl::expire(const TimeoutEntry& e, ActionBuffer& out) {
+  ModelSlot& m = models[e.model];
+  if (m.queue.empty() || m.queue.front().id != e.id) return;
+  Request r = m.queue.front();
+  m.queue.pop_front();
+  --total_queued;
+  ++counters(e.model).timeouts;
+  out.completions.push_back(RequestOutcome{r, RequestStatus::Timeout});
+  out.completions.back().finished = e.deadline;
+  if (m.queue.empty()) unready(e.model);
+}
+
+void Controller::Impl::pump(Time now, ActionBuffer& out) {
+  start_waiting_loads(now, out);
+  dispatch_loop(now, out);
+  prune();
+}
+
+// Drops stale heads so that next_wakeup() is exact.
+void Controller::Impl::prune() {
+  while (!timeouts.empty()) {
+    const TimeoutEntry& e = timeouts.front();
+    const ModelQueue& q = models[e.model].queue;
+    if (!q.empty() && q.front().id == e.id) break;
+    timeouts.pop_front();
+  }
+  while (!wakes.empty()) {
+    const WakeEntry& e = wakes.front();
+    if (e.model < models.size() && models[e.model].wait_until == e.at) break;
+    std::pop_heap(wakes.begin(), wakes.end(), std::greater<>());
+    wakes.pop_back();
+  }
+}
+
+void Controller::Impl::complete(const Request& r, RequestStatus st, Time now, ActionBuffer& out) {
+  if (r.model < models.size() && models[r.model].added) {
+    ModelCounters& c = counters(r.model);
+    if (st == RequestStatus::Ok) ++c.completed;
+    else if (st == RequestStatus::Timeout) ++c.timeouts;
+    else if (st == RequestStatus::Rejected) ++c.rejected;
+    else ++c.failed;
+  }
+  out.completions.push_back(RequestOutcome{r, st});
+  out.completions.back().finished = now;
+}
+
+void Controller::Impl::fail_queued(ModelId id, Time now, ActionBuffer& out) {
+  ModelSlot& m = models[id];
+  while (!m.queue.empty()) {
+    complete(m.queue.front(), RequestStatus::Failed, now, out);
+    m.queue.pop_front();
+    --total_queued;
+  }
+  unready(id);
+  m.wait_until = kNever;
+}
+
+}  // namespace servelab

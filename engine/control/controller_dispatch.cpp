@@ -1,0 +1,165 @@
+// Controller dispatch: readiness (batching decisions), the choice among ready models
+// (scheduling policy) and worker assignment, including batches held for a model load.
+#include <algorithm>
+#include <cassert>
+#include <functional>
+
+#include "engine/control/controller_impl.h"
+
+namespace servelab {
+
+ModelView Controller::Impl::view(ModelId id) const {
+  const ModelSlot& m = models[id];
+  ModelView v;
+  v.model = id;
+  v.info = &m.info;
+  v.queued = uint32_t(m.queue.size());
+  if (!m.queue.empty()) {
+    v.oldest_arrival = m.queue.front().arrival;
+    v.oldest_deadline = m.queue.front().deadline;
+  }
+  v.arrivals_in_quantum = m.arrivals_in_quantum;
+  v.max_batch = m.max_batch;
+  v.running = m.ref_count;
+  v.resident = m.resident[int(exec())];
+  v.loading = load_pending(id);
+  v.last_dispatch = m.last_dispatch;
+  return v;
+}
+
+// Event mode: ask the batching policy; a ready model stays ready until a batch is taken.
+void Controller::Impl::decide(ModelId id, Time now) {
+  ModelSlot& m = models[id];
+  if (!m.registered || m.ready || m.queue.empty()) return;
+  BatchDecision d = m.batching->decide(view(id), now);
+  if (d.size > 0) {
+    mark_ready(id, d.size);
+  } else if (d.wait_until > now && d.wait_until < kNever && d.wait_until != m.wait_until) {
+    m.wait_until = d.wait_until;
+    wakes.push_back({d.wait_until, id});
+    std::push_heap(wakes.begin(), wakes.end(), std::greater<>());
+  }
+}
+
+void Controller::Impl::mark_ready(ModelId id, uint32_t size) {
+  ModelSlot& m = models[id];
+  assert(size > 0 && !m.queue.empty());
+  m.ready_size = size;
+  m.wait_until = kNever;
+  if (!m.ready) {
+    m.ready = true;
+    ready.push_back(id);
+  }
+}
+
+void Controller::Impl::unready(ModelId id) {
+  ModelSlot& m = models[id];
+  if (!m.ready) return;
+  m.ready = false;
+  ready.erase(std::find(ready.begin(), ready.end(), id));
+}
+
+// A ready model can take a worker when it has a free context and is resident, or its load
+// is already under way, or its next load hop can start now.
+bool Controller::Impl::dispatchable(ModelId id) const {
+  const ModelSlot& m = models[id];
+  if (m.ref_count >= m.contexts) return false;
+  if (m.resident[int(exec())] || load_pending(id)) return true;
+  return can_start_load(id);
+}
+
+void Controller::Impl::dispatch_loop(Time now, ActionBuffer& out) {
+  while (!free_workers.empty() && !ready.empty()) {
+    views.clear();
+    for (ModelId id : ready)
+      if (dispatchable(id)) views.push_back(view(id));
+    if (views.empty()) return;
+    size_t pick = views.size() == 1 ? 0 : scheduling->pick(views, now);
+    assert(pick < views.size());
+    assign(views[std::min(pick, views.size() - 1)].model, now, out);
+  }
+}
+
+void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
+  ModelSlot& m = models[id];
+  assert(m.ready && !m.queue.empty() && !free_workers.empty());
+  WorkerId w = free_workers.back();
+  free_workers.pop_back();
+  WorkerSlot& ws = workers[w];
+  size_t n = std::min<size_t>({m.ready_size, m.queue.size(), m.max_batch});
+  ws.requests.clear();
+  m.queue.take_front(n, ws.requests);
+  total_queued -= n;
+  unready(id);
+  ws.busy = true;
+  ws.batch = next_batch++;
+  ws.model = id;
+  ws.assigned = now;
+  ++m.ref_count;
+  m.last_dispatch = now;
+  ++stats.batches;
+  ++counters(id).batches;
+  if (m.resident[int(exec())]) {
+    ++stats.hits;
+    ++counters(id).hits;
+    ws.held = false;
+    ws.waited_for_load = false;
+    emit_dispatch(w, now, out);
+  } else {
+    ++stats.misses;
+    ++counters(id).misses;
+    ws.held = true;
+    ws.waited_for_load = true;
+    ++m.held;
+    if (!load_pending(id)) {
+      bool started = start_load(id, now, out);
+      assert(started && "dispatchable() promised the load could start");
+      (void)started;
+    }
+  }
+  if (!quantum_mode()) decide(id, now);
+}
+
+void Controller::Impl::emit_dispatch(WorkerId w, Time now, ActionBuffer& out) {
+  WorkerSlot& ws = workers[w];
+  ws.started = now;
+  for (int t = 1; t <= int(exec()); ++t) tiers[t].accessed(ws.model, now);
+  Batch b;
+  b.id = ws.batch;
+  b.worker = w;
+  b.model = ws.model;
+  b.requests = ws.requests;
+  b.assigned = ws.assigned;
+  b.waited_for_load = ws.waited_for_load;
+  out.dispatches.push_back(std::move(b));
+}
+
+// Completes every request of worker w's batch with status s and frees the worker. Used for
+// finished batches and for held batches whose load failed or whose model was removed.
+void Controller::Impl::finish_worker(WorkerId w, RequestStatus s, Time now, ActionBuffer& out) {
+  WorkerSlot& ws = workers[w];
+  assert(ws.busy);
+  ModelSlot& m = models[ws.model];
+  bool ran = !ws.held;
+  uint32_t size = uint32_t(ws.requests.size());
+  for (const Request& r : ws.requests) {
+    complete(r, s, now, out);
+    RequestOutcome& o = out.completions.back();
+    o.assigned = ws.assigned;
+    o.started = ran ? ws.started : kNever;
+    o.batch_size = size;
+    o.waited_for_load = ws.waited_for_load;
+    o.worker = w;
+  }
+  assert(m.ref_count > 0);
+  --m.ref_count;
+  if (ws.held) {
+    assert(m.held > 0);
+    --m.held;
+  }
+  if (ran && m.batching) m.batching->on_batch_done(view(ws.model), size, now - ws.started, now);
+  ws.busy = ws.held = false;
+  free_workers.push_back(w);
+}
+
+}  // namespace servelab

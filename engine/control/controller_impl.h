@@ -1,0 +1,129 @@
+// Private state of the Controller (controller.h), shared by the translation units that
+// implement it: controller.cpp (events, quantum ticks, timeouts), controller_dispatch.cpp
+// (readiness and worker assignment) and controller_cache.cpp (loads and evictions).
+// Not part of the contract; include only from those files and from white-box tests.
+#pragma once
+
+#include <array>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "engine/control/controller.h"
+#include "engine/control/model_queue.h"
+#include "engine/control/policy.h"
+#include "engine/control/tier_cache.h"
+
+namespace servelab {
+
+// Everything the controller knows about one model id.
+struct ModelSlot {
+  bool added = false;       // ever added (resident[Disk] is true from then on)
+  bool registered = false;  // accepts arrivals; false once removed
+  bool unfittable = false;  // larger than some tier on the load path: requests fail
+  ModelInfo info;
+  uint32_t max_batch = 1;
+  uint32_t contexts = 1;
+  ModelQueue queue;
+  std::unique_ptr<BatchingPolicy> batching;
+  uint32_t arrivals_in_quantum = 0;
+  uint32_t ref_count = 0;  // batches assigned and not done (held ones included)
+  uint32_t held = 0;       // of those, batches waiting for a load
+  bool ready = false;      // in Impl::ready; sticky until a worker takes a batch
+  uint32_t ready_size = 0;
+  Time wait_until = kNever;  // event mode: the batching policy asked to be asked again then
+  Time last_dispatch = -kNever;
+  std::array<bool, kTierCount> resident{};
+  std::array<bool, kTierCount> loading{};  // a load into that tier is in flight
+  bool waiting_load = false;               // in Impl::load_waiters
+};
+
+// One worker: idle, holding a batch whose load is pending, or running a batch.
+struct WorkerSlot {
+  bool busy = false;
+  bool held = false;  // assigned, dispatch not yet emitted (waiting for a load)
+  BatchId batch = 0;
+  ModelId model = 0;
+  std::vector<Request> requests;  // reused across batches
+  Time assigned = kNever;
+  Time started = kNever;
+  bool waited_for_load = false;
+};
+
+struct TimeoutEntry {
+  Time deadline;
+  RequestId id;
+  ModelId model;
+};
+
+struct WakeEntry {
+  Time at;
+  ModelId model;
+  bool operator>(const WakeEntry& o) const {
+    return at != o.at ? at > o.at : model > o.model;
+  }
+};
+
+struct Controller::Impl {
+  explicit Impl(ControllerConfig c);
+
+  ControllerConfig cfg;
+  std::unique_ptr<SchedulingPolicy> scheduling;
+  std::array<TierCache, kTierCount> tiers;  // [Disk] unused
+  std::vector<ModelSlot> models;            // indexed by ModelId
+  std::vector<WorkerSlot> workers;
+  std::vector<WorkerId> free_workers;       // stack; lowest id on top initially
+  std::vector<ModelId> ready;               // ready models, in the order they became ready
+  std::deque<ModelId> load_waiters;         // held batches whose next load hop cannot start yet
+  uint32_t loads_in_flight = 0;
+  RingQueue<TimeoutEntry> timeouts;         // push order; deadlines non-decreasing
+  std::vector<WakeEntry> wakes;             // min-heap (std::greater) of event-mode wake-ups
+  uint64_t tick_index = 0;                  // ticks done; next tick at (tick_index+1)*quantum
+  BatchId next_batch = 1;
+  size_t total_queued = 0;
+  Time last_now = 0;
+  ControllerStats stats;
+  std::vector<ModelView> views;             // scratch, reused
+  std::vector<ModelId> candidates;          // scratch, reused
+
+  bool quantum_mode() const { return cfg.quantum > 0; }
+  Tier exec() const { return cfg.exec_tier; }
+  Time next_tick() const {
+    return quantum_mode() ? static_cast<Time>(tick_index + 1) * cfg.quantum : kNever;
+  }
+  ModelSlot* slot(ModelId m) { return m < models.size() ? &models[m] : nullptr; }
+  ModelCounters& counters(ModelId m) { return stats.per_model[m]; }
+
+  // controller.cpp
+  void advance_to(Time now, ActionBuffer& out);  // due timeouts, ticks and wake-ups, in order
+  void tick(Time at);
+  void expire(const TimeoutEntry& e, ActionBuffer& out);
+  void pump(Time now, ActionBuffer& out);        // start waiting loads, dispatch, prune
+  void prune();
+  void complete(const Request& r, RequestStatus s, Time now, ActionBuffer& out);
+  void fail_queued(ModelId m, Time now, ActionBuffer& out);
+
+  // controller_dispatch.cpp
+  ModelView view(ModelId m) const;
+  void decide(ModelId m, Time now);               // event mode readiness
+  void mark_ready(ModelId m, uint32_t size);
+  void unready(ModelId m);
+  bool dispatchable(ModelId m) const;
+  void dispatch_loop(Time now, ActionBuffer& out);
+  void assign(ModelId m, Time now, ActionBuffer& out);
+  void emit_dispatch(WorkerId w, Time now, ActionBuffer& out);
+  void finish_worker(WorkerId w, RequestStatus s, Time now, ActionBuffer& out);
+
+  // controller_cache.cpp
+  Tier next_hop(ModelId m) const;                 // first tier toward exec not resident
+  bool load_pending(ModelId m) const;             // a hop is in flight or waiting to start
+  bool can_start_load(ModelId m) const;
+  bool start_load(ModelId m, Time now, ActionBuffer& out);
+  bool evictable(ModelId m, Tier t) const;
+  void evict(ModelId m, Tier t, Time now, ActionBuffer& out);
+  void start_waiting_loads(Time now, ActionBuffer& out);
+  void load_finished(ModelId m, Tier to, bool ok, Time now, ActionBuffer& out);
+  void retire_if_removed(ModelId m, Time now, ActionBuffer& out);
+};
+
+}  // namespace servelab

@@ -1,0 +1,96 @@
+// Batching policies without adaptation: none (GPU REST Engine baseline), fixed size, and
+// max-delay (Triton's dynamic batcher).
+#include <algorithm>
+
+#include "engine/control/policies/builtin.h"
+
+namespace servelab::detail {
+namespace {
+
+// One request a batch, ready as soon as anything is queued.
+class NoBatching final : public BatchingPolicy {
+ public:
+  BatchDecision decide(const ModelView& m, Time) override { return {m.queued > 0 ? 1u : 0u}; }
+};
+
+// Ready when `size` requests are queued; with max_wait > 0 also when the oldest request has
+// waited max_wait (a partial batch). Quantum mode ignores wait_until: it asks at ticks.
+class FixedBatching final : public BatchingPolicy {
+ public:
+  FixedBatching(uint32_t size, Time max_wait) : size_(size), max_wait_(max_wait) {}
+  BatchDecision decide(const ModelView& m, Time now) override {
+    if (m.queued >= size_) return {size_};
+    if (max_wait_ <= 0 || m.queued == 0) return {};
+    Time due = m.oldest_arrival + max_wait_;
+    if (now >= due) return {size_};
+    return {0, due};
+  }
+
+ private:
+  uint32_t size_;
+  Time max_wait_;
+};
+
+// Ready when max_batch are queued or the oldest request has waited max_delay; otherwise
+// asks to be woken at oldest + max_delay.
+class MaxDelayBatching final : public BatchingPolicy {
+ public:
+  MaxDelayBatching(uint32_t max_batch, Time max_delay)
+      : max_batch_(max_batch), max_delay_(max_delay) {}
+  BatchDecision decide(const ModelView& m, Time now) override {
+    uint32_t cap = max_batch_ ? std::min(max_batch_, m.max_batch) : m.max_batch;
+    if (m.queued == 0) return {};
+    Time due = m.oldest_arrival + max_delay_;
+    if (m.queued >= cap || now >= due) return {cap};
+    return {0, due};
+  }
+
+ private:
+  uint32_t max_batch_;  // 0: the model's max batch
+  Time max_delay_;
+};
+
+long long positive_int(const PolicyParams& p, const char* key, long long fallback) {
+  long long v = p.get_int(key, fallback);
+  if (v < 1 || v > (1 << 30)) throw ConfigError(std::string("parameter '") + key + "' must be >= 1");
+  return v;
+}
+
+Time non_negative(const PolicyParams& p, const char* key, double fallback) {
+  double v = p.get_double(key, fallback);
+  if (!(v >= 0)) throw ConfigError(std::string("parameter '") + key + "' must be >= 0");
+  return v;
+}
+
+}  // namespace
+
+void add_builtin_batching(PolicyTables& t) {
+  t.batching["none"] = {
+      "One request a batch, dispatched as soon as a worker is free (GPU REST Engine "
+      "baseline). No parameters.",
+      [](const PolicyParams& p, const ModelInfo&) {
+        check_keys(p, {});
+        return std::make_unique<NoBatching>();
+      }};
+  t.batching["fixed"] = {
+      "Fixed-size batches. size (int, default 8): ready when this many are queued. "
+      "max_wait (seconds, default 0 = wait forever): when > 0, also dispatch a partial batch "
+      "once the oldest request has waited this long.",
+      [](const PolicyParams& p, const ModelInfo&) {
+        check_keys(p, {"size", "max_wait"});
+        return std::make_unique<FixedBatching>(uint32_t(positive_int(p, "size", 8)),
+                                               non_negative(p, "max_wait", 0));
+      }};
+  t.batching["max-delay"] = {
+      "Triton-style dynamic batching. max_batch (int, default 0 = the model's max batch): "
+      "dispatch when this many are queued. max_delay (seconds, default 0.005): dispatch "
+      "whatever is queued once the oldest request has waited this long.",
+      [](const PolicyParams& p, const ModelInfo&) {
+        check_keys(p, {"max_batch", "max_delay"});
+        long long mb = p.get_int("max_batch", 0);
+        if (mb < 0) throw ConfigError("parameter 'max_batch' must be >= 0");
+        return std::make_unique<MaxDelayBatching>(uint32_t(mb), non_negative(p, "max_delay", 0.005));
+      }};
+}
+
+}  // namespace servelab::detail

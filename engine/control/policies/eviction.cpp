@@ -1,0 +1,96 @@
+// Eviction policies. Each keeps per-model bookkeeping in a dense ModelId-indexed table and
+// picks among the candidates the controller passes (already filtered to evictable models);
+// ties go to the first candidate, i.e. the lowest ModelId.
+//   lru:  least recently loaded or accessed.
+//   lfu:  least frequently accessed (TrIMS's LCU), ties by LRU.
+//   fifo: loaded longest ago.
+#include <vector>
+
+#include "engine/control/policies/builtin.h"
+
+namespace servelab::detail {
+namespace {
+
+struct Usage {
+  uint64_t last_use = 0;  // event sequence number of the last load or access
+  uint64_t loaded = 0;    // event sequence number of the load
+  uint64_t accesses = 0;
+};
+
+class TableEviction : public EvictionPolicy {
+ public:
+  void on_load(ModelId m, Time) override {
+    Usage& u = at(m);
+    u.last_use = u.loaded = ++seq_;
+  }
+  void on_access(ModelId m, Time) override {
+    Usage& u = at(m);
+    u.last_use = ++seq_;
+    ++u.accesses;
+  }
+  void on_unload(ModelId m, Time) override {
+    Usage& u = at(m);
+    if (!keep_counts_) u.accesses = 0;
+  }
+  size_t pick_victim(std::span<const ModelId> c, Time) override {
+    size_t best = 0;
+    for (size_t i = 1; i < c.size(); ++i)
+      if (before(at(c[i]), at(c[best]))) best = i;
+    return best;
+  }
+
+ protected:
+  explicit TableEviction(bool keep_counts = false) : keep_counts_(keep_counts) {}
+  // True when a should be evicted before b.
+  virtual bool before(const Usage& a, const Usage& b) const = 0;
+
+ private:
+  Usage& at(ModelId m) {
+    if (m >= table_.size()) table_.resize(size_t(m) + 1);
+    return table_[m];
+  }
+  std::vector<Usage> table_;
+  uint64_t seq_ = 0;
+  bool keep_counts_;
+};
+
+class Lru final : public TableEviction {
+  bool before(const Usage& a, const Usage& b) const override { return a.last_use < b.last_use; }
+};
+
+class Lfu final : public TableEviction {
+ public:
+  explicit Lfu(bool keep_counts) : TableEviction(keep_counts) {}
+  bool before(const Usage& a, const Usage& b) const override {
+    return a.accesses != b.accesses ? a.accesses < b.accesses : a.last_use < b.last_use;
+  }
+};
+
+class Fifo final : public TableEviction {
+  bool before(const Usage& a, const Usage& b) const override { return a.loaded < b.loaded; }
+};
+
+}  // namespace
+
+void add_builtin_eviction(PolicyTables& t) {
+  t.eviction["lru"] = {"Evict the least recently used model (last load or batch). No parameters.",
+                       [](const PolicyParams& p) {
+                         check_keys(p, {});
+                         return std::make_unique<Lru>();
+                       }};
+  t.eviction["lfu"] = {
+      "Evict the least frequently used model (TrIMS LCU): fewest batches, ties by least "
+      "recently used. keep_counts (bool, default false): keep a model's count across "
+      "evictions instead of restarting it at each load.",
+      [](const PolicyParams& p) {
+        check_keys(p, {"keep_counts"});
+        return std::make_unique<Lfu>(p.get_bool("keep_counts", false));
+      }};
+  t.eviction["fifo"] = {"Evict the model loaded longest ago. No parameters.",
+                        [](const PolicyParams& p) {
+                          check_keys(p, {});
+                          return std::make_unique<Fifo>();
+                        }};
+}
+
+}  // namespace servelab::detail

@@ -1,0 +1,53 @@
+#include "engine/control/tier_cache.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace servelab {
+
+TierCache::TierCache(TierBudget budget, std::unique_ptr<EvictionPolicy> eviction)
+    : budget_(budget), eviction_(std::move(eviction)) {}
+
+bool TierCache::too_big(uint64_t bytes) const {
+  return bytes > budget_.bytes || budget_.models == 0;
+}
+
+bool TierCache::fits(uint64_t bytes) const { return fits_after(bytes, 0, 0); }
+
+bool TierCache::fits_after(uint64_t bytes, uint64_t freeable_bytes,
+                           uint32_t freeable_models) const {
+  assert(freeable_bytes <= used_bytes_ && freeable_models <= used_models_);
+  uint64_t used = used_bytes_ - freeable_bytes;
+  uint32_t models = used_models_ - freeable_models;
+  return bytes <= budget_.bytes && used <= budget_.bytes - bytes && models < budget_.models;
+}
+
+void TierCache::reserve(uint64_t bytes) {
+  assert(fits(bytes));
+  used_bytes_ += bytes;
+  ++used_models_;
+}
+
+void TierCache::release(uint64_t bytes) {
+  assert(used_bytes_ >= bytes && used_models_ > 0);
+  used_bytes_ -= bytes;
+  --used_models_;
+}
+
+void TierCache::became_resident(ModelId m, Time now) {
+  auto it = std::lower_bound(residents_.begin(), residents_.end(), m);
+  assert(it == residents_.end() || *it != m);
+  residents_.insert(it, m);
+  eviction_->on_load(m, now);
+}
+
+void TierCache::left(ModelId m, Time now) {
+  auto it = std::lower_bound(residents_.begin(), residents_.end(), m);
+  assert(it != residents_.end() && *it == m);
+  residents_.erase(it);
+  eviction_->on_unload(m, now);
+}
+
+void TierCache::accessed(ModelId m, Time now) { eviction_->on_access(m, now); }
+
+}  // namespace servelab

@@ -1,0 +1,52 @@
+// Cache accounting for one memory tier: budget (bytes and model count), the bytes and models
+// reserved (resident plus loading), and the sorted list of resident models. It owns the
+// tier's EvictionPolicy and keeps it informed. It does not decide what to load; the
+// Controller does. Not thread-safe (owned by the Controller).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/control/controller.h"
+#include "engine/control/policy.h"
+
+namespace servelab {
+
+class TierCache {
+ public:
+  TierCache() = default;
+  TierCache(TierBudget budget, std::unique_ptr<EvictionPolicy> eviction);
+
+  const TierBudget& budget() const { return budget_; }
+  uint64_t used_bytes() const { return used_bytes_; }
+  uint32_t used_models() const { return used_models_; }
+  // True when a model of `bytes` could never fit, even in an empty tier.
+  bool too_big(uint64_t bytes) const;
+  // True when `bytes` more (one more model) fit now without evicting anything.
+  bool fits(uint64_t bytes) const;
+  // True when `bytes` would fit after freeing `freeable_bytes` held by `freeable_models`.
+  bool fits_after(uint64_t bytes, uint64_t freeable_bytes, uint32_t freeable_models) const;
+
+  // Space is reserved when a load starts (or a preloaded model is added) and released when
+  // the evict is emitted or the load fails.
+  void reserve(uint64_t bytes);
+  void release(uint64_t bytes);
+
+  // Residency changes; keep `residents()` sorted by ModelId and tell the eviction policy.
+  void became_resident(ModelId m, Time now);
+  void left(ModelId m, Time now);
+  void accessed(ModelId m, Time now);
+  // Resident models in ModelId order (deterministic candidate order).
+  const std::vector<ModelId>& residents() const { return residents_; }
+  EvictionPolicy& eviction() { return *eviction_; }
+
+ private:
+  TierBudget budget_{};
+  std::unique_ptr<EvictionPolicy> eviction_;
+  uint64_t used_bytes_ = 0;
+  uint32_t used_models_ = 0;
+  std::vector<ModelId> residents_;
+};
+
+}  // namespace servelab
