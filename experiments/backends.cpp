@@ -1,0 +1,37 @@
+// Factories for the bodies that this build lacks: they return nullptr, and the runner says
+// which mode is unavailable. The real factories live in sim_backend.cpp and real_backend.cpp.
+#include "experiments/backends.h"
+
+#include <cstdio>
+
+#include "experiments/profiler.h"
+
+namespace servelab::experiments {
+
+void ensure_profile(const std::string& path, const std::vector<std::string>& models,
+                    const std::string& models_dir) {
+  std::vector<std::string> missing = missing_models(path, models);
+  if (missing.empty()) return;
+#ifdef SERVELAB_EXP_PROFILER
+  ProfileOptions po;
+  po.models_dir = models_dir;
+  po.models = missing;
+  std::string names;
+  for (const auto& m : missing) names += " " + m;
+  std::fprintf(stderr, "run: measuring the cost profile of%s on this machine (%s)\n",
+               names.c_str(), path.c_str());
+  save_profile(path, measure_profile(po), po);
+#else
+  throw ExperimentError("no measured profile for the models at " + path +
+                        " and this build has no LibTorch to measure it; name a profile file "
+                        "in the config (profile:)");
+#endif
+}
+
+#ifndef SERVELAB_EXP_SIM
+std::unique_ptr<Backend> make_sim_backend(const SimBackendOptions&) { return nullptr; }
+#endif
+#ifndef SERVELAB_EXP_REAL
+std::unique_ptr<Backend> make_real_backend(const RealBackendOptions&) { return nullptr; }
+#endif
+}  // namespace servelab::experiments

@@ -1,0 +1,39 @@
+// The two bodies an experiment runs in. Each factory returns nullptr when that body is not
+// part of this build (the simulator, or the engine + server + load generator).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "experiments/runner.h"
+
+namespace servelab::experiments {
+
+struct SimBackendOptions {
+  // Profile for configs that name none (`profile:`); empty: this machine's measured profile
+  // (local_profile_path()), measured first for the models it lacks.
+  std::string profile;
+  std::string models_dir = "models";  // where the profiler finds models to measure
+  std::string base_dir = ".";         // relative paths in configs resolve against it
+  bool verbose = false;
+};
+
+struct RealBackendOptions {
+  std::string url;                    // non-empty: drive this server instead of starting one
+  std::string models_dir = "models";  // TorchScript files for the in-process engine
+  std::string profile;                // as SimBackendOptions::profile (real mode parses the
+                                      // same config, which names profile entries)
+  std::string base_dir = ".";
+  bool verbose = false;
+};
+
+// Makes sure the profile at `path` has every model in `models`, measuring the missing ones
+// (models_dir/<name>.pt) with the profiler first. Throws when it cannot.
+void ensure_profile(const std::string& path, const std::vector<std::string>& models,
+                    const std::string& models_dir);
+
+std::unique_ptr<Backend> make_sim_backend(const SimBackendOptions& options);
+std::unique_ptr<Backend> make_real_backend(const RealBackendOptions& options);
+
+}  // namespace servelab::experiments

@@ -1,0 +1,179 @@
+// `servelab run`, `servelab profile`, `servelab report`.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+#include "cli/subcommands.h"
+#include "config/profile_yaml.h"
+#include "experiments/backends.h"
+#include "experiments/profiler.h"
+#include "experiments/runner.h"
+
+namespace po = boost::program_options;
+namespace ex = servelab::experiments;
+
+namespace servelab::cli {
+namespace {
+
+// Parses argv; prints help and returns false for --help; throws po::error on bad options.
+bool parse(int argc, char** argv, const po::options_description& opts,
+           const po::positional_options_description& pos, po::variables_map& vm,
+           const char* usage) {
+  po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+  if (vm.count("help")) {
+    std::cout << usage << "\n\n" << opts << "\n";
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+std::vector<uint32_t> parse_sizes(const std::string& s) {
+  std::vector<uint32_t> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    int v = std::stoi(item);
+    if (v < 1) throw std::invalid_argument("batch sizes must be positive");
+    out.push_back(static_cast<uint32_t>(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  po::options_description opts("servelab run options");
+  opts.add_options()("help,h", "show this help")(
+      "experiment", po::value<std::string>()->required(), "experiment YAML file")(
+      "mode", po::value<std::string>(), "sim | real | both (default: the experiment's modes)")(
+      "out", po::value<std::string>()->default_value(""),
+      "results folder (default out/<name>-<time>)")(
+      "url", po::value<std::string>()->default_value(""),
+      "real mode: drive the server at this URL instead of starting one in-process")(
+      "profile", po::value<std::string>()->default_value(""),
+      "sim mode: cost profile for configs that name none (default: this machine's)")(
+      "models-dir", po::value<std::string>()->default_value("models"), "TorchScript models")(
+      "report", "render the report when done (servelab report OUT)")(
+      "fail-fast", "stop at the first failed run")("quiet,q", "no progress bar")(
+      "verbose,v", "print what each body does");
+  po::positional_options_description pos;
+  pos.add("experiment", 1);
+  po::variables_map vm;
+  try {
+    if (!parse(argc, argv, opts, pos, vm,
+               "usage: servelab run EXPERIMENT.yaml [--mode sim|real|both] [--out DIR]"))
+      return 0;
+    ex::ExperimentSpec spec = ex::load_experiment(vm["experiment"].as<std::string>());
+    ex::RunOptions ro;
+    if (vm.count("mode")) {
+      std::string m = vm["mode"].as<std::string>();
+      if (m == "both") ro.modes = {"sim", "real"};
+      else if (m == "sim" || m == "real") ro.modes = {m};
+      else throw ex::ExperimentError("--mode must be sim, real or both, not '" + m + "'");
+    }
+    ro.out_dir = vm["out"].as<std::string>();
+    ro.fail_fast = vm.count("fail-fast") > 0;
+    ro.quiet = vm.count("quiet") > 0;
+    bool verbose = vm.count("verbose") > 0;
+    std::string models_dir = vm["models-dir"].as<std::string>();
+    std::string base_dir =
+        std::filesystem::absolute(spec.file).parent_path().string();
+    std::string profile = vm["profile"].as<std::string>();
+    auto sim = ex::make_sim_backend({profile, models_dir, base_dir, verbose});
+    auto real = ex::make_real_backend(
+        {vm["url"].as<std::string>(), models_dir, profile, base_dir, verbose});
+    std::map<std::string, ex::Backend*> backends{{"sim", sim.get()}, {"real", real.get()}};
+    ex::RunOutcome out = ex::run_experiment(spec, ro, backends);
+    std::fprintf(stderr, "run: %zu runs, %zu failed; results in %s\n", out.runs, out.failed,
+                 out.out_dir.c_str());
+    if (out.failed) std::fprintf(stderr, "run: first failure: %s\n", out.first_error.c_str());
+    if (vm.count("report") && out.failed < out.runs) {
+      std::string dir = out.out_dir;
+      char* rargv[] = {const_cast<char*>("report"), dir.data(), nullptr};
+      int rc = report_main(2, rargv);
+      if (rc != 0) return rc;
+    }
+    return out.failed ? 1 : 0;
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "servelab run: %s (see servelab run --help)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "servelab run: %s\n", e.what());
+    return 1;
+  }
+}
+
+int profile_main(int argc, char** argv) {
+#ifdef SERVELAB_EXP_PROFILER
+  po::options_description opts("servelab profile options");
+  opts.add_options()("help,h", "show this help")(
+      "model", po::value<std::vector<std::string>>()->multitoken(),
+      "model names (default: squeezenet1_1 resnet18)")(
+      "models-dir", po::value<std::string>()->default_value("models"), "TorchScript models")(
+      "batch-sizes", po::value<std::string>()->default_value("1,2,4,8,16,32"), "comma list")(
+      "samples", po::value<uint32_t>()->default_value(10), "timed passes per batch size")(
+      "threads", po::value<int>()->default_value(1), "LibTorch intra-op threads")(
+      "out", po::value<std::string>()->default_value(""),
+      "profile file (default experiments/profiles/local/<hostname>.yaml)");
+  po::positional_options_description pos;
+  pos.add("model", -1);
+  po::variables_map vm;
+  try {
+    if (!parse(argc, argv, opts, pos, vm, "usage: servelab profile [MODEL...] [--out FILE]"))
+      return 0;
+    ex::ProfileOptions o;
+    o.models_dir = vm["models-dir"].as<std::string>();
+    o.models = vm.count("model") ? vm["model"].as<std::vector<std::string>>()
+                                 : std::vector<std::string>{"squeezenet1_1", "resnet18"};
+    o.batch_sizes = parse_sizes(vm["batch-sizes"].as<std::string>());
+    o.samples = vm["samples"].as<uint32_t>();
+    o.threads = vm["threads"].as<int>();
+    std::string out = vm["out"].as<std::string>();
+    if (out.empty()) out = ex::local_profile_path();
+    CostProfile measured = ex::measure_profile(
+        o, [](const std::string& line) { std::fprintf(stderr, "profile: %s\n", line.c_str()); });
+    ex::save_profile(out, measured, o);
+    std::printf("%s\n", out.c_str());
+    return 0;
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "servelab profile: %s (see servelab profile --help)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "servelab profile: %s\n", e.what());
+    return 1;
+  }
+#else
+  std::fprintf(stderr, "servelab profile: this build has no LibTorch (SERVELAB_WITH_TORCH)\n");
+  return 1;
+#endif
+}
+
+int report_main(int argc, char** argv) {
+  std::string script = std::string(SERVELAB_SOURCE_DIR) + "/reports/report.py";
+  const char* python = "/usr/bin/python3";
+  if (access(python, X_OK) != 0) {
+    std::fprintf(stderr, "servelab report: %s not found (bash scripts/setup installs it)\n", python);
+    return 1;
+  }
+  std::vector<char*> args{const_cast<char*>(python), script.data()};
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execv(python, args.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0) return 1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace servelab::cli

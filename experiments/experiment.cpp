@@ -1,0 +1,184 @@
+// Experiment files: parsing, sweep expansion, per-run config resolution.
+#include "experiments/experiment.h"
+
+#include <set>
+
+#include "config/yaml_util.h"
+
+namespace servelab::experiments {
+namespace {
+
+const std::set<std::string> kExperimentKeys = {
+    "name", "title", "paper", "figure", "claim", "scaled_down", "description", "modes",
+    "repetitions", "seeds", "seed_paths", "sweep", "figures", "sim", "real"};
+
+std::vector<std::string> split_path(const std::string& dotted) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t dot = dotted.find('.', start);
+    parts.push_back(dotted.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  for (const auto& p : parts)
+    if (p.empty()) throw ExperimentError("bad config path '" + dotted + "' (empty component)");
+  return parts;
+}
+
+bool is_index(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+template <typename T>
+T scalar_as(const YAML::Node& n, const std::string& file, const std::string& key) {
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    throw ExperimentError(file + ": '" + key + "' has a value of the wrong type");
+  }
+}
+
+}  // namespace
+
+std::string node_text(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+YAML::Node get_path(const YAML::Node& root, const std::string& dotted) {
+  YAML::Node cur = YAML::Clone(root);
+  for (const auto& part : split_path(dotted)) {
+    YAML::Node next;
+    if (cur.IsSequence() && is_index(part) && std::stoul(part) < cur.size())
+      next = cur[std::stoul(part)];
+    else if (cur.IsMap() && cur[part])
+      next = cur[part];
+    else
+      return YAML::Node(YAML::NodeType::Undefined);
+    cur.reset(next);
+  }
+  return cur;
+}
+
+void merge_into(YAML::Node target, const YAML::Node& over) {
+  for (const auto& kv : over) {
+    std::string key = kv.first.as<std::string>();
+    if (kv.second.IsMap() && target[key] && target[key].IsMap())
+      merge_into(target[key], kv.second);
+    else
+      target[key] = YAML::Clone(kv.second);
+  }
+}
+
+ExperimentSpec load_experiment(const std::string& file) {
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(file);
+  } catch (const YAML::BadFile&) {
+    throw ExperimentError("cannot read experiment file '" + file + "'");
+  } catch (const YAML::Exception& e) {
+    throw ExperimentError(file + ": invalid YAML: " + e.what());
+  }
+  return parse_experiment(doc, file);
+}
+
+ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file) {
+  if (!doc.IsMap()) throw ExperimentError(file + ": expected a mapping at the top level");
+  ExperimentSpec spec;
+  spec.file = file;
+  spec.doc = doc;
+  spec.base = YAML::Node(YAML::NodeType::Map);
+  for (const auto& kv : doc) {
+    std::string key = kv.first.as<std::string>();
+    if (!kExperimentKeys.count(key)) spec.base[key] = YAML::Clone(kv.second);
+  }
+  spec.name = doc["name"] ? scalar_as<std::string>(doc["name"], file, "name") : "experiment";
+  if (doc["sim"]) spec.sim_overrides = doc["sim"];
+  if (doc["real"]) spec.real_overrides = doc["real"];
+  for (const char* k : {"sim", "real"})
+    if (doc[k] && !doc[k].IsMap())
+      throw ExperimentError(file + ": '" + k + "' must be a mapping of config overrides");
+  if (doc["modes"]) {
+    spec.modes.clear();
+    for (const auto& m : doc["modes"]) {
+      auto mode = scalar_as<std::string>(m, file, "modes");
+      if (mode != "sim" && mode != "real")
+        throw ExperimentError(file + ": mode '" + mode + "' is not sim or real");
+      spec.modes.push_back(mode);
+    }
+  }
+  if (doc["repetitions"]) {
+    int r = scalar_as<int>(doc["repetitions"], file, "repetitions");
+    if (r < 1) throw ExperimentError(file + ": 'repetitions' must be at least 1");
+    spec.repetitions = static_cast<uint32_t>(r);
+  }
+  if (doc["seeds"]) {
+    for (const auto& s : doc["seeds"]) spec.seeds.push_back(scalar_as<uint64_t>(s, file, "seeds"));
+    if (spec.seeds.size() < spec.repetitions)
+      throw ExperimentError(file + ": 'seeds' lists fewer seeds than 'repetitions'");
+  }
+  for (uint64_t r = spec.seeds.size(); r < spec.repetitions; ++r) spec.seeds.push_back(r + 1);
+  if (doc["seed_paths"]) {
+    spec.seed_paths.clear();
+    for (const auto& p : doc["seed_paths"])
+      spec.seed_paths.push_back(scalar_as<std::string>(p, file, "seed_paths"));
+  }
+  if (doc["sweep"]) {
+    if (!doc["sweep"].IsMap())
+      throw ExperimentError(file + ": 'sweep' must map config paths to lists of values");
+    for (const auto& kv : doc["sweep"]) {
+      SweepAxis axis{kv.first.as<std::string>(), {}};
+      split_path(axis.path);
+      if (!kv.second.IsSequence() || kv.second.size() == 0)
+        throw ExperimentError(file + ": sweep '" + axis.path + "' needs a non-empty list");
+      for (const auto& v : kv.second) axis.values.push_back(v);
+      spec.sweep.push_back(std::move(axis));
+    }
+  }
+  return spec;
+}
+
+std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec) {
+  std::vector<SweepPoint> points{SweepPoint{}};
+  for (const auto& axis : spec.sweep) {
+    std::vector<SweepPoint> next;
+    for (const auto& p : points) {
+      for (const auto& v : axis.values) {
+        SweepPoint q = p;
+        q.values.emplace_back(axis.path, v);
+        next.push_back(std::move(q));
+      }
+    }
+    points = std::move(next);
+  }
+  for (uint32_t i = 0; i < points.size(); ++i) {
+    auto& p = points[i];
+    p.index = i;
+    for (const auto& [path, v] : p.values) {
+      if (!p.label.empty()) p.label += " ";
+      p.label += path.substr(path.rfind('.') + 1) + "=" + node_text(v);
+    }
+    if (p.label.empty()) p.label = "default";
+  }
+  return points;
+}
+
+YAML::Node resolve_config(const ExperimentSpec& spec, const SweepPoint& point,
+                          const std::string& mode, uint64_t seed) {
+  YAML::Node config = YAML::Clone(spec.base);
+  const YAML::Node& over = mode == "real" ? spec.real_overrides : spec.sim_overrides;
+  if (over && over.IsMap()) merge_into(config, over);
+  try {
+    for (const auto& [path, v] : point.values) config::apply_override(config, path + "=" + node_text(v));
+    for (const auto& path : spec.seed_paths)
+      config::apply_override(config, path + "=" + std::to_string(seed));
+  } catch (const ConfigError& e) {
+    throw ExperimentError(spec.file + ": sweep: " + e.what());
+  }
+  return config;
+}
+
+}  // namespace servelab::experiments

@@ -1,0 +1,80 @@
+// An experiment: a ServeLab config (the same schema `servelab simulate` reads, docs/config.md)
+// plus experiment keys that say what to sweep, how often, in which mode, and what the paper
+// claims. Value types; not thread-safe (yaml-cpp nodes share storage: clone before mutating).
+//
+//   name: rafiqi-concurrency           # experiment keys ...
+//   claim: "..."                       # the paper's claim, quoted on the report
+//   scaled_down: "..."                 # how it differs from the paper's setting
+//   modes: [sim, real]                 # default for `servelab run` (override: --mode)
+//   repetitions: 2                     # runs per point and mode
+//   seeds: [1, 2]                      # seed of repetition r (default 1..repetitions)
+//   seed_paths: [engine.x.seed]        # extra paths set to the seed (the backend already
+//                                      # seeds simulation, access and arrival from it)
+//   sweep: {workload.arrival.concurrency: [1, 2, 4], policies.batching.name: [none]}
+//   figures: [...]                     # read by reports/ only
+//   sim: {...}                         # merged into the config in sim mode only
+//   real: {...}                        # merged into the config in real mode only
+//   models: ... engine: ... workload: ...   # ... everything else is the config
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace servelab::experiments {
+
+// A broken experiment file; the message names the file and key and is shown to the user.
+struct ExperimentError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct SweepAxis {
+  std::string path;                // dotted path into the config, e.g. workload.access.type
+  std::vector<YAML::Node> values;  // scalars (or small mappings) to set at `path`
+};
+
+struct ExperimentSpec {
+  std::string file;                // where it was read from
+  std::string name;
+  YAML::Node doc;                  // the whole file
+  YAML::Node base;                 // the config: doc minus experiment keys
+  YAML::Node sim_overrides, real_overrides;
+  std::vector<std::string> modes{"sim"};
+  std::vector<SweepAxis> sweep;    // grid, first axis outermost
+  uint32_t repetitions = 1;
+  std::vector<uint64_t> seeds;     // one per repetition
+  std::vector<std::string> seed_paths;
+};
+
+// One grid point: a value per axis (in axis order) and a short label ("concurrency=4 none").
+struct SweepPoint {
+  uint32_t index = 0;
+  std::vector<std::pair<std::string, YAML::Node>> values;
+  std::string label;
+};
+
+// Reads and checks an experiment file. Throws ExperimentError.
+ExperimentSpec load_experiment(const std::string& file);
+ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file);
+
+// The full grid (cartesian product of the axes); one point with no values when no sweep.
+std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec);
+
+// The config of one run: base, then the mode's overrides (deep merge), then the point's
+// values, then `seed` at every seed path. A fresh tree (shares nothing with `spec`).
+YAML::Node resolve_config(const ExperimentSpec& spec, const SweepPoint& point,
+                          const std::string& mode, uint64_t seed);
+
+// The node at a dotted path, or an undefined node.
+YAML::Node get_path(const YAML::Node& root, const std::string& dotted);
+// Deep merge: mappings merge key by key; anything else in `over` replaces.
+void merge_into(YAML::Node target, const YAML::Node& over);
+
+// A scalar as text for labels and SQLite; non-scalars as flow YAML.
+std::string node_text(const YAML::Node& n);
+
+}  // namespace servelab::experiments

@@ -1,0 +1,58 @@
+// Profile files: where this machine's measured profile lives, what it lacks, and saving a
+// measurement into it. No LibTorch here (profiler.cpp measures).
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "config/profile_yaml.h"
+#include "experiments/profiler.h"
+
+namespace servelab::experiments {
+
+std::string local_profile_path() {
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  return std::string(SERVELAB_SOURCE_DIR) + "/experiments/profiles/local/" + host + ".yaml";
+}
+
+void save_profile(const std::string& path, const CostProfile& measured, const ProfileOptions& o) {
+  namespace fs = std::filesystem;
+  CostProfile merged;
+  if (fs::exists(path)) merged = config::load_profile(path);
+  for (const auto& m : measured.models) {
+    auto it = std::find_if(merged.models.begin(), merged.models.end(),
+                           [&](const ModelProfile& x) { return x.name == m.name; });
+    if (it != merged.models.end()) *it = m;
+    else merged.models.push_back(m);
+  }
+  YAML::Node root = config::profile_to_yaml(merged);
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  std::string sizes;
+  for (uint32_t b : o.batch_sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(b);
+  root["description"] = "Measured by `servelab profile` on this machine (CPU, LibTorch).";
+  root["source"] = std::string("host ") + host + ", " + std::to_string(o.threads) +
+                   " intra-op thread(s), batch sizes " + sizes + ", " +
+                   std::to_string(o.samples) + " samples per size";
+  if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
+  YAML::Emitter e;
+  e << root;
+  std::ofstream out(path);
+  out << e.c_str() << "\n";
+  if (!out) throw std::runtime_error("profile: cannot write " + path);
+}
+
+std::vector<std::string> missing_models(const std::string& path,
+                                        const std::vector<std::string>& names) {
+  if (!std::filesystem::exists(path)) return names;
+  CostProfile p = config::load_profile(path);
+  std::vector<std::string> missing;
+  for (const auto& n : names)
+    if (!p.find(n)) missing.push_back(n);
+  return missing;
+}
+
+}  // namespace servelab::experiments

@@ -1,0 +1,129 @@
+#include "experiments/runner.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "experiments/progress.h"
+#include "experiments/results_index.h"
+
+namespace servelab::experiments {
+namespace fs = std::filesystem;
+
+double config_requests(const YAML::Node& config) {
+  YAML::Node n = get_path(config, "workload.requests");
+  try {
+    return n.IsDefined() && n.IsScalar() ? n.as<double>() : 1000.0;
+  } catch (const YAML::Exception&) {
+    return 1000.0;
+  }
+}
+
+double Backend::weight(const YAML::Node& config) const { return config_requests(config); }
+
+namespace {
+
+std::string default_out_dir(const std::string& name) {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return "out/" + name + "-" + buf;
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream out(p);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+std::string emit(const YAML::Node& n) {
+  YAML::Emitter e;
+  e << n;
+  return std::string(e.c_str()) + "\n";
+}
+
+struct Job {
+  const SweepPoint* point;
+  std::string mode;
+  uint32_t repetition;
+  uint64_t seed;
+  YAML::Node config;
+  double weight;
+};
+
+}  // namespace
+
+RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
+                          const std::map<std::string, Backend*>& backends) {
+  std::vector<std::string> modes = options.modes.empty() ? spec.modes : options.modes;
+  for (const auto& m : modes) {
+    auto it = backends.find(m);
+    if (it == backends.end() || !it->second)
+      throw ExperimentError("mode '" + m + "' is not available in this build of servelab "
+                            "(sim needs the simulator; real needs the engine, server and "
+                            "load generator)");
+  }
+  auto points = expand_sweep(spec);
+  // Resolve every config up front: a broken sweep path fails before anything runs.
+  std::vector<Job> jobs;
+  for (const auto& p : points)
+    for (const auto& mode : modes)
+      for (uint32_t r = 0; r < spec.repetitions; ++r) {
+        YAML::Node cfg = resolve_config(spec, p, mode, spec.seeds[r]);
+        double w = backends.at(mode)->weight(cfg);
+        jobs.push_back(Job{&p, mode, r, spec.seeds[r], cfg, w});
+      }
+
+  RunOutcome outcome;
+  outcome.out_dir = options.out_dir.empty() ? default_out_dir(spec.name) : options.out_dir;
+  fs::path out(outcome.out_dir);
+  fs::create_directories(out / "runs");
+  write_text(out / "experiment.yaml", emit(spec.doc));
+  ResultsIndex index((out / "results.db").string(), spec.sweep);
+  for (const auto& p : points) index.add_point(p);
+
+  for (const auto& mode : modes) {
+    std::vector<YAML::Node> configs;
+    for (const auto& j : jobs)
+      if (j.mode == mode) configs.push_back(j.config);
+    backends.at(mode)->prepare(configs);
+  }
+  double total = 0;
+  for (const auto& j : jobs) total += j.weight;
+  ProgressBar bar(jobs.size(), total, options.quiet ? nullptr : stderr);
+  for (const auto& job : jobs) {
+    char name[64];
+    std::snprintf(name, sizeof name, "p%03u-%s-r%u", job.point->index, job.mode.c_str(),
+                  job.repetition);
+    fs::path dir = out / "runs" / name;
+    fs::create_directories(dir);
+    write_text(dir / "config.yaml", emit(job.config));
+    bar.start(job.mode + " " + job.point->label);
+    RunRow row{job.point->index, job.mode, job.repetition, job.seed,
+               (fs::path("runs") / name).string(), "ok", "", 0};
+    nlohmann::json summary;
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      results::RunRecords records = backends.at(job.mode)->run(job.config, job.seed, dir.string());
+      summary = results::summarize(records);
+      results::write_requests_csv((dir / "requests.csv").string(), records);
+      results::write_json((dir / "summary.json").string(), summary);
+    } catch (const std::exception& e) {
+      row.status = "failed";
+      row.error = e.what();
+      ++outcome.failed;
+      if (outcome.first_error.empty()) outcome.first_error = std::string(name) + ": " + e.what();
+      write_text(dir / "error.txt", row.error + "\n");
+    }
+    row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    index.add_run(row, summary);
+    ++outcome.runs;
+    bar.done(job.weight);
+    if (options.fail_fast && row.status != "ok") break;
+  }
+  bar.finish();
+  return outcome;
+}
+
+}  // namespace servelab::experiments

@@ -1,0 +1,60 @@
+// The experiment runner behind `servelab run`: expands the sweep, runs every point in every
+// requested mode and repetition through a Backend, and writes the results folder:
+//   OUT/experiment.yaml              the experiment as given (read by reports/)
+//   OUT/results.db                   SQLite index (experiments/results_index.h)
+//   OUT/runs/p<point>-<mode>-r<rep>/ config.yaml (resolved), requests.csv, summary.json
+// Not thread-safe; one call runs one experiment.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/experiment.h"
+#include "results/records.h"
+
+namespace servelab::experiments {
+
+// One body (simulator or engine) that turns a resolved config into request records.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Runs one config with one seed (every seed of the run derives from it: simulation.seed,
+  // workload access seed = seed, arrival seed = seed + 1). `run_dir` holds config.yaml,
+  // which the backend may overwrite with the effective config. Throws std::exception with a
+  // user-facing message when the run cannot be done; the runner records it as failed.
+  virtual results::RunRecords run(const YAML::Node& config, uint64_t seed,
+                                  const std::string& run_dir) = 0;
+  // Called once before the first run with every config it will get (e.g. to measure a
+  // missing profile up front rather than inside a timed run).
+  virtual void prepare(const std::vector<YAML::Node>& configs) {}
+  // Rough cost of a config in progress units (e.g. its request count), for the ETA.
+  virtual double weight(const YAML::Node& config) const;
+};
+
+struct RunOptions {
+  std::vector<std::string> modes;     // empty: the experiment's own `modes`
+  std::string out_dir;                // empty: results/<name>-<timestamp>
+  bool fail_fast = false;             // stop at the first failed run
+  bool quiet = false;                 // no progress bar
+};
+
+struct RunOutcome {
+  std::string out_dir;
+  size_t runs = 0, failed = 0;
+  std::string first_error;
+};
+
+// Runs `spec` with one backend per mode (keys "sim", "real"). Throws ExperimentError for an
+// unusable experiment (unknown mode, no backend) before any run starts.
+RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
+                          const std::map<std::string, Backend*>& backends);
+
+// The number of requests in a config's workload (workload.requests; default 1000).
+double config_requests(const YAML::Node& config);
+
+}  // namespace servelab::experiments

@@ -1,0 +1,73 @@
+// Sim mode: the simulator library in-process, on the profile the config names or, when it
+// names none (or `profile: local`), on this machine's measured profile.
+#include <filesystem>
+#include <fstream>
+
+#include "config/profile_yaml.h"
+#include "experiments/backends.h"
+#include "experiments/profiler.h"
+#include "simulator/sim_config.h"
+
+namespace servelab::experiments {
+namespace {
+
+// Model files a config's models come from: the profile entries they use.
+std::vector<std::string> profile_models_of(const YAML::Node& models) {
+  std::vector<std::string> out;
+  if (models.IsMap() && models["profile_model"]) {
+    out.push_back(models["profile_model"].as<std::string>());
+  } else if (models.IsSequence()) {
+    for (const auto& m : models) {
+      if (m.IsScalar()) out.push_back(m.as<std::string>());
+      else if (m["profile_model"]) out.push_back(m["profile_model"].as<std::string>());
+      else if (m["name"]) out.push_back(m["name"].as<std::string>());
+    }
+  }
+  return out;
+}
+
+bool uses_local_profile(const YAML::Node& config) {
+  return !config["profile"] || config["profile"].as<std::string>() == "local";
+}
+
+class SimBackend : public Backend {
+ public:
+  explicit SimBackend(SimBackendOptions o) : o_(std::move(o)) {
+    if (o_.profile.empty()) o_.profile = local_profile_path();
+  }
+
+  void prepare(const std::vector<YAML::Node>& configs) override {
+    std::vector<std::string> needed;
+    for (const auto& c : configs)
+      if (uses_local_profile(c))
+        for (const auto& m : profile_models_of(c["models"]))
+          if (std::find(needed.begin(), needed.end(), m) == needed.end()) needed.push_back(m);
+    if (needed.empty()) return;
+    ensure_profile(o_.profile, needed, o_.models_dir);
+  }
+
+  results::RunRecords run(const YAML::Node& config, uint64_t seed,
+                          const std::string& run_dir) override {
+    YAML::Node c = YAML::Clone(config);
+    if (uses_local_profile(c)) c["profile"] = std::filesystem::absolute(o_.profile).string();
+    // Relative paths in the config (profile, traces) resolve against the experiment's folder.
+    sim::SimConfig sc = sim::parse_sim_config(c, "", o_.base_dir, seed);
+    workloads::Workload w = workloads::generate(sc.workload);
+    sim::SimulationResult r = sim::simulate(sc.setup, w);
+    std::ofstream(run_dir + "/config.yaml") << YAML::Dump(sc.resolved) << "\n";
+    if (!r.violations.empty())
+      throw std::runtime_error("simulator reported a contract violation: " + r.violations[0]);
+    return std::move(r.records);
+  }
+
+ private:
+  SimBackendOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_sim_backend(const SimBackendOptions& options) {
+  return std::make_unique<SimBackend>(options);
+}
+
+}  // namespace servelab::experiments
