@@ -1,0 +1,205 @@
+// Hand-computed schedules: the Controller driven with explicit event times.
+#include <catch2/catch.hpp>
+
+#include "engine/control/controller.h"
+#include "mini_sim.h"
+
+using namespace servelab;
+using servelab::test::MiniSim;
+
+namespace {
+
+PolicyParams params(std::map<std::string, std::string> v) { return PolicyParams(std::move(v)); }
+
+ControllerConfig config(const std::string& batching, PolicyParams p = {}, uint32_t workers = 1) {
+  ControllerConfig c;
+  c.workers = workers;
+  c.batching = {batching, std::move(p)};
+  return c;
+}
+
+ModelInfo model(uint64_t size = 100, uint32_t max_batch = 0) {
+  ModelInfo m;
+  m.name = "m";
+  m.size_bytes = size;
+  m.max_batch = max_batch;
+  return m;
+}
+
+const RequestOutcome& outcome(const MiniSim& s, RequestId id) {
+  for (const auto& o : s.outcomes)
+    if (o.request.id == id) return o;
+  FAIL("no outcome for request " << id);
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("none with one worker dispatches one request at a time in FIFO order") {
+  Controller c(config("none"));
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 1.0);
+  s.arrive(0.0, 1, 0);
+  s.arrive(0.1, 2, 0);
+  s.arrive(0.2, 3, 0);
+  s.run();
+  REQUIRE(s.batches.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(s.batches[i].at == Approx(i));
+    REQUIRE(s.batches[i].batch.requests.size() == 1);
+    CHECK(s.batches[i].batch.requests[0].id == RequestId(i + 1));
+  }
+  CHECK(outcome(s, 3).assigned == Approx(2.0));
+  CHECK(outcome(s, 3).started == Approx(2.0));
+  CHECK(outcome(s, 3).finished == Approx(3.0));
+  CHECK(outcome(s, 3).status == RequestStatus::Ok);
+  CHECK(outcome(s, 3).batch_size == 1);
+  CHECK_FALSE(outcome(s, 3).waited_for_load);
+  CHECK(c.stats().hits == 3);
+  CHECK(c.free_workers() == 1);
+}
+
+TEST_CASE("fixed size 4 waits for four requests") {
+  Controller c(config("fixed", params({{"size", "4"}})));
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 1.0);
+  for (int i = 0; i < 5; ++i) s.arrive(i, i + 1, 0);
+  s.run();
+  REQUIRE(s.batches.size() == 1);
+  CHECK(s.batches[0].at == Approx(3.0));
+  CHECK(s.batches[0].batch.requests.size() == 4);
+  CHECK(s.outcomes.size() == 4);
+  CHECK(c.total_queued() == 1);
+  CHECK(c.next_wakeup() == kNever);
+}
+
+TEST_CASE("fixed with max_wait dispatches a partial batch when the oldest has waited") {
+  Controller c(config("fixed", params({{"size", "4"}, {"max_wait", "0.5"}})));
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 1.0);
+  s.arrive(0.0, 1, 0);
+  s.arrive(0.2, 2, 0);
+  s.run();
+  REQUIRE(s.batches.size() == 1);
+  CHECK(s.batches[0].at == Approx(0.5));
+  CHECK(s.batches[0].batch.requests.size() == 2);
+}
+
+TEST_CASE("max-delay dispatches at oldest + delay, or at once when full") {
+  Controller c(config("max-delay", params({{"max_batch", "4"}, {"max_delay", "0.5"}})));
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 1.0);
+  s.arrive(0.0, 1, 0);
+  s.arrive(0.1, 2, 0);
+  s.run(0.2);
+  CHECK(c.next_wakeup() == Approx(0.5));
+  for (int i = 0; i < 4; ++i) s.arrive(2.0 + 0.1 * i, 10 + i, 0);
+  s.run();
+  REQUIRE(s.batches.size() == 2);
+  CHECK(s.batches[0].at == Approx(0.5));
+  CHECK(s.batches[0].batch.requests.size() == 2);
+  CHECK(s.batches[1].at == Approx(2.3));
+  CHECK(s.batches[1].batch.requests.size() == 4);
+}
+
+TEST_CASE("rafiqi-ewma in quantum mode: thresholds 1.5, 1.25, 0.625 decide the ticks") {
+  ControllerConfig cfg = config("rafiqi-ewma");
+  cfg.quantum = 1.0;
+  Controller c(cfg);
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 0.1);
+  // Quantum 1: c = 3 -> t = 0.5*0 + 0.5*3 = 1.5; 3 queued > 1.5: dispatched at the tick.
+  for (int i = 0; i < 3; ++i) s.arrive(0.5, i + 1, 0);
+  // Quantum 2: c = 1 -> t = 0.75 + 0.5 = 1.25; 1 queued, not > 1.25: waits.
+  s.arrive(1.5, 4, 0);
+  // Quantum 3: c = 0 -> t = 0.625; 1 > 0.625: dispatched at t = 3.
+  s.run(10);
+  REQUIRE(s.batches.size() == 2);
+  CHECK(s.batches[0].at == Approx(1.0));
+  CHECK(s.batches[0].batch.requests.size() == 3);
+  CHECK(s.batches[1].at == Approx(3.0));
+  CHECK(s.batches[1].batch.requests.size() == 1);
+  CHECK(c.next_wakeup() == Approx(11.0));
+}
+
+TEST_CASE("quantum mode: a ready model stays ready until a worker takes a batch") {
+  ControllerConfig cfg = config("none");
+  cfg.quantum = 1.0;
+  Controller c(cfg);
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 2.5);
+  s.arrive(0.2, 1, 0);
+  s.arrive(0.3, 2, 0);
+  s.run(10);
+  // Tick 1: ready, request 1 runs 1..3.5. Tick 2 and 3: worker busy, model stays ready.
+  // Worker frees at 3.5 and takes request 2 at once (ready is sticky), not at tick 4.
+  REQUIRE(s.batches.size() == 2);
+  CHECK(s.batches[0].at == Approx(1.0));
+  CHECK(s.batches[1].at == Approx(3.5));
+}
+
+TEST_CASE("request timeout fires at exactly arrival + timeout for queued requests only") {
+  ControllerConfig cfg = config("none");
+  cfg.request_timeout = 2.0;
+  Controller c(cfg);
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 5.0);
+  s.arrive(0.0, 1, 0);  // runs 0..5: never times out (dispatched)
+  s.arrive(1.0, 2, 0);  // queued behind it: times out at 3
+  s.run(1.5);
+  CHECK(c.next_wakeup() == Approx(3.0));
+  s.run();
+  CHECK(outcome(s, 2).status == RequestStatus::Timeout);
+  CHECK(outcome(s, 2).finished == Approx(3.0));
+  CHECK(outcome(s, 2).batch_size == 0);
+  CHECK(outcome(s, 1).status == RequestStatus::Ok);
+  CHECK(outcome(s, 1).finished == Approx(5.0));
+  CHECK(c.stats().per_model[0].timeouts == 1);
+}
+
+TEST_CASE("arrival to a full queue is rejected, unknown model fails") {
+  ControllerConfig cfg = config("none");
+  cfg.queue_bound = 1;
+  Controller c(cfg);
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 5.0);
+  s.arrive(0.0, 1, 0);  // dispatched
+  s.arrive(0.1, 2, 0);  // queued
+  s.arrive(0.2, 3, 0);  // rejected
+  s.arrive(0.3, 4, 7);  // unregistered: failed
+  s.run();
+  CHECK(outcome(s, 3).status == RequestStatus::Rejected);
+  CHECK(outcome(s, 3).finished == Approx(0.2));
+  CHECK(outcome(s, 4).status == RequestStatus::Failed);
+  CHECK(outcome(s, 2).status == RequestStatus::Ok);
+  CHECK(c.stats().per_model[0].rejected == 1);
+}
+
+TEST_CASE("batches never mix models and respect max_batch") {
+  Controller c(config("max-delay", params({{"max_delay", "1"}})));
+  c.add_model(0, model(100, 2), Tier::Host);
+  c.add_model(1, model(100, 2), Tier::Host);
+  MiniSim s(c, 1.0);
+  for (int i = 0; i < 5; ++i) {
+    s.arrive(0.1 * i, 2 * i + 1, 0);
+    s.arrive(0.1 * i, 2 * i + 2, 1);
+  }
+  s.run();
+  CHECK(s.outcomes.size() == 10);
+  for (const auto& b : s.batches) {
+    CHECK(b.batch.requests.size() <= 2);
+    for (const auto& r : b.batch.requests) CHECK(r.model == b.batch.model);
+  }
+}
+
+TEST_CASE("unknown policy names are ConfigErrors") {
+  ControllerConfig cfg;
+  cfg.batching.name = "nope";
+  CHECK_THROWS_AS(Controller(cfg), ConfigError);
+  cfg = ControllerConfig{};
+  cfg.eviction.name = "nope";
+  CHECK_THROWS_AS(Controller(cfg), ConfigError);
+  cfg = ControllerConfig{};
+  cfg.scheduling.name = "nope";
+  CHECK_THROWS_WITH(Controller(cfg), Catch::Contains("oldest-first"));
+}

@@ -1,0 +1,245 @@
+// Cache accounting in the Controller: loads, holds, evictions, budgets, removal.
+#include <catch2/catch.hpp>
+
+#include "engine/control/controller.h"
+#include "mini_sim.h"
+
+using namespace servelab;
+using servelab::test::MiniSim;
+
+namespace {
+
+ControllerConfig config(uint32_t workers = 1, TierBudget host = {}, const char* evict = "lru") {
+  ControllerConfig c;
+  c.workers = workers;
+  c.budgets[int(Tier::Host)] = host;
+  c.eviction = {evict, {}};
+  return c;
+}
+
+ModelInfo model(uint64_t size = 100) {
+  ModelInfo m;
+  m.name = "m";
+  m.size_bytes = size;
+  return m;
+}
+
+const RequestOutcome& outcome(const MiniSim& s, RequestId id) {
+  for (const auto& o : s.outcomes)
+    if (o.request.id == id) return o;
+  FAIL("no outcome for request " << id);
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("a batch waiting for a load is dispatched at load end with waited_for_load") {
+  Controller c(config());
+  c.add_model(0, model());
+  MiniSim s(c, 1.0, 10.0);
+  s.arrive(0.0, 1, 0);
+  s.run(5);
+  CHECK(c.free_workers() == 0);  // reserved while the model loads
+  CHECK(c.model_state(0).ref_count == 1);
+  CHECK(c.model_state(0).loading);
+  s.arrive(12.0, 2, 0);
+  s.run();
+  REQUIRE(s.loads.size() == 1);
+  CHECK(s.loads[0].at == 0.0);
+  CHECK(s.loads[0].load.from == Tier::Disk);
+  CHECK(s.loads[0].load.to == Tier::Host);
+  REQUIRE(s.batches.size() == 2);
+  CHECK(s.batches[0].at == Approx(10.0));
+  CHECK(s.batches[0].batch.waited_for_load);
+  CHECK(s.batches[0].batch.assigned == 0.0);
+  CHECK(outcome(s, 1).assigned == 0.0);
+  CHECK(outcome(s, 1).started == Approx(10.0));
+  CHECK(outcome(s, 1).finished == Approx(11.0));
+  CHECK(outcome(s, 1).waited_for_load);
+  CHECK_FALSE(outcome(s, 2).waited_for_load);
+  CHECK(c.stats().misses == 1);
+  CHECK(c.stats().hits == 1);
+  CHECK(c.model_state(0).resident[int(Tier::Host)]);
+}
+
+TEST_CASE("one load in flight at a time; a second model's worker is not reserved meanwhile") {
+  Controller c(config(2));
+  c.add_model(0, model());
+  c.add_model(1, model());
+  MiniSim s(c, 1.0, 10.0);
+  s.arrive(0.0, 1, 0);
+  s.arrive(0.0, 2, 1);
+  s.run(5);
+  CHECK(c.free_workers() == 1);
+  s.run();
+  REQUIRE(s.loads.size() == 2);
+  CHECK(s.loads[0].at == 0.0);
+  CHECK(s.loads[1].at == Approx(10.0));
+  CHECK(outcome(s, 2).assigned == Approx(10.0));
+  CHECK(outcome(s, 2).started == Approx(20.0));
+}
+
+TEST_CASE("max_loads_in_flight 2 loads two models at once") {
+  ControllerConfig cfg = config(2);
+  cfg.max_loads_in_flight = 2;
+  Controller c(cfg);
+  c.add_model(0, model());
+  c.add_model(1, model());
+  MiniSim s(c, 1.0, 10.0);
+  s.arrive(0.0, 1, 0);
+  s.arrive(0.0, 2, 1);
+  s.run();
+  REQUIRE(s.loads.size() == 2);
+  CHECK(s.loads[1].at == 0.0);
+  CHECK(outcome(s, 2).started == Approx(10.0));
+}
+
+TEST_CASE("a model in use is never evicted; the load waits for it to finish") {
+  Controller c(config(2, {UINT64_MAX, 1}));
+  c.add_model(0, model(), Tier::Host);
+  c.add_model(1, model());
+  MiniSim s(c, 5.0, 10.0);
+  s.arrive(0.0, 1, 0);  // runs 0..5
+  s.arrive(1.0, 2, 1);  // needs the only slot
+  s.run(4);
+  CHECK(s.evicts.empty());
+  CHECK(c.free_workers() == 1);  // not reserved: its load cannot start yet
+  s.run();
+  REQUIRE(s.evicts.size() == 1);
+  CHECK(s.evicts[0].at == Approx(5.0));
+  CHECK(s.evicts[0].evict.model == 0);
+  REQUIRE(s.loads.size() == 1);
+  CHECK(s.loads[0].at == Approx(5.0));
+  CHECK(outcome(s, 2).started == Approx(15.0));
+  CHECK(c.stats().resident_models[int(Tier::Host)] == 1);
+}
+
+TEST_CASE("lru victim chosen by the controller from the access order") {
+  Controller c(config(1, {300, UINT32_MAX}));
+  for (ModelId m = 0; m < 4; ++m) c.add_model(m, model(), m < 3 ? Tier::Host : Tier::Disk);
+  MiniSim s(c, 1.0, 10.0);
+  s.arrive(0.0, 1, 2);
+  s.arrive(1.0, 2, 0);
+  s.arrive(2.0, 3, 1);
+  s.arrive(3.0, 4, 0);
+  s.arrive(4.0, 5, 3);  // full: evict least recently used = 2
+  s.run();
+  REQUIRE(s.evicts.size() == 1);
+  CHECK(s.evicts[0].evict.model == 2);
+  CHECK(s.evicts[0].at == Approx(4.0));
+}
+
+TEST_CASE("a model larger than the tier fails its requests") {
+  Controller c(config(1, {150, UINT32_MAX}));
+  c.add_model(0, model(200));
+  MiniSim s(c);
+  s.arrive(0.0, 1, 0);
+  s.run();
+  REQUIRE(s.outcomes.size() == 1);
+  CHECK(s.outcomes[0].status == RequestStatus::Failed);
+  CHECK(s.loads.empty());
+}
+
+TEST_CASE("preloading more than the budget is a ConfigError") {
+  Controller c(config(1, {150, UINT32_MAX}));
+  c.add_model(0, model(100), Tier::Host);
+  CHECK_THROWS_AS(c.add_model(1, model(100), Tier::Host), ConfigError);
+  CHECK_THROWS_AS(c.add_model(0, model(100)), ConfigError);  // already registered
+}
+
+TEST_CASE("device exec tier loads disk->host then host->device") {
+  ControllerConfig cfg = config();
+  cfg.exec_tier = Tier::Device;
+  Controller c(cfg);
+  c.add_model(0, model());
+  MiniSim s(c, 1.0, 10.0);
+  s.arrive(0.0, 1, 0);
+  s.run();
+  REQUIRE(s.loads.size() == 2);
+  CHECK(s.loads[0].load.to == Tier::Host);
+  CHECK(s.loads[1].load.from == Tier::Host);
+  CHECK(s.loads[1].load.to == Tier::Device);
+  CHECK(s.loads[1].at == Approx(10.0));
+  CHECK(outcome(s, 1).started == Approx(20.0));
+  ModelState st = c.model_state(0);
+  CHECK(st.resident[1]);
+  CHECK(st.resident[2]);
+}
+
+TEST_CASE("device exec: a host copy under a device copy is not a host victim") {
+  ControllerConfig cfg = config(1, {200, UINT32_MAX});
+  cfg.exec_tier = Tier::Device;
+  cfg.budgets[int(Tier::Device)] = {100, UINT32_MAX};
+  Controller c(cfg);
+  c.add_model(0, model(), Tier::Device);
+  c.add_model(1, model(), Tier::Host);
+  c.add_model(2, model());
+  MiniSim s(c, 1.0, 10.0);
+  s.arrive(0.0, 1, 2);  // host is full: victim must be 1 (0 is on device)
+  s.run();
+  REQUIRE(!s.evicts.empty());
+  CHECK(s.evicts[0].evict.model == 1);
+  CHECK(s.evicts[0].evict.tier == Tier::Host);
+  // then device: 0 is evicted from device (its host copy may stay)
+  REQUIRE(s.evicts.size() == 2);
+  CHECK(s.evicts[1].evict.model == 0);
+  CHECK(s.evicts[1].evict.tier == Tier::Device);
+}
+
+TEST_CASE("failed load fails the waiting batch and frees the worker") {
+  Controller c(config());
+  c.add_model(0, model());
+  ActionBuffer out;
+  c.on_arrival(Request{1, 0, 0.0}, 0.0, out);
+  REQUIRE(out.loads.size() == 1);
+  out.clear();
+  c.on_load_done(0, Tier::Host, false, 3.0, out);
+  REQUIRE(out.completions.size() == 1);
+  CHECK(out.completions[0].status == RequestStatus::Failed);
+  CHECK(c.free_workers() == 1);
+  CHECK_FALSE(c.model_state(0).resident[int(Tier::Host)]);
+  CHECK(c.stats().resident_bytes[int(Tier::Host)] == 0);
+}
+
+TEST_CASE("failed batch completes its requests with Failed") {
+  Controller c(config());
+  c.add_model(0, model(), Tier::Host);
+  ActionBuffer out;
+  c.on_arrival(Request{1, 0, 0.0}, 0.0, out);
+  REQUIRE(out.dispatches.size() == 1);
+  BatchId b = out.dispatches[0].id;
+  out.clear();
+  c.on_batch_done(b, false, 1.0, out);
+  REQUIRE(out.completions.size() == 1);
+  CHECK(out.completions[0].status == RequestStatus::Failed);
+}
+
+TEST_CASE("remove_model fails queued requests, lets running batches finish, then evicts") {
+  Controller c(config());
+  c.add_model(0, model(), Tier::Host);
+  ActionBuffer out;
+  c.on_arrival(Request{1, 0, 0.0}, 0.0, out);
+  c.on_arrival(Request{2, 0, 0.1}, 0.1, out);
+  REQUIRE(out.dispatches.size() == 1);
+  BatchId b = out.dispatches[0].id;
+  out.clear();
+  c.remove_model(0, 0.2, out);
+  REQUIRE(out.completions.size() == 1);
+  CHECK(out.completions[0].request.id == 2);
+  CHECK(out.completions[0].status == RequestStatus::Failed);
+  CHECK(out.evicts.empty());  // in use
+  CHECK_FALSE(c.model_state(0).registered);
+  out.clear();
+  c.on_arrival(Request{3, 0, 0.3}, 0.3, out);
+  REQUIRE(out.completions.size() == 1);
+  CHECK(out.completions[0].status == RequestStatus::Failed);
+  out.clear();
+  c.on_batch_done(b, true, 1.0, out);
+  REQUIRE(out.completions.size() == 1);
+  CHECK(out.completions[0].status == RequestStatus::Ok);
+  REQUIRE(out.evicts.size() == 1);
+  CHECK(out.evicts[0].tier == Tier::Host);
+  CHECK(c.stats().resident_bytes[int(Tier::Host)] == 0);
+  c.add_model(0, model(), Tier::Host);  // the id can be reused once gone
+  CHECK(c.model_state(0).registered);
+}
