@@ -1,0 +1,34 @@
+// Reading the `engine:` and `policies:` sections of a config (schema in docs/config.md),
+// shared by `servelab simulate`, `servelab serve --config` and the experiment runner.
+// Both sections are optional; absent keys keep ControllerConfig's defaults. Other top-level
+// keys of `root` are left to the caller.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "engine/control/controller.h"
+
+namespace servelab::config {
+
+// Everything the two sections configure: the controller plus the per-model defaults and the
+// SLO that the controller itself does not hold.
+struct EngineSection {
+  ControllerConfig control;
+  std::optional<double> slo;  // seconds; sets request deadlines and enables SLO metrics
+  uint32_t contexts = 1;      // default context pool size per model (Rafiqi)
+};
+
+// Throws ConfigError naming `file` (may be empty), the line and the key on an unknown key,
+// a malformed value, or a tier budget on disk. Policy names are not checked here (the
+// Controller checks them against the registry).
+EngineSection parse_engine_section(const YAML::Node& root, const std::string& file = "");
+ControllerConfig parse_engine_config(const YAML::Node& root, const std::string& file = "");
+
+// The resolved sections with every default written out: sets root["engine"] and
+// root["policies"]. parse_engine_section of the result gives back the same values.
+void emit_engine_section(const EngineSection& section, YAML::Node& root);
+
+}  // namespace servelab::config

@@ -1,0 +1,130 @@
+#include "config/profile_yaml.h"
+
+#include <cmath>
+
+#include "config/yaml_util.h"
+
+namespace servelab::config {
+
+namespace {
+
+constexpr double kMB = 1e6;  // megabytes in profiles and tier budgets are 10^6 bytes
+
+// "disk->host" -> (Disk, Host).
+bool parse_tier_pair(const std::string& s, Tier* from, Tier* to) {
+  size_t arrow = s.find("->");
+  if (arrow == std::string::npos) return false;
+  return parse_tier(s.substr(0, arrow), from) && parse_tier(s.substr(arrow + 2), to) &&
+         int(*from) < int(*to);
+}
+
+BatchCost parse_batch(const YAML::Node& n, const Where& w) {
+  check_keys(n, w, {"batch", "mean", "stddev", "samples"});
+  if (!n["batch"] || !n["mean"]) fail(w, n, "needs 'batch' and 'mean' (milliseconds)");
+  BatchCost c;
+  c.batch = static_cast<uint32_t>(as_uint(n["batch"], w.child("batch")));
+  c.mean = as_double(n["mean"], w.child("mean")) / 1e3;
+  if (n["stddev"]) c.stddev = as_double(n["stddev"], w.child("stddev")) / 1e3;
+  if (n["samples"]) {
+    Where ws = w.child("samples");
+    if (!n["samples"].IsSequence()) fail(ws, n["samples"], "expected a list of milliseconds");
+    for (const auto& s : n["samples"]) c.samples.push_back(as_double(s, ws) / 1e3);
+  }
+  return c;
+}
+
+ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Where& w) {
+  check_keys(n, w, {"size_bytes", "size_mb", "batch_latency_ms", "load_ms", "note"});
+  ModelProfile m;
+  m.name = name;
+  if (n["size_bytes"] && n["size_mb"]) fail(w, n, "give size_bytes or size_mb, not both");
+  if (n["size_bytes"]) m.size_bytes = as_uint(n["size_bytes"], w.child("size_bytes"));
+  else if (n["size_mb"]) m.size_bytes = uint64_t(std::llround(as_double(n["size_mb"], w.child("size_mb")) * kMB));
+  else fail(w, n, "needs size_bytes or size_mb");
+  Where wb = w.child("batch_latency_ms");
+  const YAML::Node& lat = n["batch_latency_ms"];
+  if (!lat || !lat.IsSequence() || lat.size() == 0) {
+    fail(wb, lat ? lat : n, "needs a non-empty list of {batch, mean, stddev, samples}");
+  }
+  for (size_t i = 0; i < lat.size(); ++i) {
+    m.batches.push_back(parse_batch(lat[i], wb.child(std::to_string(i))));
+    if (i > 0 && m.batches[i].batch <= m.batches[i - 1].batch) {
+      fail(wb, lat[i], "batch sizes must be listed in increasing order");
+    }
+  }
+  Where wl = w.child("load_ms");
+  require_map(n["load_ms"], wl);
+  if (n["load_ms"] && n["load_ms"].IsMap()) {
+    for (const auto& kv : n["load_ms"]) {
+      std::string key = kv.first.as<std::string>();
+      Tier from, to;
+      if (!parse_tier_pair(key, &from, &to)) {
+        fail(wl.child(key), kv.first,
+             "unknown key '" + key + "' (expected a tier pair: disk->host, host->device, "
+             "disk->device)");
+      }
+      m.set_load_time(from, to, as_double(kv.second, wl.child(key)) / 1e3);
+    }
+  }
+  try {
+    m.validate();
+  } catch (const ConfigError& e) {
+    fail(w, n, e.what());
+  }
+  return m;
+}
+
+}  // namespace
+
+CostProfile parse_profile(const YAML::Node& root, const std::string& file) {
+  Where w{file, ""};
+  check_keys(root, w, {"description", "source", "models"});
+  const YAML::Node& models = root["models"];
+  if (!models || !models.IsMap() || models.size() == 0) {
+    fail(w.child("models"), models ? models : root, "needs a mapping of model name -> profile");
+  }
+  CostProfile p;
+  for (const auto& kv : models) {
+    std::string name = kv.first.as<std::string>();
+    p.models.push_back(parse_model(name, kv.second, w.child("models").child(name)));
+  }
+  return p;
+}
+
+CostProfile load_profile(const std::string& path) { return parse_profile(load_file(path), path); }
+
+YAML::Node profile_to_yaml(const CostProfile& profile) {
+  YAML::Node root;
+  YAML::Node models(YAML::NodeType::Map);
+  for (const ModelProfile& m : profile.models) {
+    YAML::Node n;
+    n["size_bytes"] = m.size_bytes;
+    YAML::Node lat(YAML::NodeType::Sequence);
+    for (const BatchCost& c : m.batches) {
+      YAML::Node b;
+      b["batch"] = c.batch;
+      b["mean"] = c.mean * 1e3;
+      b["stddev"] = c.stddev * 1e3;
+      if (!c.samples.empty()) {
+        for (double s : c.samples) b["samples"].push_back(s * 1e3);
+      }
+      lat.push_back(b);
+    }
+    n["batch_latency_ms"] = lat;
+    YAML::Node loads(YAML::NodeType::Map);
+    for (int f = 0; f < kTierCount; ++f) {
+      for (int t = f + 1; t < kTierCount; ++t) {
+        if (!std::isnan(m.load_time[f][t])) {
+          loads[std::string(tier_name(Tier(f))) + "->" + tier_name(Tier(t))] =
+              m.load_time[f][t] * 1e3;
+        }
+      }
+    }
+    n["load_ms"] = loads;
+    models[m.name] = n;
+  }
+  root["models"] = models;
+  return root;
+}
+
+}  // namespace servelab::config

@@ -1,0 +1,148 @@
+#include "engine/control/cost_profile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engine/control/policy_params.h"
+
+namespace servelab {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Linear interpolation of field `f` between the measured sizes around b, extrapolated from
+// the nearest two outside the measured range.
+template <class Field>
+double interpolate(const std::vector<BatchCost>& v, uint32_t b, Field f) {
+  if (v.empty()) return kNaN;
+  if (v.size() == 1) return f(v[0]);
+  auto it = std::lower_bound(v.begin(), v.end(), b,
+                             [](const BatchCost& c, uint32_t x) { return c.batch < x; });
+  if (it != v.end() && it->batch == b) return f(*it);
+  size_t hi = it == v.begin() ? 1 : it == v.end() ? v.size() - 1 : size_t(it - v.begin());
+  const BatchCost& a = v[hi - 1];
+  const BatchCost& c = v[hi];
+  double t = (double(b) - a.batch) / (double(c.batch) - a.batch);
+  return std::max(0.0, f(a) + (f(c) - f(a)) * t);
+}
+
+}  // namespace
+
+bool parse_cost_noise(const std::string& s, CostNoise* out) {
+  if (s == "none") *out = CostNoise::None;
+  else if (s == "normal") *out = CostNoise::Normal;
+  else if (s == "empirical") *out = CostNoise::Empirical;
+  else return false;
+  return true;
+}
+
+const char* cost_noise_name(CostNoise n) {
+  switch (n) {
+    case CostNoise::None: return "none";
+    case CostNoise::Normal: return "normal";
+    case CostNoise::Empirical: return "empirical";
+  }
+  return "?";
+}
+
+ModelProfile::ModelProfile() {
+  for (auto& row : load_time) row.fill(kNaN);
+}
+
+double ModelProfile::batch_latency(uint32_t b) const {
+  return interpolate(batches, b, [](const BatchCost& c) { return c.mean; });
+}
+
+double ModelProfile::batch_stddev(uint32_t b) const {
+  return interpolate(batches, b, [](const BatchCost& c) { return c.stddev; });
+}
+
+double ModelProfile::sample_batch_latency(uint32_t b, CostNoise noise,
+                                          std::mt19937_64& rng) const {
+  double mean = batch_latency(b);
+  if (noise == CostNoise::None) return mean;
+  if (noise == CostNoise::Empirical) {
+    // Nearest measured size (ties to the smaller).
+    const BatchCost* best = &batches.front();
+    for (const BatchCost& c : batches) {
+      if (std::abs(double(c.batch) - b) < std::abs(double(best->batch) - b)) best = &c;
+    }
+    if (!best->samples.empty() && best->mean > 0) {
+      std::uniform_int_distribution<size_t> pick(0, best->samples.size() - 1);
+      return best->samples[pick(rng)] * (mean / best->mean);
+    }
+  }
+  double sd = batch_stddev(b);
+  if (!(sd > 0) || !(mean > 0)) return mean;
+  std::normal_distribution<double> normal(mean, sd);
+  // Truncated at > 0 by rejection; if the mass above zero is tiny, give up on noise.
+  for (int tries = 0; tries < 64; ++tries) {
+    double x = normal(rng);
+    if (x > 0) return x;
+  }
+  return mean;
+}
+
+bool ModelProfile::has_load_time(Tier from, Tier to) const {
+  int f = int(from), t = int(to);
+  if (f >= t) return false;
+  if (!std::isnan(load_time[f][t])) return true;
+  for (int mid = f + 1; mid < t; ++mid) {
+    if (has_load_time(from, Tier(mid)) && has_load_time(Tier(mid), to)) return true;
+  }
+  return false;
+}
+
+double ModelProfile::load_seconds(Tier from, Tier to) const {
+  int f = int(from), t = int(to);
+  if (f < t && !std::isnan(load_time[f][t])) return load_time[f][t];
+  for (int mid = f + 1; mid < t; ++mid) {
+    if (has_load_time(from, Tier(mid)) && has_load_time(Tier(mid), to)) {
+      return load_seconds(from, Tier(mid)) + load_seconds(Tier(mid), to);
+    }
+  }
+  throw ConfigError("profile of model '" + name + "' has no load time from " + tier_name(from) +
+                    " to " + tier_name(to));
+}
+
+void ModelProfile::set_load_time(Tier from, Tier to, double seconds) {
+  load_time[int(from)][int(to)] = seconds;
+}
+
+void ModelProfile::validate() const {
+  auto fail = [&](const std::string& what) {
+    throw ConfigError("profile of model '" + name + "': " + what);
+  };
+  if (batches.empty()) fail("no batch latencies");
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const BatchCost& c = batches[i];
+    if (c.batch == 0) fail("batch size 0");
+    if (i > 0 && c.batch <= batches[i - 1].batch) fail("batch sizes must be increasing");
+    if (!(c.mean >= 0) || !(c.stddev >= 0)) fail("negative or missing latency");
+    for (double s : c.samples) {
+      if (!(s > 0)) fail("non-positive latency sample");
+    }
+  }
+  for (const auto& row : load_time) {
+    for (double v : row) {
+      if (v < 0) fail("negative load time");
+    }
+  }
+}
+
+const ModelProfile* CostProfile::find(const std::string& name) const {
+  for (const ModelProfile& m : models) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> CostProfile::names() const {
+  std::vector<std::string> out;
+  for (const ModelProfile& m : models) out.push_back(m.name);
+  return out;
+}
+
+}  // namespace servelab

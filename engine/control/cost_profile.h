@@ -1,0 +1,70 @@
+// Cost profiles: the measured cost of each model (size, batch latency per batch size, load
+// time per tier pair), used by the simulator and by the engine's profiled executor.
+// Plain data plus interpolation; no I/O (YAML reading lives in config/profile_yaml.h).
+// Value types: const methods are safe to call from several threads; sampling methods use
+// the RNG the caller passes (the caller owns it and keeps one stream per thread).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/control/types.h"
+
+namespace servelab {
+
+// Latency of one batch size as measured: seconds.
+struct BatchCost {
+  uint32_t batch = 1;
+  double mean = 0;
+  double stddev = 0;
+  std::vector<double> samples;  // optional raw measurements (seconds)
+};
+
+// How sample_batch_latency draws: the mean only, a normal with the measured standard
+// deviation truncated at > 0, or one of the raw samples (empirical; falls back to normal
+// where a size has no samples).
+enum class CostNoise : uint8_t { None, Normal, Empirical };
+bool parse_cost_noise(const std::string& s, CostNoise* out);  // none | normal | empirical
+const char* cost_noise_name(CostNoise n);
+
+struct ModelProfile {
+  std::string name;
+  uint64_t size_bytes = 0;
+  std::vector<BatchCost> batches;  // sorted by batch size, sizes distinct, at least one
+  // load_time[from][to] in seconds; NaN where not measured. Indexed by Tier values.
+  std::array<std::array<double, kTierCount>, kTierCount> load_time;
+
+  ModelProfile();
+
+  // Mean latency of a batch of b requests: linear between the two measured sizes around b,
+  // linear extrapolation beyond the last (or before the first) from the nearest two, never
+  // below zero; a single measured size gives a constant. O(log sizes).
+  double batch_latency(uint32_t b) const;
+  double batch_stddev(uint32_t b) const;  // interpolated the same way
+  // One draw of a batch latency (> 0) according to `noise`. Empirical draws use the raw
+  // samples of the nearest measured size, scaled by batch_latency(b) / that size's mean.
+  double sample_batch_latency(uint32_t b, CostNoise noise, std::mt19937_64& rng) const;
+
+  // Time to move the model from tier `from` to tier `to` (to > from). A pair that was not
+  // measured is the sum of the measured steps in between (disk->device = disk->host +
+  // host->device). Throws ConfigError naming the model and tiers if no path is measured.
+  double load_seconds(Tier from, Tier to) const;
+  bool has_load_time(Tier from, Tier to) const;
+  void set_load_time(Tier from, Tier to, double seconds);
+
+  // Checks invariants (sorted distinct sizes, non-negative numbers); throws ConfigError.
+  void validate() const;
+};
+
+// A set of model profiles, looked up by name.
+struct CostProfile {
+  std::vector<ModelProfile> models;
+  // nullptr when absent. O(models).
+  const ModelProfile* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+};
+
+}  // namespace servelab

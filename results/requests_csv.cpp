@@ -1,0 +1,146 @@
+// requests.csv and JSON file I/O (format in results/records.h).
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "results/records.h"
+
+namespace servelab::results {
+
+namespace {
+
+constexpr const char* kHeader =
+    "id,model,arrival,dispatch,start,finish,batch_size,waited_for_load,status";
+
+struct FileCloser {
+  void operator()(FILE* f) const { std::fclose(f); }
+};
+
+// Seconds with nanosecond resolution; an unknown time (NaN, infinity) is an empty field.
+void put_time(std::string& line, double t) {
+  if (std::isfinite(t)) {
+    char buf[48];
+    int n = std::snprintf(buf, sizeof buf, "%.9f", t);
+    line.append(buf, n);
+  }
+  line.push_back(',');
+}
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  size_t begin = 0;
+  while (true) {
+    size_t comma = line.find(',', begin);
+    out.push_back(line.substr(begin, comma - begin));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return out;
+}
+
+[[noreturn]] void bad_line(const std::string& path, size_t line_no, const std::string& what) {
+  throw std::runtime_error(path + ":" + std::to_string(line_no) + ": " + what);
+}
+
+double parse_time(const std::string& s, const std::string& path, size_t line_no) {
+  if (s.empty()) return std::numeric_limits<double>::quiet_NaN();
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (*end != '\0' || errno) bad_line(path, line_no, "bad time '" + s + "'");
+  return v;
+}
+
+uint64_t parse_uint(const std::string& s, const std::string& path, size_t line_no) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno) bad_line(path, line_no, "bad integer '" + s + "'");
+  return v;
+}
+
+}  // namespace
+
+void write_requests_csv(const std::string& path, const RunRecords& run) {
+  std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "wb"));
+  if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  std::string line = std::string(kHeader) + "\n";
+  std::fwrite(line.data(), 1, line.size(), f.get());
+  for (const RequestRecord& r : run.requests) {
+    line.clear();
+    line += std::to_string(r.id);
+    line.push_back(',');
+    line += r.model < run.model_names.size() ? run.model_names[r.model] : std::to_string(r.model);
+    line.push_back(',');
+    put_time(line, r.arrival);
+    put_time(line, r.dispatch);
+    put_time(line, r.start);
+    put_time(line, r.finish);
+    line += std::to_string(r.batch_size);
+    line += r.waited_for_load ? ",1," : ",0,";
+    line += status_name(r.status);
+    line.push_back('\n');
+    std::fwrite(line.data(), 1, line.size(), f.get());
+  }
+  if (std::ferror(f.get()) || std::fflush(f.get()) != 0) {
+    throw std::runtime_error("error writing " + path + ": " + std::strerror(errno));
+  }
+}
+
+RunRecords read_requests_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+  std::string line;
+  if (!std::getline(in, line) || line != kHeader) {
+    throw std::runtime_error(path + ": not a requests.csv (expected header '" +
+                             std::string(kHeader) + "')");
+  }
+  RunRecords run;
+  std::unordered_map<std::string, uint32_t> model_index;
+  size_t line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    std::vector<std::string> f = split(line);
+    if (f.size() != 9) bad_line(path, line_no, "expected 9 fields, got " + std::to_string(f.size()));
+    RequestRecord r;
+    r.id = parse_uint(f[0], path, line_no);
+    auto [it, inserted] = model_index.emplace(f[1], uint32_t(run.model_names.size()));
+    if (inserted) run.model_names.push_back(f[1]);
+    r.model = it->second;
+    r.arrival = parse_time(f[2], path, line_no);
+    r.dispatch = parse_time(f[3], path, line_no);
+    r.start = parse_time(f[4], path, line_no);
+    r.finish = parse_time(f[5], path, line_no);
+    r.batch_size = static_cast<uint32_t>(parse_uint(f[6], path, line_no));
+    r.waited_for_load = f[7] == "1";
+    bool known = false;
+    for (auto s : {RequestStatus::Ok, RequestStatus::Timeout, RequestStatus::Rejected,
+                   RequestStatus::Failed}) {
+      if (f[8] == status_name(s)) {
+        r.status = s;
+        known = true;
+      }
+    }
+    if (!known) bad_line(path, line_no, "unknown status '" + f[8] + "'");
+    run.requests.push_back(r);
+  }
+  return run;
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  out << j.dump(2) << "\n";
+  if (!out) throw std::runtime_error("error writing " + path);
+}
+
+}  // namespace servelab::results

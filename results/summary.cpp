@@ -1,0 +1,115 @@
+// summarize() and percentile(): the numbers of summary.json (format in results/records.h).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "results/records.h"
+
+namespace servelab::results {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// NaN and infinities become JSON null (nlohmann would otherwise write invalid JSON).
+nlohmann::json number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return v;
+}
+
+// numpy's default ("linear"): rank p/100*(n-1), interpolated between the two closest ranks.
+double percentile_sorted(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return kNaN;
+  p = std::clamp(p, 0.0, 100.0);
+  double rank = p / 100.0 * double(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(rank));
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - double(lo));
+}
+
+// The summary of one subset of requests (the whole run, or one model).
+nlohmann::json summarize_subset(const std::vector<const RequestRecord*>& reqs,
+                                const std::optional<double>& slo) {
+  std::vector<double> latency_ms;
+  latency_ms.reserve(reqs.size());
+  std::map<std::string, uint64_t> failed;
+  double first_arrival = std::numeric_limits<double>::infinity();
+  double last_finish = -std::numeric_limits<double>::infinity();
+  uint64_t within_slo = 0;
+  for (const RequestRecord* r : reqs) {
+    first_arrival = std::min(first_arrival, r->arrival);
+    if (r->status != RequestStatus::Ok) {
+      failed[status_name(r->status)]++;
+      continue;
+    }
+    double lat = r->finish - r->arrival;
+    latency_ms.push_back(lat * 1e3);
+    last_finish = std::max(last_finish, r->finish);
+    if (slo && lat <= *slo) within_slo++;
+  }
+  nlohmann::json j;
+  j["requests"] = reqs.size();
+  j["completed"] = latency_ms.size();
+  nlohmann::json f = nlohmann::json::object();
+  uint64_t failed_total = 0;
+  for (const auto& [name, n] : failed) {
+    f[name] = n;
+    failed_total += n;
+  }
+  j["failed"] = failed_total;
+  j["failed_by_status"] = f;
+  double span = last_finish - first_arrival;
+  j["throughput_rps"] = number(latency_ms.empty() || span <= 0 ? kNaN : latency_ms.size() / span);
+
+  double mean = kNaN, max = kNaN;
+  if (!latency_ms.empty()) {
+    double sum = 0;
+    for (double v : latency_ms) sum += v;
+    mean = sum / latency_ms.size();
+    max = *std::max_element(latency_ms.begin(), latency_ms.end());
+  }
+  std::sort(latency_ms.begin(), latency_ms.end());
+  auto pct = [&](double p) { return number(percentile_sorted(latency_ms, p)); };
+  j["latency_ms"] = {{"mean", number(mean)}, {"p50", pct(50)},  {"p80", pct(80)},
+                     {"p90", pct(90)},       {"p99", pct(99)},  {"p999", pct(99.9)},
+                     {"max", number(max)}};
+  if (slo) {
+    // Attainment over all requests: a timed-out or failed request missed its SLO.
+    j["slo_ms"] = *slo * 1e3;
+    j["slo_attainment"] = number(reqs.empty() ? kNaN : double(within_slo) / reqs.size());
+    j["overdue"] = reqs.size() - within_slo;
+  }
+  return j;
+}
+
+}  // namespace
+
+double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  return percentile_sorted(values, p);
+}
+
+nlohmann::json summarize(const RunRecords& run) {
+  std::vector<const RequestRecord*> all;
+  all.reserve(run.requests.size());
+  std::vector<std::vector<const RequestRecord*>> by_model(run.model_names.size());
+  for (const RequestRecord& r : run.requests) {
+    all.push_back(&r);
+    if (r.model < by_model.size()) by_model[r.model].push_back(&r);
+  }
+  nlohmann::json j = summarize_subset(all, run.slo);
+  j["loads"] = run.loads;
+  j["evictions"] = run.evictions;
+  j["hits"] = run.hits;
+  j["misses"] = run.misses;
+  j["mean_batch_size"] = number(run.mean_batch_size);
+  nlohmann::json per_model = nlohmann::json::object();
+  for (size_t m = 0; m < run.model_names.size(); ++m) {
+    per_model[run.model_names[m]] = summarize_subset(by_model[m], run.slo);
+  }
+  j["per_model"] = per_model;
+  return j;
+}
+
+}  // namespace servelab::results

@@ -1,0 +1,193 @@
+#include "simulator/sim_config.h"
+
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+#include "config/profile_yaml.h"
+#include "config/yaml_util.h"
+
+namespace servelab::sim {
+
+namespace fs = std::filesystem;
+using config::as_bool;
+using config::as_string;
+using config::as_uint;
+using config::check_keys;
+using config::fail;
+using config::Where;
+
+namespace {
+
+std::string resolve_path(const std::string& p, const std::string& base_dir) {
+  if (p.empty() || fs::path(p).is_absolute() || base_dir.empty()) return p;
+  return (fs::path(base_dir) / p).lexically_normal().string();
+}
+
+struct ModelEntry {
+  std::string name, profile_model;
+  uint32_t contexts = 0, max_batch = 0;  // 0: engine defaults
+};
+
+// `models:` is {count, prefix, profile_model} or a list of names / {name, profile_model,
+// contexts, max_batch}.
+std::vector<ModelEntry> parse_models(const YAML::Node& n, const Where& w) {
+  std::vector<ModelEntry> out;
+  if (!n) fail(w, n, "missing (a list of model names, or {count, prefix, profile_model})");
+  if (n.IsMap()) {
+    check_keys(n, w, {"count", "prefix", "profile_model"});
+    if (!n["count"] || !n["profile_model"]) fail(w, n, "needs count and profile_model");
+    uint64_t count = as_uint(n["count"], w.child("count"));
+    if (count == 0 || count > 1000000) fail(w.child("count"), n["count"], "must be in 1..1000000");
+    std::string prefix = n["prefix"] ? as_string(n["prefix"], w.child("prefix"))
+                                     : as_string(n["profile_model"], w.child("profile_model"));
+    std::string pm = as_string(n["profile_model"], w.child("profile_model"));
+    for (uint64_t i = 0; i < count; ++i) out.push_back({prefix + "-" + std::to_string(i), pm});
+    return out;
+  }
+  if (!n.IsSequence() || n.size() == 0) fail(w, n, "expected a non-empty list or a mapping");
+  for (size_t i = 0; i < n.size(); ++i) {
+    Where wi = w.child(std::to_string(i));
+    const YAML::Node& e = n[i];
+    if (e.IsScalar()) {
+      out.push_back({e.Scalar(), e.Scalar()});
+      continue;
+    }
+    check_keys(e, wi, {"name", "profile_model", "contexts", "max_batch"});
+    if (!e["name"]) fail(wi, e, "needs 'name'");
+    ModelEntry m;
+    m.name = as_string(e["name"], wi.child("name"));
+    m.profile_model = e["profile_model"] ? as_string(e["profile_model"], wi.child("profile_model")) : m.name;
+    if (e["contexts"]) m.contexts = uint32_t(as_uint(e["contexts"], wi.child("contexts")));
+    if (e["max_batch"]) m.max_batch = uint32_t(as_uint(e["max_batch"], wi.child("max_batch")));
+    out.push_back(m);
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (out[i].name == out[j].name) fail(w, n, "model '" + out[i].name + "' listed twice");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
+                           const std::string& base_dir, std::optional<uint64_t> seed) {
+  Where w{file, ""};
+  if (!root.IsMap()) fail(w, root, "expected a mapping (name, models, profile, engine, ...)");
+  // Experiment keys (experiments/experiment.h) belong to `servelab run`; simulate runs the
+  // base config and ignores them (load_sim_config merges `sim:` first).
+  check_keys(root, w, {"name", "models", "profile", "engine", "policies", "workload",
+                       "simulation", "description", "claim", "scaled_down", "mode", "modes",
+                       "repetitions", "seeds", "seed_paths", "sweep", "figures", "sim", "real"});
+  SimConfig c;
+  c.file = file;
+  c.name = root["name"] ? as_string(root["name"], w.child("name"))
+                        : (file.empty() ? "simulation" : fs::path(file).stem().string());
+
+  std::vector<ModelEntry> models = parse_models(root["models"], w.child("models"));
+  if (!root["profile"]) fail(w, root, "missing 'profile' (a cost profile file)");
+  c.profile_path = resolve_path(as_string(root["profile"], w.child("profile")), base_dir);
+  CostProfile profile = config::load_profile(c.profile_path);
+
+  c.engine = config::parse_engine_section(root, file);
+  SimulationSetup& s = c.setup;
+  s.control = c.engine.control;
+  s.slo = c.engine.slo;
+  for (const ModelEntry& m : models) {
+    const ModelProfile* p = profile.find(m.profile_model);
+    if (!p) {
+      std::string known;
+      for (const auto& n : profile.names()) known += (known.empty() ? "" : ", ") + n;
+      fail(w.child("models"), root["models"],
+           "model '" + m.name + "' uses profile entry '" + m.profile_model + "', which " +
+               c.profile_path + " does not have (it has: " + known + ")");
+    }
+    s.models.push_back({m.name, *p, m.contexts ? m.contexts : c.engine.contexts, m.max_batch});
+    c.profile_models.push_back(m.profile_model);
+  }
+
+  Where ws = w.child("simulation");
+  const YAML::Node& sim = root["simulation"];
+  check_keys(sim, ws, {"noise", "seed", "preload", "max_time_s", "event_list"});
+  if (sim && sim.IsMap()) {
+    if (sim["noise"]) {
+      // true = normal, false = none, or the kind by name.
+      std::string v = as_string(sim["noise"], ws.child("noise"));
+      if (!parse_cost_noise(v, &s.noise)) {
+        s.noise = as_bool(sim["noise"], ws.child("noise")) ? CostNoise::Normal : CostNoise::None;
+      }
+    }
+    if (sim["seed"]) s.seed = as_uint(sim["seed"], ws.child("seed"));
+    if (sim["preload"]) {
+      std::string v = as_string(sim["preload"], ws.child("preload"));
+      if (v == "none") s.preload_tier = Tier::Disk;
+      else if (!parse_tier(v, &s.preload_tier)) {
+        fail(ws.child("preload"), sim["preload"], "expected none, host or device, got '" + v + "'");
+      }
+    }
+    if (sim["max_time_s"] && as_string(sim["max_time_s"], ws.child("max_time_s")) != "none") {
+      s.max_time = config::as_double(sim["max_time_s"], ws.child("max_time_s"));
+    }
+    if (sim["event_list"]) {
+      s.event_list = as_string(sim["event_list"], ws.child("event_list"));
+      if (s.event_list != "heap" && s.event_list != "set") {
+        fail(ws.child("event_list"), sim["event_list"], "expected heap or set");
+      }
+    }
+  }
+  if (seed) s.seed = *seed;
+
+  if (!root["workload"]) fail(w, root, "missing 'workload' (see docs/workloads.md)");
+  try {
+    c.workload = workloads::parse_workload(root["workload"], uint32_t(s.models.size()));
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError((file.empty() ? "" : file + ": ") + e.what());
+  }
+  c.workload.access.trace_file = resolve_path(c.workload.access.trace_file, base_dir);
+  c.workload.arrival.trace_file = resolve_path(c.workload.arrival.trace_file, base_dir);
+  if (seed) {
+    c.workload.access.seed = *seed;
+    c.workload.arrival.seed = *seed + 1;
+  }
+
+  // The effective config: every default written out.
+  YAML::Node r;
+  r["name"] = c.name;
+  for (size_t i = 0; i < models.size(); ++i) {
+    YAML::Node m;
+    m["name"] = models[i].name;
+    m["profile_model"] = models[i].profile_model;
+    m["contexts"] = s.models[i].contexts;
+    m["max_batch"] = s.models[i].max_batch ? s.models[i].max_batch : s.control.max_batch;
+    r["models"].push_back(m);
+  }
+  r["profile"] = fs::absolute(c.profile_path).lexically_normal().string();
+  config::emit_engine_section(c.engine, r);
+  r["workload"] = YAML::Load(workloads::to_yaml(c.workload))["workload"];
+  YAML::Node sn;
+  sn["noise"] = cost_noise_name(s.noise);
+  sn["seed"] = s.seed;
+  sn["preload"] = s.preload_tier == Tier::Disk ? "none" : tier_name(s.preload_tier);
+  if (std::isinf(s.max_time)) sn["max_time_s"] = "none";
+  else sn["max_time_s"] = s.max_time;
+  sn["event_list"] = s.event_list;
+  r["simulation"] = sn;
+  c.resolved = r;
+  return c;
+}
+
+SimConfig load_sim_config(const std::string& path, const std::vector<std::string>& overrides,
+                          std::optional<uint64_t> seed) {
+  YAML::Node root = config::load_file(path);
+  if (root.IsMap() && root["sim"]) {
+    config::merge_into(root, root["sim"]);
+    root.remove("sim");
+  }
+  for (const std::string& o : overrides) config::apply_override(root, o);
+  std::string base = fs::path(path).parent_path().string();
+  return parse_sim_config(root, path, base.empty() ? "." : base, seed);
+}
+
+}  // namespace servelab::sim

@@ -1,0 +1,100 @@
+// Ground truth for the model cache: LRU miss ratios under the independent reference model
+// (uniform: 1 - C/N; Zipf: Che's approximation, solved here by bisection) and sequential
+// thrashing. One worker, batching none, one request in flight: hits and misses per batch are
+// hits and misses per request.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "sim_test_util.h"
+
+using namespace servelab;
+using namespace servelab::sim;
+
+namespace {
+
+double miss_ratio(const SimulationResult& r) {
+  return double(r.records.misses) / double(r.records.hits + r.records.misses);
+}
+
+SimulationResult run_lru(uint32_t n, uint32_t room, std::vector<uint32_t> models) {
+  SimulationSetup s = test::cache_setup(n, room, test::constant_profile(0.001, 0, 0.002));
+  SimulationResult r = simulate(s, test::closed_loop(std::move(models)));
+  REQUIRE(r.violations.empty());
+  REQUIRE(r.lost == 0);
+  REQUIRE(r.records.hits + r.records.misses == r.records.requests.size());
+  return r;
+}
+
+// Che's approximation: T solves sum_i (1 - exp(-p_i T)) = C; miss = sum_i p_i exp(-p_i T).
+double che_miss_ratio(const std::vector<double>& p, double c) {
+  auto filled = [&](double t) {
+    double s = 0;
+    for (double x : p) s += 1 - std::exp(-x * t);
+    return s;
+  };
+  double lo = 0, hi = 1;
+  while (filled(hi) < c) hi *= 2;
+  for (int i = 0; i < 200; ++i) {
+    double mid = (lo + hi) / 2;
+    (filled(mid) < c ? lo : hi) = mid;
+  }
+  double t = (lo + hi) / 2, miss = 0;
+  for (double x : p) miss += x * std::exp(-x * t);
+  return miss;
+}
+
+}  // namespace
+
+TEST_CASE("LRU under uniform access misses 1 - C/N", "[simulator][ground-truth][cache]") {
+  for (auto [n, c] : {std::pair<uint32_t, uint32_t>{10, 5}, {20, 15}, {5, 4}}) {
+    DYNAMIC_SECTION("N " << n << " C " << c) {
+      std::vector<double> p(n, 1.0 / n);
+      SimulationResult r = run_lru(n, c, test::draw_models(p, 200000, 11 + n));
+      double expected = 1 - double(c) / n;
+      INFO("miss ratio " << miss_ratio(r) << " expected " << expected);
+      CHECK(std::abs(miss_ratio(r) / expected - 1) < 0.01);
+    }
+  }
+}
+
+TEST_CASE("LRU under Zipf matches Che's approximation", "[simulator][ground-truth][cache]") {
+  const uint32_t n = 100;
+  for (double alpha : {0.8, 1.1}) {
+    for (uint32_t c : {10u, 50u}) {
+      DYNAMIC_SECTION("alpha " << alpha << " C " << c) {
+        std::vector<double> p = test::zipf_probabilities(n, alpha);
+        SimulationResult r = run_lru(n, c, test::draw_models(p, 300000, 5));
+        double expected = che_miss_ratio(p, c);
+        INFO("miss ratio " << miss_ratio(r) << " Che " << expected);
+        CHECK(std::abs(miss_ratio(r) / expected - 1) < 0.02);
+      }
+    }
+  }
+}
+
+TEST_CASE("LRU thrashes under sequential access with one model too many",
+          "[simulator][ground-truth][cache]") {
+  std::vector<uint32_t> seq;
+  for (int i = 0; i < 1000; ++i) seq.push_back(i % 5);
+  SECTION("cold start: every request misses") {
+    SimulationSetup s = test::cache_setup(5, 4, test::constant_profile(0.008, 0, 0.09));
+    s.preload_tier = Tier::Host;  // nothing on the device
+    SimulationResult r = simulate(s, test::closed_loop(seq));
+    REQUIRE(r.violations.empty());
+    CHECK(r.records.misses == 1000);
+    CHECK(r.records.hits == 0);
+    for (const auto& q : r.records.requests) {
+      REQUIRE(q.waited_for_load);
+      REQUIRE(q.finish - q.arrival == Approx(0.098));  // load 90 ms + compute 8 ms
+    }
+  }
+  SECTION("warm start: every request after the four preloaded models misses") {
+    SimulationSetup s = test::cache_setup(5, 4, test::constant_profile(0.008, 0, 0.09));
+    SimulationResult r = simulate(s, test::closed_loop(seq));
+    REQUIRE(r.violations.empty());
+    CHECK(r.records.hits == 4);
+    CHECK(r.records.misses == 996);
+    CHECK(r.records.evictions == 996);  // every miss finds the cache full
+  }
+}

@@ -1,0 +1,113 @@
+// Event lists and the Simulation facade: ordering, stability of equal times, and the same
+// cases over every event-list implementation.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <vector>
+
+#include "simulator/simulation.h"
+
+using namespace servelab;
+using namespace servelab::sim;
+
+namespace {
+
+// Records (time, tag) of every event it receives; optionally schedules follow-ups.
+struct Recorder : EventHandler {
+  Simulation* sim = nullptr;
+  std::vector<std::pair<Time, uint64_t>> seen;
+  bool chain = false;
+  void on_event(uint64_t tag, Time now) override {
+    REQUIRE(sim->now() == now);
+    seen.push_back({now, tag});
+    if (chain && tag < 5) sim->schedule(now, this, tag + 100);  // same time: runs after queued
+  }
+};
+
+}  // namespace
+
+TEST_CASE("event lists pop in (time, sequence) order", "[simulator][event_list]") {
+  for (std::string kind : {"heap", "set"}) {
+    SECTION(kind) {
+      auto list = make_event_list(kind);
+      std::mt19937_64 rng(7);
+      std::uniform_int_distribution<int> t(0, 50);  // many equal times
+      std::vector<Event> events;
+      for (uint64_t i = 0; i < 5000; ++i) {
+        Event e{double(t(rng)), i, nullptr, i};
+        events.push_back(e);
+        list->insert(e);
+        if (i % 3 == 0) {  // interleave pops with inserts
+          Event top = list->pop();
+          events.erase(std::find_if(events.begin(), events.end(),
+                                    [&](const Event& x) { return x.seq == top.seq; }));
+          for (const Event& x : events) REQUIRE_FALSE(earlier(x, top));
+        }
+      }
+      REQUIRE(list->size() == events.size());
+      std::stable_sort(events.begin(), events.end(),
+                       [](const Event& a, const Event& b) { return a.time < b.time; });
+      for (const Event& expected : events) {
+        REQUIRE(list->top().seq == expected.seq);
+        Event e = list->pop();
+        REQUIRE(e.seq == expected.seq);
+        REQUIRE(e.time == expected.time);
+      }
+      REQUIRE(list->empty());
+    }
+  }
+}
+
+TEST_CASE("equal times run in scheduling order, including events scheduled at now",
+          "[simulator][event_list]") {
+  for (std::string kind : {"heap", "set"}) {
+    SECTION(kind) {
+      Simulation sim(make_event_list(kind));
+      Recorder r;
+      r.sim = &sim;
+      r.chain = true;
+      for (uint64_t tag = 0; tag < 5; ++tag) sim.schedule(1.0, &r, tag);
+      sim.schedule(0.5, &r, 50);
+      sim.schedule(2.0, &r, 60);
+      sim.run();
+      std::vector<uint64_t> tags;
+      for (auto& [t, tag] : r.seen) tags.push_back(tag);
+      REQUIRE(tags == std::vector<uint64_t>{50, 0, 1, 2, 3, 4, 100, 101, 102, 103, 104, 60});
+      REQUIRE(sim.now() == 2.0);
+      REQUIRE(sim.events_processed() == 12);
+    }
+  }
+}
+
+TEST_CASE("the clock never goes back and run(until) stops before later events",
+          "[simulator][event_list]") {
+  Simulation sim;
+  Recorder r;
+  r.sim = &sim;
+  sim.schedule(3, &r, 1);
+  sim.schedule(1, &r, 2);
+  sim.run(2.0);
+  REQUIRE(r.seen.size() == 1);
+  REQUIRE(sim.now() == 1);
+  REQUIRE(sim.pending() == 1);
+  sim.schedule(0.5, &r, 3);  // in the past: clamped to now
+  sim.run();
+  REQUIRE(r.seen[1] == std::pair<Time, uint64_t>{1, 3});
+  REQUIRE(r.seen[2] == std::pair<Time, uint64_t>{3, 1});
+}
+
+TEST_CASE("two simulations coexist without sharing state", "[simulator][event_list]") {
+  Simulation a, b;
+  Recorder ra, rb;
+  ra.sim = &a;
+  rb.sim = &b;
+  a.schedule(1, &ra, 1);
+  b.schedule(5, &rb, 2);
+  a.run_one();
+  REQUIRE(a.now() == 1);
+  REQUIRE(b.now() == 0);
+  b.run();
+  REQUIRE(b.now() == 5);
+  REQUIRE(ra.seen.size() == 1);
+  REQUIRE(rb.seen.size() == 1);
+}

@@ -1,0 +1,95 @@
+// results/: percentiles (numpy's linear method, by hand), summaries and requests.csv.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "results/records.h"
+
+using namespace servelab;
+using namespace servelab::results;
+
+TEST_CASE("percentile interpolates linearly between closest ranks", "[results]") {
+  std::vector<double> v = {4, 1, 3, 2};  // unsorted on purpose
+  CHECK(percentile(v, 0) == 1);
+  CHECK(percentile(v, 50) == Approx(2.5));
+  CHECK(percentile(v, 80) == Approx(3.4));   // rank 0.8*3 = 2.4
+  CHECK(percentile(v, 99) == Approx(3.97));  // rank 2.97
+  CHECK(percentile(v, 100) == 4);
+  CHECK(percentile({7}, 90) == 7);
+  CHECK(std::isnan(percentile({}, 50)));
+}
+
+namespace {
+
+RunRecords sample_run() {
+  RunRecords run;
+  run.model_names = {"a", "b"};
+  // latencies: a: 10 ms, 30 ms; b: 20 ms, and one timeout.
+  run.requests.push_back({0, 0, 0.000, 0.001, 0.001, 0.010, 1, false, RequestStatus::Ok});
+  run.requests.push_back({1, 1, 0.010, 0.011, 0.012, 0.030, 2, true, RequestStatus::Ok});
+  run.requests.push_back({2, 0, 0.020, 0.021, 0.021, 0.050, 2, false, RequestStatus::Ok});
+  run.requests.push_back({3, 1, 0.030, NAN, NAN, 0.130, 0, false, RequestStatus::Timeout});
+  run.slo = 0.025;
+  run.loads = 3;
+  run.hits = 2;
+  run.misses = 1;
+  run.mean_batch_size = 1.5;
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("summarize counts, latency over ok requests, SLO and per model", "[results]") {
+  nlohmann::json s = summarize(sample_run());
+  CHECK(s["requests"] == 4);
+  CHECK(s["completed"] == 3);
+  CHECK(s["failed"] == 1);
+  CHECK(s["failed_by_status"]["timeout"] == 1);
+  CHECK(s["latency_ms"]["mean"].get<double>() == Approx(20));
+  CHECK(s["latency_ms"]["p50"].get<double>() == Approx(20));
+  CHECK(s["latency_ms"]["p90"].get<double>() == Approx(28));  // rank 1.8 between 20 and 30
+  CHECK(s["latency_ms"]["max"].get<double>() == Approx(30));
+  CHECK(s["throughput_rps"].get<double>() == Approx(3 / 0.05));  // first arrival..last ok finish
+  CHECK(s["slo_attainment"].get<double>() == Approx(0.5));       // 10 and 20 ms of 4
+  CHECK(s["overdue"] == 2);
+  CHECK(s["loads"] == 3);
+  CHECK(s["per_model"]["a"]["completed"] == 2);
+  CHECK(s["per_model"]["a"]["latency_ms"]["mean"].get<double>() == Approx(20));
+  CHECK(s["per_model"]["b"]["failed"] == 1);
+  CHECK(s["per_model"]["b"]["latency_ms"]["p99"].get<double>() == Approx(20));
+
+  RunRecords empty;
+  nlohmann::json e = summarize(empty);
+  CHECK(e["latency_ms"]["mean"].is_null());
+  CHECK(e.dump().find("NaN") == std::string::npos);
+}
+
+TEST_CASE("requests.csv round-trips and rejects foreign files", "[results]") {
+  auto dir = std::filesystem::temp_directory_path() / "servelab-results-test";
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "requests.csv").string();
+  RunRecords run = sample_run();
+  write_requests_csv(path, run);
+  std::ifstream in(path);
+  std::string header, first;
+  std::getline(in, header);
+  std::getline(in, first);
+  CHECK(header == "id,model,arrival,dispatch,start,finish,batch_size,waited_for_load,status");
+  CHECK(first == "0,a,0.000000000,0.001000000,0.001000000,0.010000000,1,0,ok");
+
+  RunRecords back = read_requests_csv(path);
+  REQUIRE(back.requests.size() == 4);
+  CHECK(back.model_names == run.model_names);
+  CHECK(back.requests[1].waited_for_load);
+  CHECK(back.requests[3].status == RequestStatus::Timeout);
+  CHECK(std::isnan(back.requests[3].dispatch));
+  CHECK(back.requests[2].finish == Approx(0.05));
+
+  std::ofstream(path) << "a,b\n1,2\n";
+  CHECK_THROWS_WITH(read_requests_csv(path), Catch::Matchers::Contains("not a requests.csv"));
+  CHECK_THROWS(write_requests_csv("/nonexistent-dir/x.csv", run));
+  std::filesystem::remove_all(dir);
+}
