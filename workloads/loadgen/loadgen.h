@@ -1,0 +1,59 @@
+// The HTTP load generator: replays a generated workload against a running ServeLab server
+// (`POST {url}/classify/{model}` with a fixed body) and returns one record per request in the
+// shared results format (results/records.h). Used by `servelab load` and, in-process, by the
+// experiment runner.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/records.h"
+#include "workloads/workload.h"
+
+namespace servelab::loadgen {
+
+// Where and what to send. Plain value; copy freely.
+struct LoadOptions {
+  std::string url;                       // http://host[:port][/prefix]; https is not supported
+  std::vector<std::string> model_names;  // model index of the workload -> name in the URL
+  std::string body;                      // request body (image bytes), shared by all requests
+  std::string content_type = "application/octet-stream";
+  double timeout = 30;                   // seconds per request (connect + send + receive)
+  uint32_t max_connections = 1024;       // open loop: at most this many sockets at once
+  std::optional<double> slo;             // seconds; copied into RunRecords::slo
+};
+
+// What the generator itself observed, beyond the per-request records.
+struct LoadStats {
+  double send_lag_mean = 0;      // open loop: mean of (actual send - scheduled send), seconds
+  double send_lag_max = 0;       // open loop: worst lag (grows when max_connections binds)
+  uint64_t connections = 0;      // TCP connections opened (keep-alive reuse keeps it low)
+  uint64_t retries = 0;          // requests resent once because an idle keep-alive socket died
+  std::string first_error;       // first transport error message, empty if none
+};
+
+// Sends every request of `workload` and waits for all responses (or their timeouts); blocks
+// the calling thread, running its own single-threaded Asio loop. Times in the records are
+// seconds from the start of the run: `arrival` is when the request was sent, `finish` when
+// the response (or the error) came back; dispatch/start are NaN, batch_size 0.
+// Closed loop: `concurrency` keep-alive connections each send, wait for the response, wait
+// the think time, and send the next request. Open loop: each request is sent at its scheduled
+// time on an idle keep-alive connection or a new one, without waiting for earlier responses.
+// Status: HTTP 200 Ok, 503 Rejected, 504 Timeout, other codes Failed; a client-side timeout
+// is Timeout, a transport error (refused, reset) Failed. Throws std::invalid_argument on a bad
+// URL, an unresolvable host, or a model index without a name. Safe to call from several
+// threads at once (no shared state).
+results::RunRecords run_load(const LoadOptions& options, const workloads::Workload& workload,
+                             LoadStats* stats = nullptr);
+
+// The parts of an http:// URL. Throws std::invalid_argument with the URL in the message.
+struct Url {
+  std::string host;
+  std::string port = "80";
+  std::string prefix;  // path without a trailing '/', "" for the root
+};
+Url parse_url(const std::string& url);
+
+}  // namespace servelab::loadgen
