@@ -92,11 +92,11 @@ void Controller::on_arrival(const Request& r, Time now, ActionBuffer& out) {
   Impl& s = *impl_;
   s.advance_to(now, out);
   ModelSlot* m = s.slot(r.model);
+  if (m && m->registered) ++s.counters(r.model).arrivals;
   if (!m || !m->registered || m->unfittable) {
     s.complete(r, RequestStatus::Failed, now, out);
     return s.pump(now, out);
   }
-  ++s.counters(r.model).arrivals;
   if (s.cfg.queue_bound && m->queue.size() >= s.cfg.queue_bound) {
     s.complete(r, RequestStatus::Rejected, now, out);
     return s.pump(now, out);

@@ -33,7 +33,7 @@ struct Checker {
   }
 };
 
-void run_scenario(const std::string& b, const std::string& e, const std::string& s, Time quantum,
+std::vector<RequestOutcome> run_scenario(const std::string& b, const std::string& e, const std::string& s, Time quantum,
                   uint32_t seed) {
   ControllerConfig cfg;
   cfg.workers = 2;
@@ -127,6 +127,7 @@ void run_scenario(const std::string& b, const std::string& e, const std::string&
   // The scenario must exercise the cache and serve most requests.
   CHECK(c.stats().loads > 0);
   CHECK(ok > size_t(n) / 2);
+  return sim.outcomes;
 }
 
 }  // namespace
@@ -137,6 +138,12 @@ TEST_CASE("every policy combination keeps the controller contract") {
       for (const auto& s : PolicyRegistry::scheduling_names())
         for (Time q : {0.0, 0.05}) {
           INFO("batching=" << b << " eviction=" << e << " scheduling=" << s << " quantum=" << q);
-          run_scenario(b, e, s, q, 42);
+          auto first = run_scenario(b, e, s, q, 42);
+          auto again = run_scenario(b, e, s, q, 42);  // deterministic: same outcomes
+          REQUIRE(first.size() == again.size());
+          for (size_t i = 0; i < first.size(); ++i) {
+            CHECK(first[i].request.id == again[i].request.id);
+            CHECK(first[i].finished == again[i].finished);
+          }
         }
 }

@@ -203,3 +203,37 @@ TEST_CASE("unknown policy names are ConfigErrors") {
   cfg.scheduling.name = "nope";
   CHECK_THROWS_WITH(Controller(cfg), Catch::Contains("oldest-first"));
 }
+
+TEST_CASE("quantum mode: a timeout at a tick time goes before the tick") {
+  ControllerConfig cfg = config("none");
+  cfg.quantum = 1.0;
+  cfg.request_timeout = 0.5;
+  Controller c(cfg);
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 0.1);
+  s.arrive(0.5, 1, 0);  // deadline 1.0 == first tick: times out, never dispatched
+  s.arrive(1.8, 2, 0);  // deadline 2.3: dispatched at tick 2
+  s.run(3);
+  CHECK(outcome(s, 1).status == RequestStatus::Timeout);
+  CHECK(outcome(s, 1).finished == Approx(1.0));
+  REQUIRE(s.batches.size() == 1);
+  CHECK(s.batches[0].at == Approx(2.0));
+}
+
+TEST_CASE("event mode lru-order serves the least recently dispatched model first") {
+  ControllerConfig cfg = config("none");
+  cfg.scheduling = {"lru-order", {}};
+  Controller c(cfg);
+  for (ModelId m = 0; m < 3; ++m) c.add_model(m, model(), Tier::Host);
+  MiniSim s(c, 1.0);
+  s.arrive(0.0, 1, 1);  // runs 0..1: model 1 dispatched at 0
+  s.arrive(0.1, 2, 1);
+  s.arrive(0.2, 3, 2);
+  s.arrive(0.3, 4, 0);
+  s.run();
+  // At 1: models 0 and 2 never dispatched (tie: lowest id), then 2, then 1.
+  REQUIRE(s.batches.size() == 4);
+  CHECK(s.batches[1].batch.model == 0);
+  CHECK(s.batches[2].batch.model == 2);
+  CHECK(s.batches[3].batch.model == 1);
+}

@@ -243,3 +243,39 @@ TEST_CASE("remove_model fails queued requests, lets running batches finish, then
   c.add_model(0, model(), Tier::Host);  // the id can be reused once gone
   CHECK(c.model_state(0).registered);
 }
+
+TEST_CASE("remove_model during a load fails the held batch and evicts when the load ends") {
+  ControllerConfig cfg = config();
+  cfg.exec_tier = Tier::Device;
+  Controller c(cfg);
+  c.add_model(0, model());
+  ActionBuffer out;
+  c.on_arrival(Request{1, 0, 0.0}, 0.0, out);
+  REQUIRE(out.loads.size() == 1);
+  out.clear();
+  c.remove_model(0, 1.0, out);
+  REQUIRE(out.completions.size() == 1);
+  CHECK(out.completions[0].status == RequestStatus::Failed);
+  CHECK(out.completions[0].assigned == 0.0);
+  CHECK(c.free_workers() == 1);
+  CHECK(out.evicts.empty());  // the host load is still in flight
+  out.clear();
+  c.on_load_done(0, Tier::Host, true, 10.0, out);
+  CHECK(out.loads.empty());  // no device hop for a removed model
+  REQUIRE(out.evicts.size() == 1);
+  CHECK(out.evicts[0].tier == Tier::Host);
+  CHECK(c.stats().resident_bytes[int(Tier::Host)] == 0);
+}
+
+TEST_CASE("contexts bound the batches of one model running at once") {
+  Controller c(config(3));
+  ModelInfo two = model();
+  two.contexts = 2;
+  c.add_model(0, two, Tier::Host);
+  MiniSim s(c, 1.0);
+  for (int i = 0; i < 3; ++i) s.arrive(0.0, i + 1, 0);
+  s.run();
+  REQUIRE(s.batches.size() == 3);
+  CHECK(s.batches[1].at == 0.0);
+  CHECK(s.batches[2].at == Approx(1.0));
+}
