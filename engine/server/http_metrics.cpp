@@ -1,0 +1,38 @@
+#include "engine/server/http_metrics.h"
+
+#include <sstream>
+
+namespace servelab::server {
+
+void HttpMetrics::finished(const std::string& route, int status, double seconds) {
+  in_flight_--;
+  std::lock_guard<std::mutex> lock(mu_);
+  by_status_[{route, status}]++;
+  auto& r = by_route_[route];
+  r.count++;
+  r.seconds += seconds;
+}
+
+std::string HttpMetrics::text() const {
+  std::ostringstream out;
+  std::lock_guard<std::mutex> lock(mu_);
+  out << "# HELP servelab_http_requests_total HTTP requests answered, by route and status.\n"
+      << "# TYPE servelab_http_requests_total counter\n";
+  for (const auto& [key, n] : by_status_) {
+    out << "servelab_http_requests_total{route=\"" << key.first << "\",code=\"" << key.second
+        << "\"} " << n << "\n";
+  }
+  out << "# HELP servelab_http_request_seconds Time from request parsed to response handed "
+         "to the connection.\n"
+      << "# TYPE servelab_http_request_seconds summary\n";
+  for (const auto& [route, s] : by_route_) {
+    out << "servelab_http_request_seconds_sum{route=\"" << route << "\"} " << s.seconds << "\n"
+        << "servelab_http_request_seconds_count{route=\"" << route << "\"} " << s.count << "\n";
+  }
+  out << "# HELP servelab_http_requests_in_flight Requests parsed and not yet answered.\n"
+      << "# TYPE servelab_http_requests_in_flight gauge\n"
+      << "servelab_http_requests_in_flight " << in_flight_.load() << "\n";
+  return out.str();
+}
+
+}  // namespace servelab::server

@@ -1,0 +1,32 @@
+// HTTP-level counters for GET /metrics: requests by route and status, latency sums, requests
+// in flight. Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace servelab::server {
+
+class HttpMetrics {
+ public:
+  void started() { in_flight_++; }
+  // One answered request: its route pattern, status and time from parse to reply.
+  void finished(const std::string& route, int status, double seconds);
+  // Prometheus text exposition of the counters.
+  std::string text() const;
+
+ private:
+  struct RouteStats {
+    uint64_t count = 0;
+    double seconds = 0;
+  };
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, int>, uint64_t> by_status_;
+  std::map<std::string, RouteStats> by_route_;
+  std::atomic<int64_t> in_flight_{0};
+};
+
+}  // namespace servelab::server

@@ -1,0 +1,183 @@
+// HttpServer lifecycle, routing, and the request-path endpoints (classify, health, metrics).
+#include "engine/server/http_server.h"
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "engine/server/server_impl.h"
+
+namespace servelab::server {
+using nlohmann::json;
+
+namespace {
+
+// Runs `work` (which returns a response or throws HttpError) and replies with its result.
+template <class Work>
+void reply_with(const Reply& reply, Work&& work) {
+  try {
+    reply(work());
+  } catch (const HttpError& e) {
+    reply(error_response(e.status, e.what()));
+  } catch (const std::exception& e) {
+    reply(error_response(500, std::string("internal error: ") + e.what()));
+  }
+}
+
+int parse_top_k(const HttpRequest& req, int fallback) {
+  auto it = req.query.find("top_k");
+  if (it == req.query.end()) return fallback;
+  try {
+    size_t used = 0;
+    int k = std::stoi(it->second, &used);
+    if (used == it->second.size() && k >= 1 && k <= 100000) return k;
+  } catch (const std::exception&) {
+  }
+  throw HttpError(400, "top_k must be a positive integer (got '" + it->second + "')");
+}
+
+HttpResponse classify_response(const std::string& model, const runtime::ClassifyResult& r) {
+  switch (r.status) {
+    case RequestStatus::Ok:
+      break;
+    case RequestStatus::Rejected:
+      return error_response(503, "queue of model '" + model + "' is full" +
+                                     (r.error.empty() ? "" : ": " + r.error));
+    case RequestStatus::Timeout:
+      return error_response(504, "request to model '" + model + "' timed out in its queue" +
+                                     (r.error.empty() ? "" : ": " + r.error));
+    case RequestStatus::Failed:
+      return error_response(500, "classification with model '" + model + "' failed" +
+                                     (r.error.empty() ? "" : ": " + r.error));
+  }
+  json top = json::array();
+  for (const auto& [label, score] : r.top) top.push_back({{"label", label}, {"score", score}});
+  json j = {{"model", model},
+            {"top", std::move(top)},
+            {"batch_size", r.batch_size},
+            {"queue_ms", r.queue_s * 1e3},
+            {"load_ms", r.load_s * 1e3},
+            {"compute_ms", r.compute_s * 1e3}};
+  return json_response(200, j.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+}  // namespace
+
+HttpServer::Impl::Impl(ServerOptions opts, runtime::EngineOptions engine_opts)
+    : options(std::move(opts)),
+      store(options.store_dir),
+      registry(store.db_path()),
+      engine(std::make_unique<runtime::Engine>(std::move(engine_opts))) {}
+
+void HttpServer::Impl::log(const std::string& line) const {
+  if (options.log) std::fprintf(stderr, "servelab serve: %s\n", line.c_str());
+}
+
+void HttpServer::Impl::add_routes() {
+  // Slow administrative work goes to the admin pool; the IO thread is free at once.
+  auto on_admin = [this](auto work) {
+    return [this, work](HttpRequest& req, const PathParams& p, Reply reply) {
+      boost::asio::post(admin, [this, work, req = std::move(req), p, reply]() mutable {
+        reply_with(reply, [&] { return work(this, req, p); });
+      });
+    };
+  };
+  router.add("POST", "/register", on_admin([](Impl* s, HttpRequest& req, const PathParams&) {
+               return s->register_model(req);
+             }));
+  router.add("DELETE", "/models/{name}",
+             on_admin([](Impl* s, HttpRequest&, const PathParams& p) {
+               return s->delete_model(p.at("name"));
+             }));
+  router.add("GET", "/models", [this](HttpRequest&, const PathParams&, Reply reply) {
+    reply_with(reply, [&] { return list_models(); });
+  });
+  router.add("GET", "/models/{name}", [this](HttpRequest&, const PathParams& p, Reply reply) {
+    reply_with(reply, [&] { return get_model(p.at("name")); });
+  });
+  router.add("POST", "/classify/{name}", [this](HttpRequest& req, const PathParams& p, Reply reply) {
+    reply_with(reply, [&]() -> HttpResponse {
+      const std::string& name = p.at("name");
+      int top_k = parse_top_k(req, options.default_top_k);
+      if (req.body.empty()) throw HttpError(400, "empty body: send the image bytes as the body");
+      int rc = engine->classify(name, std::move(req.body), top_k,
+                                [reply, name](runtime::ClassifyResult r) {
+                                  reply(classify_response(name, r));
+                                });
+      if (rc == 0) return HttpResponse{-1};  // answered later, from an engine thread
+      if (rc == 404) throw HttpError(404, "unknown model '" + name + "'");
+      if (rc == 400) throw HttpError(400, "cannot decode the request body as an image");
+      throw HttpError(rc, "model '" + name + "' cannot take requests now");
+    });
+  });
+  router.add("GET", "/health", [this](HttpRequest&, const PathParams&, Reply reply) {
+    reply_with(reply, [&] {
+      size_t unavailable_models;
+      {
+        std::lock_guard<std::mutex> lock(admin_mu);
+        unavailable_models = unavailable.size();
+      }
+      json j = {{"status", "ok"},
+                {"models", engine->models().size()},
+                {"unavailable_models", unavailable_models},
+                {"cuda", engine->cuda_available()}};
+      return json_response(200, j.dump());
+    });
+  });
+  router.add("GET", "/metrics", [this](HttpRequest&, const PathParams&, Reply reply) {
+    reply_with(reply, [&] {
+      HttpResponse r;
+      r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      r.body = engine->metrics_text();
+      if (!r.body.empty() && r.body.back() != '\n') r.body += '\n';
+      r.body += metrics.text();
+      return r;
+    });
+  });
+}
+
+HttpServer::HttpServer(ServerOptions options, runtime::EngineOptions engine_options)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(engine_options))) {
+  impl_->add_routes();
+}
+
+HttpServer::~HttpServer() {
+  stop();
+  impl_->admin.join();
+}
+
+RestoreReport HttpServer::start() {
+  Impl& s = *impl_;
+  if (s.transport) throw std::runtime_error("server already started");
+  RestoreReport report = s.restore();
+  TransportOptions t;
+  t.bind = s.options.bind;
+  t.port = s.options.port;
+  t.io_threads = s.options.io_threads;
+  t.max_body_bytes = s.options.max_body_bytes;
+  s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {
+    auto route = std::make_shared<std::string>("unmatched");
+    auto t0 = std::chrono::steady_clock::now();
+    s.metrics.started();
+    Reply counted = [&s, route, t0, reply = std::move(reply)](HttpResponse res) {
+      if (res.status < 0) return;  // placeholder: the real reply comes later
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      s.metrics.finished(*route, res.status, secs);
+      reply(std::move(res));
+    };
+    s.router.dispatch(std::move(req), std::move(counted), route.get());
+  });
+  s.transport->start();
+  return report;
+}
+
+uint16_t HttpServer::port() const { return impl_->transport ? impl_->transport->port() : 0; }
+
+void HttpServer::stop() {
+  if (impl_->transport) impl_->transport->stop();
+}
+
+runtime::Engine& HttpServer::engine() { return *impl_->engine; }
+
+}  // namespace servelab::server

@@ -1,0 +1,66 @@
+// The ServeLab HTTP server: the REST API of the engine (Rafiqi section 2.1 and 3).
+//   POST   /register          register a model (multipart upload or JSON with a server path)
+//   GET    /models            all registered models; GET /models/{name}: one
+//   DELETE /models/{name}     unregister and remove its file
+//   POST   /classify/{name}   image bytes in the body, ?top_k=N; top-k labels and time split
+//   GET    /health, GET /metrics (Prometheus text: engine metrics plus HTTP counters)
+// Every error is JSON {"error": "..."} with its status. The server owns its Engine, the model
+// store directory and the SQLite registry in it; start() registers every model of the
+// registry again before it accepts connections.
+// Thread-safety: construct, start(), stop() and destroy from one owning thread; port() and
+// engine() from any thread. Embeddable in-process (the experiment runner does).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/engine.h"
+
+namespace servelab::server {
+
+struct ServerOptions {
+  std::string bind = "127.0.0.1";    // listen address (loopback by default)
+  uint16_t port = 0;                 // 0: ephemeral; read the bound port with port()
+  unsigned io_threads = 2;           // HTTP IO threads (image decoding runs on them too)
+  size_t max_body_bytes = 256u << 20;  // larger bodies are answered 413
+  std::string store_dir = "model-store";  // model files and registry.sqlite
+  int default_top_k = 5;             // /classify without ?top_k=
+  bool log = true;                   // log registrations and restore problems on stderr
+};
+
+// What start() found in the registry.
+struct RestoreReport {
+  std::vector<std::string> restored;
+  std::vector<std::pair<std::string, std::string>> skipped;  // name, reason (row kept)
+};
+
+class HttpServer {
+ public:
+  // Opens the store and registry and starts the engine. Throws std::runtime_error with a
+  // user-facing message (unusable store directory or database, bad engine configuration).
+  HttpServer(ServerOptions options, runtime::EngineOptions engine_options);
+  ~HttpServer();  // stop()s, then stops the engine (pending requests fail)
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Re-registers the registry's models (a broken one is logged and skipped, its row kept),
+  // then binds and serves. Throws std::runtime_error when the address cannot be bound.
+  RestoreReport start();
+  uint16_t port() const;
+  // Stops accepting, lets responses in flight finish (up to 2 s) and joins the IO threads.
+  // Idempotent.
+  void stop();
+
+  // The engine behind the API, e.g. for submit_raw() from an in-process load generator.
+  runtime::Engine& engine();
+
+  struct Impl;  // shared by the server's translation units
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace servelab::server

@@ -1,0 +1,197 @@
+// `servelab serve`: the HTTP inference server. Options come from an optional YAML config
+// (--config: its engine/policies sections) and the command line, which overrides it.
+#include <pthread.h>
+#include <signal.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/subcommands.h"
+#include "engine/server/http_server.h"
+#ifdef SERVELAB_HAS_CONFIG
+#include <yaml-cpp/yaml.h>
+
+#include "config/engine_yaml.h"
+#endif
+
+namespace po = boost::program_options;
+
+namespace servelab::cli {
+namespace {
+
+po::options_description serve_options() {
+  po::options_description d("servelab serve [options]\n\nServes the REST API (POST /register, "
+                            "POST /classify/{name}, GET|DELETE /models[/{name}], GET /health, "
+                            "GET /metrics)\non 127.0.0.1 by default. Command-line options override "
+                            "the config file. Options");
+  // clang-format off
+  d.add_options()
+    ("help,h", "print this help and exit")
+    ("config", po::value<std::string>(), "YAML config; its `engine:` and `policies:` sections set "
+                                         "the engine (docs/config.md)")
+    ("bind", po::value<std::string>()->default_value("127.0.0.1"), "listen address")
+    ("port", po::value<unsigned>()->default_value(8080), "listen port; 0 picks a free one. The "
+                                  "bound address is printed as `listening on ADDR:PORT`")
+    ("io-threads", po::value<unsigned>()->default_value(2), "HTTP IO threads (they also decode "
+                                                            "images)")
+    ("max-body-bytes", po::value<size_t>()->default_value(256u << 20), "larger request bodies are "
+                                                                      "answered 413")
+    ("store", po::value<std::string>()->default_value("model-store"), "model store directory: "
+                                            "model files and the registry (registry.sqlite)")
+    ("top-k", po::value<int>()->default_value(5), "labels returned when ?top_k= is absent")
+    ("workers", po::value<uint32_t>(), "k workers: batches running at once (default 1)")
+    ("contexts", po::value<uint32_t>(), "default context pool size per model (default 1)")
+    ("batching", po::value<std::string>(), "batching policy name (default none)")
+    ("eviction", po::value<std::string>(), "eviction policy name (default lru)")
+    ("scheduling", po::value<std::string>(), "scheduling policy name (default oldest-first)")
+    ("param", po::value<std::vector<std::string>>()->composing(),
+        "policy parameter POLICY.KEY=VALUE with POLICY batching|eviction|scheduling "
+        "(repeatable), e.g. batching.alpha=0.5")
+    ("quantum-ms", po::value<double>(), "batching quantum in ms; > 0 runs Rafiqi's daemon "
+                                        "(default 0: decide on every event)")
+    ("max-batch", po::value<uint32_t>(), "per-model batch cap (default 128)")
+    ("host-models", po::value<uint32_t>(), "models resident in host memory at once (default "
+                                           "unlimited)")
+    ("host-bytes", po::value<uint64_t>(), "bytes of models resident in host memory (default "
+                                          "unlimited)")
+    ("device-models", po::value<uint32_t>(), "models resident on the GPU at once")
+    ("device-bytes", po::value<uint64_t>(), "bytes of models resident on the GPU")
+    ("request-timeout-ms", po::value<double>(), "a request still queued this long is answered "
+                                                "504 (default: never)")
+    ("queue-bound", po::value<uint32_t>(), "per-model queue bound; a full queue answers 503 "
+                                           "(default 0: unbounded)")
+    ("executor", po::value<std::string>()->default_value("torch"), "torch | profiled")
+    ("profile", po::value<std::string>(), "cost profile YAML for --executor profiled")
+    ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
+    ("intra-op-threads", po::value<int>()->default_value(1), "LibTorch intra-op threads per "
+                                                             "worker");
+  // clang-format on
+  return d;
+}
+
+// Applies `--param POLICY.KEY=VALUE` entries; throws std::invalid_argument on a bad one.
+void apply_params(const std::vector<std::string>& params, ControllerConfig& c) {
+  for (const auto& p : params) {
+    size_t dot = p.find('.'), eq = p.find('=');
+    if (dot == std::string::npos || eq == std::string::npos || eq < dot) {
+      throw std::invalid_argument("--param '" + p + "': expected POLICY.KEY=VALUE");
+    }
+    std::string policy = p.substr(0, dot);
+    PolicySpec* spec = policy == "batching"     ? &c.batching
+                       : policy == "eviction"   ? &c.eviction
+                       : policy == "scheduling" ? &c.scheduling
+                                                : nullptr;
+    if (!spec) {
+      throw std::invalid_argument("--param '" + p + "': policy must be batching, eviction or "
+                                  "scheduling");
+    }
+    spec->params.set(p.substr(dot + 1, eq - dot - 1), p.substr(eq + 1));
+  }
+}
+
+// Builds the engine options: config file first, then command-line overrides.
+runtime::EngineOptions engine_options(const po::variables_map& vm) {
+  runtime::EngineOptions e;
+  if (vm.count("config")) {
+#ifdef SERVELAB_HAS_CONFIG
+    const std::string file = vm["config"].as<std::string>();
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(file);
+    } catch (const YAML::Exception& ex) {
+      throw ConfigError("cannot read config '" + file + "': " + ex.what());
+    }
+    config::EngineSection s = config::parse_engine_section(root, file);
+    e.control = s.control;
+    e.default_contexts = s.contexts;
+#else
+    throw ConfigError("--config is not supported: built without servelab_config");
+#endif
+  }
+  ControllerConfig& c = e.control;
+  if (vm.count("workers")) c.workers = vm["workers"].as<uint32_t>();
+  if (vm.count("contexts")) e.default_contexts = vm["contexts"].as<uint32_t>();
+  if (vm.count("batching")) c.batching = PolicySpec{vm["batching"].as<std::string>(), {}};
+  if (vm.count("eviction")) c.eviction = PolicySpec{vm["eviction"].as<std::string>(), {}};
+  if (vm.count("scheduling")) c.scheduling = PolicySpec{vm["scheduling"].as<std::string>(), {}};
+  if (vm.count("param")) apply_params(vm["param"].as<std::vector<std::string>>(), c);
+  if (vm.count("quantum-ms")) c.quantum = vm["quantum-ms"].as<double>() / 1e3;
+  if (vm.count("max-batch")) c.max_batch = vm["max-batch"].as<uint32_t>();
+  auto& host = c.budgets[static_cast<int>(Tier::Host)];
+  auto& device = c.budgets[static_cast<int>(Tier::Device)];
+  if (vm.count("host-models")) host.models = vm["host-models"].as<uint32_t>();
+  if (vm.count("host-bytes")) host.bytes = vm["host-bytes"].as<uint64_t>();
+  if (vm.count("device-models")) device.models = vm["device-models"].as<uint32_t>();
+  if (vm.count("device-bytes")) device.bytes = vm["device-bytes"].as<uint64_t>();
+  if (vm.count("request-timeout-ms")) c.request_timeout = vm["request-timeout-ms"].as<double>() / 1e3;
+  if (vm.count("queue-bound")) c.queue_bound = vm["queue-bound"].as<uint32_t>();
+  e.executor = vm["executor"].as<std::string>();
+  if (vm.count("profile")) e.profile_file = vm["profile"].as<std::string>();
+  e.device = vm["device"].as<std::string>();
+  e.intra_op_threads = vm["intra-op-threads"].as<int>();
+  if (e.executor != "torch" && e.executor != "profiled") {
+    throw ConfigError("--executor must be torch or profiled, got '" + e.executor + "'");
+  }
+  if (e.executor == "profiled" && e.profile_file.empty()) {
+    throw ConfigError("--executor profiled needs --profile FILE");
+  }
+  return e;
+}
+
+}  // namespace
+
+int serve_main(int argc, char** argv) {
+  po::options_description desc = serve_options();
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "servelab serve: " << e.what() << "\n(see servelab serve --help)\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  server::ServerOptions so;
+  so.bind = vm["bind"].as<std::string>();
+  unsigned port = vm["port"].as<unsigned>();
+  if (port > 65535) {
+    std::cerr << "servelab serve: --port must be 0..65535\n";
+    return 2;
+  }
+  so.port = static_cast<uint16_t>(port);
+  so.io_threads = vm["io-threads"].as<unsigned>();
+  so.max_body_bytes = vm["max-body-bytes"].as<size_t>();
+  so.store_dir = vm["store"].as<std::string>();
+  so.default_top_k = vm["top-k"].as<int>();
+
+  // Block the stop signals before any thread starts, so that only sigwait() below sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  try {
+    server::HttpServer srv(so, engine_options(vm));
+    auto report = srv.start();
+    std::printf("listening on %s:%u\n", so.bind.c_str(), unsigned(srv.port()));
+    std::fflush(stdout);
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    std::fprintf(stderr, "servelab serve: %s received, shutting down\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    srv.stop();
+    (void)report;
+  } catch (const std::exception& e) {
+    std::cerr << "servelab serve: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace servelab::cli

@@ -1,0 +1,195 @@
+// Model administration: register (store, check, registry row), delete, list, and the restore
+// of the registry at start-up.
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "engine/server/register_request.h"
+#include "engine/server/server_impl.h"
+#include "engine/server/sha256.h"
+
+namespace servelab::server {
+using nlohmann::json;
+
+namespace {
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json counters_json(const ModelCounters& c) {
+  return {{"arrivals", c.arrivals}, {"completed", c.completed}, {"timeouts", c.timeouts},
+          {"rejected", c.rejected}, {"failed", c.failed},       {"batches", c.batches},
+          {"hits", c.hits},         {"misses", c.misses},       {"loads", c.loads},
+          {"evictions", c.evictions}};
+}
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+json HttpServer::Impl::model_json(const std::string& name, bool full) {
+  auto row = registry.find(name);
+  auto st = engine->model(name);
+  if (!row && !st) throw HttpError(404, "unknown model '" + name + "'");
+  json j = {{"name", name}};
+  if (row) {
+    j["file"] = row->file;
+    j["checksum"] = row->checksum;
+    j["registered_at"] = row->registered_at;
+    j["param_bytes"] = row->param_bytes;
+    j["workspace_bytes"] = row->workspace_bytes;
+    j["size_bytes"] = row->size_bytes;
+    j["num_labels"] = row->labels.size();
+    if (full) j["labels"] = row->labels;
+    j["preprocess"] = json::parse(row->preprocess_json, nullptr, false);
+  }
+  if (st) {
+    j["state"] = st->loading ? "loading" : "ready";
+    j["param_bytes"] = st->param_bytes;  // measured now: authoritative
+    j["workspace_bytes"] = st->workspace_bytes;
+    j["size_bytes"] = st->size_bytes;
+    j["contexts"] = st->contexts;
+    j["resident"] = {{"host", st->resident_host}, {"device", st->resident_device}};
+    j["loading"] = st->loading;
+    j["queued"] = st->queued;
+    j["ref_count"] = st->ref_count;
+    j["counters"] = counters_json(st->counters);
+  } else {
+    std::lock_guard<std::mutex> lock(admin_mu);
+    auto it = unavailable.find(name);
+    j["state"] = "unavailable";
+    j["error"] = it == unavailable.end() ? "not loaded" : it->second;
+  }
+  return j;
+}
+
+HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
+  RegisterRequest r = parse_register_request(req);
+  if (std::string why = model_name_problem(r.name); !why.empty()) {
+    throw HttpError(400, "invalid model name '" + r.name + "': " + why);
+  }
+  std::lock_guard<std::mutex> lock(admin_mu);
+  if (registry.find(r.name) || engine->model(r.name)) {
+    throw HttpError(409, "model '" + r.name + "' is already registered");
+  }
+  StoredFile file;
+  try {
+    file = r.model_bytes ? store.put(r.name, *r.model_bytes) : store.copy_from(r.name, r.source_path);
+  } catch (const StoreError& e) {
+    throw HttpError(400, e.what());
+  }
+  runtime::ModelSpec spec;
+  spec.name = r.name;
+  spec.file = file.path;
+  spec.labels = r.labels;
+  spec.preprocess = r.preprocess;
+  spec.contexts = r.contexts;
+  runtime::ModelStatus st;
+  try {
+    st = engine->register_model(spec);  // loads and checks before we answer (Rafiqi 3.1)
+  } catch (const runtime::ModelError& e) {
+    store.remove(r.name);
+    throw HttpError(e.http_status, e.what());
+  } catch (...) {
+    store.remove(r.name);
+    throw;
+  }
+  RegistryRow row;
+  row.name = r.name;
+  row.file = file.path;
+  row.checksum = file.sha256;
+  row.param_bytes = st.param_bytes;
+  row.workspace_bytes = st.workspace_bytes;
+  row.size_bytes = st.size_bytes;
+  row.preprocess_json = dump(preprocess_to_json(r.preprocess));
+  row.labels = r.labels;
+  row.registered_at = unix_now();
+  try {
+    if (!registry.insert(row)) throw HttpError(409, "model '" + r.name + "' is already registered");
+  } catch (...) {
+    engine->unregister_model(r.name);
+    store.remove(r.name);
+    throw;
+  }
+  unavailable.erase(r.name);
+  log("registered '" + r.name + "' (" + std::to_string(file.bytes) + " bytes, sha256 " +
+      file.sha256.substr(0, 12) + ", size " + std::to_string(st.size_bytes) + " bytes)");
+  json j = {{"name", r.name},         {"file", file.path},
+            {"checksum", file.sha256}, {"file_bytes", file.bytes},
+            {"param_bytes", st.param_bytes}, {"workspace_bytes", st.workspace_bytes},
+            {"size_bytes", st.size_bytes},   {"num_labels", r.labels.size()},
+            {"contexts", st.contexts},       {"preprocess", preprocess_to_json(r.preprocess)}};
+  return json_response(201, dump(j));
+}
+
+HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
+  std::lock_guard<std::mutex> lock(admin_mu);
+  bool in_engine = engine->unregister_model(name);
+  bool in_registry = registry.remove(name);
+  if (!in_engine && !in_registry) throw HttpError(404, "unknown model '" + name + "'");
+  store.remove(name);
+  unavailable.erase(name);
+  log("deleted '" + name + "'");
+  return json_response(200, dump(json{{"deleted", name}}));
+}
+
+HttpResponse HttpServer::Impl::list_models() {
+  json list = json::array();
+  std::set<std::string> seen;
+  for (const auto& row : registry.all()) {
+    seen.insert(row.name);
+    list.push_back(model_json(row.name, false));
+  }
+  for (const auto& st : engine->models()) {  // registered in the engine by someone else
+    if (!seen.count(st.name)) list.push_back(model_json(st.name, false));
+  }
+  return json_response(200, dump(json{{"models", std::move(list)}}));
+}
+
+HttpResponse HttpServer::Impl::get_model(const std::string& name) {
+  return json_response(200, dump(model_json(name, true)));
+}
+
+RestoreReport HttpServer::Impl::restore() {
+  RestoreReport report;
+  std::lock_guard<std::mutex> lock(admin_mu);
+  for (const auto& row : registry.all()) {
+    auto skip = [&](const std::string& why) {
+      log("cannot restore '" + row.name + "' (kept in the registry): " + why);
+      unavailable[row.name] = why;
+      report.skipped.emplace_back(row.name, why);
+    };
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(row.file, ec)) {
+      skip("model file '" + row.file + "' is missing");
+      continue;
+    }
+    try {
+      if (Sha256::hex_file(row.file) != row.checksum) {
+        skip("model file '" + row.file + "' does not match its checksum");
+        continue;
+      }
+      runtime::ModelSpec spec;
+      spec.name = row.name;
+      spec.file = row.file;
+      spec.labels = row.labels;
+      spec.preprocess = preprocess_from_json(json::parse(row.preprocess_json));
+      auto st = engine->register_model(spec);
+      registry.update_sizes(row.name, st.param_bytes, st.workspace_bytes, st.size_bytes);
+      report.restored.push_back(row.name);
+    } catch (const std::exception& e) {
+      skip(e.what());
+    }
+  }
+  if (!report.restored.empty() || !report.skipped.empty()) {
+    log("restored " + std::to_string(report.restored.size()) + " model(s) from " +
+        store.db_path() + ", skipped " + std::to_string(report.skipped.size()));
+  }
+  return report;
+}
+
+}  // namespace servelab::server
