@@ -1,0 +1,217 @@
+// Engine threads: construction and shutdown, the control loop, and carrying out the
+// controller's actions (see engine_impl.h for who owns what).
+#include <algorithm>
+#include <cmath>
+
+#include "config/profile_yaml.h"
+#include "engine/runtime/engine_impl.h"
+
+namespace servelab::runtime {
+namespace {
+
+std::unique_ptr<Executor> make_executor(const EngineOptions& o) {
+  if (o.executor == "torch") return make_torch_executor(o.device, o.intra_op_threads);
+  if (o.executor == "profiled") {
+    if (o.profile_file.empty())
+      throw ConfigError("the profiled executor needs a cost profile file (profile_file)");
+    return make_profiled_executor(config::load_profile(o.profile_file), CostNoise::None, 1);
+  }
+  throw ConfigError("unknown executor '" + o.executor + "' (expected torch or profiled)");
+}
+
+}  // namespace
+
+Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
+  if (opts.control.workers == 0) throw ConfigError("the engine needs at least one worker");
+  exec = make_executor(opts);
+  exec_tier = exec->exec_tier();
+  opts.control.exec_tier = exec_tier;
+  ctl = std::make_unique<Controller>(opts.control);  // throws ConfigError for bad policies
+}
+
+Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+  Impl& s = *impl_;
+  for (uint32_t w = 0; w < s.opts.control.workers; ++w)
+    s.workers.push_back(std::make_unique<TaskThread>());
+  s.loader = std::make_unique<TaskThread>();
+  s.control = std::thread([&s] { s.control_main(); });
+  s.control_id = s.control.get_id();
+}
+
+Engine::~Engine() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.inbox_mu);
+    s.stopping = true;
+  }
+  s.inbox_cv.notify_all();
+  if (s.control.joinable()) s.control.join();
+  for (auto& w : s.workers) w->stop();  // running batches finish; their results are dropped
+  s.loader->stop();
+  {
+    std::lock_guard lock(s.inbox_mu);
+    s.inbox.clear();  // unanswered queries see a broken promise
+  }
+  std::unordered_map<RequestId, std::unique_ptr<Pending>> left;
+  {
+    std::lock_guard lock(s.pending_mu);
+    left.swap(s.pending);
+  }
+  for (auto& [id, p] : left) {
+    ClassifyResult r;
+    r.status = RequestStatus::Failed;
+    r.error = "the engine stopped before the request was answered";
+    try {
+      if (p->done) p->done(std::move(r));
+    } catch (...) {
+    }
+  }
+}
+
+void Engine::Impl::post(std::function<void(Time)> f) {
+  {
+    std::lock_guard lock(inbox_mu);
+    if (stopping) return;
+    inbox.push_back(std::move(f));
+  }
+  inbox_cv.notify_one();
+}
+
+void Engine::Impl::control_main() {
+  std::vector<std::function<void(Time)>> batch;
+  std::unique_lock lock(inbox_mu);
+  while (!stopping) {
+    if (inbox.empty()) {
+      Time wake = ctl->next_wakeup();
+      auto ready = [&] { return stopping || !inbox.empty(); };
+      if (wake == kNever)
+        inbox_cv.wait(lock, ready);
+      else if (wake > clock.now())
+        inbox_cv.wait_until(lock, clock.at(wake), ready);
+    }
+    if (stopping) break;
+    batch.swap(inbox);
+    lock.unlock();
+    for (auto& f : batch) {
+      f(clock.now());
+      carry_out();
+    }
+    batch.clear();
+    Time now = clock.now();
+    if (now >= ctl->next_wakeup()) {
+      ctl->on_timer(now, out);
+      carry_out();
+    }
+    lock.lock();
+  }
+}
+
+void Engine::Impl::carry_out() {
+  // Evictions first, then loads: the loader is FIFO, so space is freed before it is reused.
+  for (const EvictAction& e : out.evicts) {
+    loader->post([this, e] {
+      exec->evict(e.model, e.tier);
+      post([this, e](Time now) { ctl->on_evict_done(e.model, e.tier, now, out); });
+    });
+  }
+  for (const LoadAction& l : out.loads) {
+    loader->post([this, l] {
+      bool ok = true;
+      try {
+        exec->load(l.model, l.from, l.to);
+      } catch (const std::exception&) {
+        ok = false;
+      }
+      post([this, l, ok](Time now) { ctl->on_load_done(l.model, l.to, ok, now, out); });
+    });
+  }
+  std::vector<Batch> dispatches = std::move(out.dispatches);
+  std::vector<RequestOutcome> completions = std::move(out.completions);
+  out.clear();
+  for (Batch& b : dispatches) run_batch(std::move(b));
+  for (const RequestOutcome& o : completions) finish(o);
+}
+
+void Engine::Impl::run_batch(Batch b) {
+  std::vector<Pending*> items;
+  items.reserve(b.requests.size());
+  {
+    std::lock_guard lock(pending_mu);
+    for (const Request& r : b.requests) {
+      auto it = pending.find(r.id);
+      items.push_back(it == pending.end() ? nullptr : it->second.get());
+    }
+  }
+  metrics.on_dispatch(b.model, static_cast<uint32_t>(b.requests.size()));
+  BatchId id = b.id;
+  ModelId model = b.model;
+  workers[b.worker]->post([this, id, model, items = std::move(items)] {
+    bool ok = true;
+    std::string error;
+    try {
+      std::vector<const Input*> inputs;
+      for (Pending* p : items) {
+        if (!p) throw std::runtime_error("internal error: request payload missing");
+        inputs.push_back(&p->input);
+      }
+      std::vector<std::vector<float>> probs;
+      exec->run(model, exec_tier, inputs, probs);
+      for (size_t i = 0; i < items.size(); ++i) {
+        Pending& p = *items[i];
+        const std::vector<float>& pr = probs[i];
+        std::vector<size_t> idx(pr.size());
+        for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+        size_t k = std::min<size_t>(static_cast<size_t>(std::max(p.top_k, 1)), idx.size());
+        std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                          [&](size_t a, size_t c) { return pr[a] > pr[c]; });
+        const auto& labels = p.model->spec.labels;
+        p.top.clear();
+        for (size_t j = 0; j < k; ++j)
+          p.top.emplace_back(idx[j] < labels.size() ? labels[idx[j]] : std::to_string(idx[j]),
+                             pr[idx[j]]);
+      }
+    } catch (const std::exception& e) {
+      ok = false;
+      error = e.what();
+    }
+    post([this, id, ok, error, items](Time now) {
+      if (!ok)
+        for (Pending* p : items)
+          if (p) p->error = "inference failed: " + error.substr(0, error.find('\n'));
+      ctl->on_batch_done(id, ok, now, out);
+    });
+  });
+}
+
+void Engine::Impl::finish(const RequestOutcome& o) {
+  std::unique_ptr<Pending> p;
+  {
+    std::lock_guard lock(pending_mu);
+    auto it = pending.find(o.request.id);
+    if (it == pending.end()) return;
+    p = std::move(it->second);
+    pending.erase(it);
+  }
+  metrics.on_outcome(o);
+  ClassifyResult r;
+  r.status = o.status;
+  r.batch_size = o.batch_size;
+  time_split(o, &r.queue_s, &r.load_s, &r.compute_s);
+  switch (o.status) {
+    case RequestStatus::Ok: r.top = std::move(p->top); break;
+    case RequestStatus::Timeout: r.error = "timed out waiting in the queue"; break;
+    case RequestStatus::Rejected: r.error = "the model's queue is full"; break;
+    case RequestStatus::Failed:
+      r.error = p->error.empty() ? "the request failed (model load failed or model removed)"
+                                 : p->error;
+      break;
+  }
+  try {
+    if (p->done) p->done(std::move(r));
+  } catch (...) {
+  }
+}
+
+bool Engine::cuda_available() const { return impl_->exec_tier == Tier::Device; }
+
+}  // namespace servelab::runtime

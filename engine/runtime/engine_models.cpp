@@ -1,0 +1,178 @@
+// Engine facade, model side: registration (load, check, measure, add to the controller),
+// removal, status and metrics.
+#include <algorithm>
+
+#include "engine/runtime/engine_impl.h"
+#include "engine/runtime/preprocess.h"
+
+namespace servelab::runtime {
+namespace {
+
+void check_name(const std::string& name) {
+  if (name.empty()) throw ModelError(400, "model name must not be empty");
+  if (name.size() > 128)
+    throw ModelError(400, "model name is longer than 128 characters");
+  if (name == "." || name == "..") throw ModelError(400, "model name must not be '.' or '..'");
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok)
+      throw ModelError(400, "model name '" + name +
+                                "' may only contain letters, digits, '.', '_' and '-'");
+  }
+}
+
+}  // namespace
+
+ModelStatus Engine::Impl::status_of(const ModelEntry& e) {
+  ModelState st = ctl->model_state(e.id);
+  const auto& per_model = ctl->stats().per_model;
+  ModelStatus s;
+  s.name = e.spec.name;
+  s.file = e.spec.file;
+  s.param_bytes = e.measure.param_bytes;
+  s.workspace_bytes = e.measure.workspace_bytes;
+  s.size_bytes = e.size_bytes;
+  s.contexts = e.contexts;
+  s.resident_host = st.resident[static_cast<int>(Tier::Host)];
+  s.resident_device = st.resident[static_cast<int>(Tier::Device)];
+  s.loading = st.loading;
+  s.queued = st.queued;
+  s.ref_count = st.ref_count;
+  if (e.id < per_model.size()) s.counters = per_model[e.id];
+  s.preprocess = e.spec.preprocess;
+  s.labels = e.spec.labels;
+  return s;
+}
+
+ModelStatus Engine::register_model(const ModelSpec& spec) {
+  Impl& s = *impl_;
+  check_name(spec.name);
+  try {
+    validate_preprocess(spec.preprocess);
+  } catch (const ImageError& e) {
+    throw ModelError(400, "model '" + spec.name + "': " + e.what());
+  }
+  auto entry = std::make_shared<ModelEntry>();
+  entry->spec = spec;
+  entry->contexts = std::max<uint32_t>(1, spec.contexts ? spec.contexts : s.opts.default_contexts);
+  {
+    std::unique_lock lock(s.reg_mu);
+    if (s.by_name.count(spec.name) || s.registering.count(spec.name))
+      throw ModelError(409, "a model named '" + spec.name + "' is already registered");
+    s.registering.insert(spec.name);
+    entry->id = s.next_id++;  // ids are never reused: late actions of a removed id stay harmless
+  }
+  auto unreserve = [&] {
+    std::unique_lock lock(s.reg_mu);
+    s.registering.erase(spec.name);
+  };
+  try {
+    entry->measure = s.exec->add(entry->id, spec, s.opts.control.max_batch, entry->contexts);
+  } catch (...) {
+    unreserve();
+    throw;
+  }
+  entry->size_bytes = entry->measure.param_bytes + entry->measure.workspace_bytes;
+
+  ModelInfo info;
+  info.name = spec.name;
+  info.size_bytes = entry->size_bytes;
+  info.contexts = entry->contexts;
+  // Resident in Host after the check when the host budget has room; otherwise the host copy
+  // is dropped and the first batch loads it from disk.
+  std::string error = s.query([&](Time) -> std::string {
+    const auto& budgets = s.opts.control.budgets;
+    for (int t = 1; t <= static_cast<int>(s.exec_tier); ++t)
+      if (info.size_bytes > budgets[t].bytes || budgets[t].models == 0)
+        return "model '" + spec.name + "' needs " + std::to_string(info.size_bytes) +
+               " bytes, more than the whole " + tier_name(static_cast<Tier>(t)) + " budget (" +
+               std::to_string(budgets[t].bytes) + " bytes)";
+    try {
+      s.ctl->add_model(entry->id, info, Tier::Host);
+    } catch (const ConfigError&) {
+      try {
+        s.ctl->add_model(entry->id, info, Tier::Disk);
+        s.exec->evict(entry->id, Tier::Host);
+      } catch (const ConfigError& e) {
+        return e.what();
+      }
+    }
+    return "";
+  });
+  if (!error.empty()) {
+    s.exec->remove(entry->id);
+    unreserve();
+    throw ModelError(400, error);
+  }
+  {
+    std::unique_lock lock(s.reg_mu);
+    s.registering.erase(spec.name);
+    s.by_name[spec.name] = entry;
+    if (s.by_id.size() <= entry->id) s.by_id.resize(entry->id + 1);
+    s.by_id[entry->id] = entry;
+  }
+  return s.query([&](Time) { return s.status_of(*entry); });
+}
+
+bool Engine::unregister_model(const std::string& name) {
+  Impl& s = *impl_;
+  std::shared_ptr<const ModelEntry> entry;
+  {
+    std::unique_lock lock(s.reg_mu);
+    auto it = s.by_name.find(name);
+    if (it == s.by_name.end()) return false;
+    entry = it->second;
+    s.by_name.erase(it);
+    s.by_id[entry->id] = nullptr;
+  }
+  s.query([&](Time now) { s.ctl->remove_model(entry->id, now, s.out); });
+  // Batches already running hold the module; its evictions on the loader become no-ops.
+  s.exec->remove(entry->id);
+  return true;
+}
+
+std::shared_ptr<const ModelEntry> Engine::Impl::find(const std::string& name) const {
+  std::shared_lock lock(reg_mu);
+  auto it = by_name.find(name);
+  return it == by_name.end() ? nullptr : it->second;
+}
+
+std::optional<ModelStatus> Engine::model(const std::string& name) const {
+  Impl& s = *impl_;
+  auto entry = s.find(name);
+  if (!entry) return std::nullopt;
+  return s.query([&](Time) { return s.status_of(*entry); });
+}
+
+std::vector<ModelStatus> Engine::models() const {
+  Impl& s = *impl_;
+  std::vector<std::shared_ptr<const ModelEntry>> entries;
+  {
+    std::shared_lock lock(s.reg_mu);
+    for (const auto& e : s.by_id)
+      if (e) entries.push_back(e);
+  }
+  return s.query([&](Time) {
+    std::vector<ModelStatus> out;
+    for (const auto& e : entries) out.push_back(s.status_of(*e));
+    return out;
+  });
+}
+
+std::string Engine::metrics_text() const {
+  Impl& s = *impl_;
+  std::vector<std::string> names;
+  {
+    std::shared_lock lock(s.reg_mu);
+    for (const auto& e : s.by_id) names.push_back(e ? e->spec.name : "");
+  }
+  return s.query([&](Time) {
+    std::vector<ModelState> states;
+    for (ModelId id = 0; id < names.size(); ++id)
+      states.push_back(names[id].empty() ? ModelState{} : s.ctl->model_state(id));
+    return s.metrics.text(names, s.ctl->stats(), states);
+  });
+}
+
+}  // namespace servelab::runtime

@@ -1,0 +1,82 @@
+// Executors carry out what the controller decides: loads and evictions between tiers (on the
+// loader thread) and batched forward passes (on worker threads). Two implementations: LibTorch
+// (real TorchScript modules, torch_executor.cpp) and profiled (sleeps the time a cost profile
+// gives, profiled_executor.cpp). This header is free of LibTorch and OpenCV.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/control/cost_profile.h"
+#include "engine/control/types.h"
+#include "engine/runtime/engine.h"
+
+namespace servelab::runtime {
+
+// One request's input. Produced by preprocessing on the caller's thread (HTTP handler or
+// submit_raw), owned by the engine while the request is pending, read by one worker.
+struct Input {
+  std::vector<float> chw;    // normalized float, C x H x W (CPU path and submit_raw)
+  std::vector<uint8_t> hwc;  // RGB uint8, H x W x C, to be normalized on the device (CUDA)
+  int channels = 3, height = 0, width = 0;
+  bool empty() const { return chw.empty() && hwc.empty(); }
+};
+
+// What registration measured. size = param_bytes + workspace_bytes is what the cache accounts.
+struct ModelMeasure {
+  uint64_t param_bytes = 0;      // parameters + buffers (each storage counted once)
+  uint64_t workspace_bytes = 0;  // activation workspace at max batch, times contexts
+  uint32_t classes = 0;          // width of the output (0 when unknown, e.g. profiled)
+};
+
+// Thread-safety: add/remove may be called from any thread (never twice concurrently for one
+// id); load/evict only from the loader thread; run from worker threads, concurrently.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  // Registration: loads `spec.file` from disk, checks a forward pass on dummy batches,
+  // measures the model, and leaves it resident in Host. `max_batch` and `contexts` scale the
+  // workspace. Throws ModelError(400) with a user-facing message; on failure nothing is kept.
+  virtual ModelMeasure add(ModelId id, const ModelSpec& spec, uint32_t max_batch,
+                           uint32_t contexts) = 0;
+  // Forgets a model; batches already running keep their module alive until they finish.
+  virtual void remove(ModelId id) = 0;
+
+  // Moves a copy of the model from `from` to `to` (a real disk read for Disk -> Host).
+  // Throws std::exception with a message on failure (the controller then fails the waiters).
+  virtual void load(ModelId id, Tier from, Tier to) = 0;
+  // Frees the model's copy in `tier`. Unknown ids and non-resident tiers are ignored.
+  virtual void evict(ModelId id, Tier tier) = 0;
+
+  // One batched forward pass from tier `exec`. On return probs[i] holds the softmax
+  // probabilities of inputs[i] (empty vectors when the executor computes no outputs).
+  // Throws std::exception on failure (the whole batch fails).
+  virtual void run(ModelId id, Tier exec, const std::vector<const Input*>& inputs,
+                   std::vector<std::vector<float>>& probs) = 0;
+
+  // Whether preprocessing should hand over uint8 crops for on-device normalization.
+  virtual bool normalizes_on_device() const = 0;
+  // True when inputs are ignored (profiled): submit_raw may then pass an empty input.
+  virtual bool accepts_empty_input() const = 0;
+  // The tier batches execute from: Device when the executor drives a CUDA device, else Host.
+  virtual Tier exec_tier() const = 0;
+};
+
+// LibTorch executor. `device`: auto | cpu | cuda ("cuda" throws std::runtime_error when
+// torch::cuda::is_available() is false). Sets LibTorch's process-wide intra-op thread count
+// to `intra_op_threads` (at::set_num_threads is global: the last engine created wins).
+std::unique_ptr<Executor> make_torch_executor(const std::string& device, int intra_op_threads);
+
+// Profiled executor: run() sleeps profile.batch_latency(b) (or a noisy draw), load() sleeps
+// load_seconds(from, to); sizes come from the profile. Models are looked up by ModelSpec::name;
+// add() throws ModelError(400) for a name the profile lacks.
+std::unique_ptr<Executor> make_profiled_executor(CostProfile profile, CostNoise noise,
+                                                 uint64_t seed);
+
+// Whether LibTorch sees a CUDA device (false on CPU-only LibTorch builds).
+bool torch_cuda_available();
+
+}  // namespace servelab::runtime

@@ -1,0 +1,54 @@
+// Engine metrics kept on the control thread (request time split and batch sizes per model)
+// and their Prometheus text exposition together with the controller's counters.
+// Not thread-safe: owned and used by the engine's control thread only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/control/controller.h"
+
+namespace servelab::runtime {
+
+// A Prometheus histogram with fixed upper bounds (cumulative buckets written on output).
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> bounds);
+  void observe(double v);
+  // Appends `name_bucket{labels,le=...}`, `name_sum{labels}` and `name_count{labels}` lines.
+  void write(std::string& out, const std::string& name, const std::string& labels) const;
+  uint64_t count() const { return count_; }
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<uint64_t> counts_;  // per bucket, plus +Inf last
+  double sum_ = 0;
+  uint64_t count_ = 0;
+};
+
+struct ModelMetrics {
+  ModelMetrics();
+  Histogram queue_s, load_s, compute_s, batch_size;
+};
+
+class EngineMetrics {
+ public:
+  // Grows to cover `id`; returns its metrics.
+  ModelMetrics& model(ModelId id);
+  // Records one completed request (Ok or Failed after running) from its outcome.
+  void on_outcome(const RequestOutcome& o);
+  void on_dispatch(ModelId id, uint32_t batch_size) { model(id).batch_size.observe(batch_size); }
+
+  // Prometheus text: `names[id]` is the model name ("" for ids to leave out).
+  std::string text(const std::vector<std::string>& names, const ControllerStats& stats,
+                   const std::vector<ModelState>& states) const;
+
+ private:
+  std::vector<ModelMetrics> models_;
+};
+
+// Splits an outcome into queue / load wait / compute seconds (zeros where not applicable).
+void time_split(const RequestOutcome& o, double* queue_s, double* load_s, double* compute_s);
+
+}  // namespace servelab::runtime

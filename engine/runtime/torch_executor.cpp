@@ -1,0 +1,251 @@
+// LibTorch executor: TorchScript modules loaded with torch::jit::load, batched forward passes
+// under c10::InferenceMode, tiers disk -> host -> device.
+//
+// Contexts (Rafiqi 4.0.3): one shared module per tier serves up to `contexts` concurrent
+// batches. TorchScript modules may run forward from several threads at once (the interpreter
+// keeps per-call state; parameters are only read), so k replicas would only multiply weight
+// memory; the controller bounds concurrent batches per model to ModelInfo::contexts, and
+// each running batch needs its own activations, which is what the workspace accounts.
+//
+// Device tier (CUDA): UNVERIFIED on the machine this was written on (CPU-only LibTorch).
+// Host copies are pinned when a CUDA device drives execution; Host -> Device copies the
+// module and moves its tensors with non_blocking copies on the current CUDA stream, so a
+// batch issued on that stream waits for the copy by stream order. Inputs are uint8 crops
+// normalized on the device with LibTorch ops.
+#include <torch/cuda.h>
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+
+#include <algorithm>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/runtime/executor.h"
+#include "engine/runtime/workspace_probe.h"
+
+namespace servelab::runtime {
+namespace {
+
+using ModulePtr = std::shared_ptr<torch::jit::Module>;
+
+struct TorchModel {
+  std::string file;
+  Preprocess pp;
+  ModulePtr tiers[kTierCount];  // [Host], [Device]; [Disk] unused (the file is the copy)
+};
+
+uint64_t tensor_bytes(const torch::jit::Module& m) {
+  std::unordered_set<const void*> seen;  // shared storages count once
+  uint64_t total = 0;
+  auto add = [&](const at::Tensor& t) {
+    if (!t.defined() || !t.has_storage()) return;
+    if (seen.insert(t.storage().data()).second) total += t.storage().nbytes();
+  };
+  for (const auto& p : m.parameters(/*recurse=*/true)) add(p);
+  for (const auto& b : m.buffers(/*recurse=*/true)) add(b);
+  return total;
+}
+
+class TorchExecutor final : public Executor {
+ public:
+  TorchExecutor(const std::string& device, int intra_op_threads) {
+    bool cuda = torch::cuda::is_available();
+    if (device == "cuda" && !cuda)
+      throw std::runtime_error("device 'cuda' requested but LibTorch sees no CUDA device");
+    if (device != "auto" && device != "cpu" && device != "cuda")
+      throw std::runtime_error("unknown device '" + device + "' (expected auto, cpu or cuda)");
+    use_cuda_ = cuda && device != "cpu";
+    if (intra_op_threads > 0) at::set_num_threads(intra_op_threads);  // process-wide
+  }
+
+  ModelMeasure add(ModelId id, const ModelSpec& spec, uint32_t max_batch,
+                   uint32_t contexts) override {
+    auto model = std::make_shared<TorchModel>();
+    model->file = spec.file;
+    model->pp = spec.preprocess;
+    ModulePtr module;
+    try {
+      module = load_from_disk(spec.file);
+    } catch (const std::exception& e) {
+      throw ModelError(400, "cannot load '" + spec.file + "' as a TorchScript module: " +
+                                first_line(e.what()));
+    }
+    ModelMeasure m;
+    m.param_bytes = tensor_bytes(*module);
+    // Check forward + workspace: peak bytes allocated through the CPU allocator on this
+    // thread during a forward at batch 1 and 2, extrapolated linearly to max_batch.
+    uint64_t peak[2] = {0, 0};
+    for (int b = 1; b <= 2; ++b) {
+      try {
+        WorkspaceProbe probe;
+        c10::InferenceMode guard;
+        at::Tensor x = torch::rand({b, 3, spec.preprocess.input_height,
+                                    spec.preprocess.input_width});
+        auto out = module->forward({x});
+        if (!out.isTensor())
+          throw ModelError(400, "model '" + spec.name + "' does not return a tensor");
+        at::Tensor t = out.toTensor();
+        if (t.dim() != 2 || t.size(0) != b || t.size(1) < 1 || !t.is_floating_point())
+          throw ModelError(400, "model '" + spec.name + "' must return float logits of shape "
+                                "[batch, classes]; got " + shape_string(t));
+        m.classes = static_cast<uint32_t>(t.size(1));
+        peak[b - 1] = probe.peak_bytes();
+      } catch (const ModelError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw ModelError(400, "model '" + spec.name + "' fails its check forward pass on a " +
+                                  std::to_string(b) + "x3x" +
+                                  std::to_string(spec.preprocess.input_height) + "x" +
+                                  std::to_string(spec.preprocess.input_width) +
+                                  " batch: " + first_line(e.what()));
+      }
+    }
+    if (!spec.labels.empty() && spec.labels.size() != m.classes)
+      throw ModelError(400, "model '" + spec.name + "' outputs " + std::to_string(m.classes) +
+                                " classes but " + std::to_string(spec.labels.size()) +
+                                " labels were given");
+    uint64_t per_sample = peak[1] > peak[0] ? peak[1] - peak[0] : 0;
+    uint64_t at_max = peak[0] + per_sample * (max_batch > 1 ? max_batch - 1 : 0);
+    m.workspace_bytes = at_max * std::max<uint32_t>(contexts, 1);
+    model->tiers[static_cast<int>(Tier::Host)] = std::move(module);
+    std::lock_guard lock(mu_);
+    models_[id] = std::move(model);
+    return m;
+  }
+
+  void remove(ModelId id) override {
+    std::lock_guard lock(mu_);
+    models_.erase(id);
+  }
+
+  void load(ModelId id, Tier from, Tier to) override {
+    std::shared_ptr<TorchModel> model = find(id);
+    if (!model) throw std::runtime_error("model was removed");
+    ModulePtr copy;
+    if (to == Tier::Host) {
+      copy = load_from_disk(model->file);  // a real read and deserialization
+    } else if (to == Tier::Device) {
+      if (!use_cuda_) throw std::runtime_error("no CUDA device for the device tier");
+      ModulePtr host = module_in(*model, Tier::Host);
+      if (!host || from == Tier::Disk) host = load_from_disk(model->file);
+      copy = std::make_shared<torch::jit::Module>(host->deepcopy());
+      copy->to(torch::Device(torch::kCUDA), /*non_blocking=*/true);  // from pinned memory
+    } else {
+      throw std::runtime_error("cannot load into the disk tier");
+    }
+    std::lock_guard lock(mu_);
+    model->tiers[static_cast<int>(to)] = std::move(copy);
+  }
+
+  void evict(ModelId id, Tier tier) override {
+    std::shared_ptr<TorchModel> model = find(id);
+    if (!model || tier == Tier::Disk) return;
+    ModulePtr dropped;  // freed outside the lock (or by the last running batch)
+    std::lock_guard lock(mu_);
+    dropped = std::move(model->tiers[static_cast<int>(tier)]);
+  }
+
+  void run(ModelId id, Tier exec, const std::vector<const Input*>& inputs,
+           std::vector<std::vector<float>>& probs) override {
+    std::shared_ptr<TorchModel> model = find(id);
+    if (!model) throw std::runtime_error("model was removed");
+    ModulePtr module = module_in(*model, exec);
+    if (!module) throw std::runtime_error(std::string("model is not resident in ") +
+                                          tier_name(exec));
+    c10::InferenceMode guard;
+    at::Tensor batch = make_batch(*model, exec, inputs);
+    at::Tensor out = module->forward({batch}).toTensor();
+    if (out.dim() != 2 || out.size(0) != static_cast<int64_t>(inputs.size()))
+      throw std::runtime_error("model returned " + shape_string(out) + " for a batch of " +
+                               std::to_string(inputs.size()));
+    at::Tensor p = torch::softmax(out.to(torch::kCPU, torch::kFloat), 1).contiguous();
+    const int64_t classes = p.size(1);
+    const float* data = p.data_ptr<float>();
+    probs.resize(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+      probs[i].assign(data + i * classes, data + (i + 1) * classes);
+  }
+
+  bool normalizes_on_device() const override { return use_cuda_; }
+  bool accepts_empty_input() const override { return false; }
+  Tier exec_tier() const override { return use_cuda_ ? Tier::Device : Tier::Host; }
+
+ private:
+  ModulePtr load_from_disk(const std::string& file) const {
+    auto m = std::make_shared<torch::jit::Module>(torch::jit::load(file, torch::kCPU));
+    m->eval();
+    if (use_cuda_) {  // pinned host copy, so that Host -> Device copies are asynchronous DMA
+      c10::InferenceMode guard;
+      for (auto p : m->parameters(true)) p.set_data(p.pin_memory());
+      for (auto b : m->buffers(true)) b.set_data(b.pin_memory());
+    }
+    return m;
+  }
+
+  // Stacks the inputs into one batch on the executing device. uint8 crops are normalized
+  // there with LibTorch ops (batched); a batch mixing crops and float inputs normalizes the
+  // crops one by one on the CPU first.
+  at::Tensor make_batch(const TorchModel& model, Tier exec,
+                        const std::vector<const Input*>& inputs) const {
+    const Preprocess& pp = model.pp;
+    torch::Device dev = exec == Tier::Device ? torch::Device(torch::kCUDA) : torch::kCPU;
+    auto normalize = [&](at::Tensor nhwc_u8, torch::Device d) {
+      auto opts = torch::TensorOptions().dtype(torch::kFloat).device(d);
+      at::Tensor mean = torch::tensor({pp.mean[0], pp.mean[1], pp.mean[2]}, opts).view({1, 3, 1, 1});
+      at::Tensor stdv = torch::tensor({pp.std[0], pp.std[1], pp.std[2]}, opts).view({1, 3, 1, 1});
+      return nhwc_u8.permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0f).sub_(mean).div_(stdv);
+    };
+    auto u8 = [](const Input* in) {
+      return torch::from_blob(const_cast<uint8_t*>(in->hwc.data()),
+                              {in->height, in->width, in->channels}, torch::kUInt8);
+    };
+    bool all_u8 = std::all_of(inputs.begin(), inputs.end(),
+                              [](const Input* in) { return !in->hwc.empty(); });
+    std::vector<at::Tensor> items;
+    items.reserve(inputs.size());
+    for (const Input* in : inputs) {
+      if (all_u8)
+        items.push_back(u8(in));
+      else if (!in->hwc.empty())
+        items.push_back(normalize(u8(in).unsqueeze(0), torch::kCPU).squeeze(0));
+      else
+        items.push_back(torch::from_blob(const_cast<float*>(in->chw.data()),
+                                         {in->channels, in->height, in->width}, torch::kFloat));
+    }
+    at::Tensor batch = torch::stack(items);  // one copy into the batch tensor
+    if (dev != torch::kCPU) batch = batch.pin_memory().to(dev, /*non_blocking=*/true);
+    return all_u8 ? normalize(batch, dev) : batch;
+  }
+
+  std::shared_ptr<TorchModel> find(ModelId id) const {
+    std::lock_guard lock(mu_);
+    auto it = models_.find(id);
+    return it == models_.end() ? nullptr : it->second;
+  }
+  ModulePtr module_in(const TorchModel& model, Tier tier) const {
+    std::lock_guard lock(mu_);
+    return model.tiers[static_cast<int>(tier)];
+  }
+  static std::string shape_string(const at::Tensor& t) {
+    std::string s = "[";
+    for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+    return s + "]";
+  }
+  static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+  bool use_cuda_ = false;
+  mutable std::mutex mu_;  // guards models_ and every TorchModel::tiers
+  std::unordered_map<ModelId, std::shared_ptr<TorchModel>> models_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_torch_executor(const std::string& device, int intra_op_threads) {
+  return std::make_unique<TorchExecutor>(device, intra_op_threads);
+}
+
+bool torch_cuda_available() { return torch::cuda::is_available(); }
+
+}  // namespace servelab::runtime
