@@ -8,6 +8,20 @@
 
 namespace servelab::experiments {
 
+std::vector<std::string> profile_models_of(const YAML::Node& models) {
+  std::vector<std::string> out;
+  if (models.IsMap() && models["profile_model"]) {
+    out.push_back(models["profile_model"].as<std::string>());
+  } else if (models.IsSequence()) {
+    for (const auto& m : models) {
+      if (m.IsScalar()) out.push_back(m.as<std::string>());
+      else if (m["profile_model"]) out.push_back(m["profile_model"].as<std::string>());
+      else if (m["name"]) out.push_back(m["name"].as<std::string>());
+    }
+  }
+  return out;
+}
+
 void ensure_profile(const std::string& path, const std::vector<std::string>& models,
                     const std::string& models_dir) {
   std::vector<std::string> missing = missing_models(path, models);

@@ -25,6 +25,7 @@ struct RealBackendOptions {
   std::string profile;                // as SimBackendOptions::profile (real mode parses the
                                       // same config, which names profile entries)
   std::string base_dir = ".";
+  std::string image;                  // request body; default <models_dir>/images/gradient.jpg
   bool verbose = false;
 };
 
@@ -32,6 +33,9 @@ struct RealBackendOptions {
 // (models_dir/<name>.pt) with the profiler first. Throws when it cannot.
 void ensure_profile(const std::string& path, const std::vector<std::string>& models,
                     const std::string& models_dir);
+
+// The profile entries (= model files in real mode) a config's `models:` section uses.
+std::vector<std::string> profile_models_of(const YAML::Node& models);
 
 std::unique_ptr<Backend> make_sim_backend(const SimBackendOptions& options);
 std::unique_ptr<Backend> make_real_backend(const RealBackendOptions& options);

@@ -60,6 +60,8 @@ int run_main(int argc, char** argv) {
       "profile", po::value<std::string>()->default_value(""),
       "sim mode: cost profile for configs that name none (default: this machine's)")(
       "models-dir", po::value<std::string>()->default_value("models"), "TorchScript models")(
+      "image", po::value<std::string>()->default_value(""),
+      "real mode: request body (default MODELS_DIR/images/gradient.jpg)")(
       "report", "render the report when done (servelab report OUT)")(
       "fail-fast", "stop at the first failed run")("quiet,q", "no progress bar")(
       "verbose,v", "print what each body does");
@@ -88,7 +90,8 @@ int run_main(int argc, char** argv) {
     std::string profile = vm["profile"].as<std::string>();
     auto sim = ex::make_sim_backend({profile, models_dir, base_dir, verbose});
     auto real = ex::make_real_backend(
-        {vm["url"].as<std::string>(), models_dir, profile, base_dir, verbose});
+        {vm["url"].as<std::string>(), models_dir, profile, base_dir,
+         vm["image"].as<std::string>(), verbose});
     std::map<std::string, ex::Backend*> backends{{"sim", sim.get()}, {"real", real.get()}};
     ex::RunOutcome out = ex::run_experiment(spec, ro, backends);
     std::fprintf(stderr, "run: %zu runs, %zu failed; results in %s\n", out.runs, out.failed,

@@ -63,16 +63,6 @@ YAML::Node get_path(const YAML::Node& root, const std::string& dotted) {
   return cur;
 }
 
-void merge_into(YAML::Node target, const YAML::Node& over) {
-  for (const auto& kv : over) {
-    std::string key = kv.first.as<std::string>();
-    if (kv.second.IsMap() && target[key] && target[key].IsMap())
-      merge_into(target[key], kv.second);
-    else
-      target[key] = YAML::Clone(kv.second);
-  }
-}
-
 ExperimentSpec load_experiment(const std::string& file) {
   YAML::Node doc;
   try {
@@ -170,7 +160,7 @@ YAML::Node resolve_config(const ExperimentSpec& spec, const SweepPoint& point,
                           const std::string& mode, uint64_t seed) {
   YAML::Node config = YAML::Clone(spec.base);
   const YAML::Node& over = mode == "real" ? spec.real_overrides : spec.sim_overrides;
-  if (over && over.IsMap()) merge_into(config, over);
+  if (over && over.IsMap()) config::merge_into(config, over);
   try {
     for (const auto& [path, v] : point.values) config::apply_override(config, path + "=" + node_text(v));
     for (const auto& path : spec.seed_paths)

@@ -71,9 +71,6 @@ YAML::Node resolve_config(const ExperimentSpec& spec, const SweepPoint& point,
 
 // The node at a dotted path, or an undefined node.
 YAML::Node get_path(const YAML::Node& root, const std::string& dotted);
-// Deep merge: mappings merge key by key; anything else in `over` replaces.
-void merge_into(YAML::Node target, const YAML::Node& over);
-
 // A scalar as text for labels and SQLite; non-scalars as flow YAML.
 std::string node_text(const YAML::Node& n);
 

@@ -11,21 +11,6 @@
 namespace servelab::experiments {
 namespace {
 
-// Model files a config's models come from: the profile entries they use.
-std::vector<std::string> profile_models_of(const YAML::Node& models) {
-  std::vector<std::string> out;
-  if (models.IsMap() && models["profile_model"]) {
-    out.push_back(models["profile_model"].as<std::string>());
-  } else if (models.IsSequence()) {
-    for (const auto& m : models) {
-      if (m.IsScalar()) out.push_back(m.as<std::string>());
-      else if (m["profile_model"]) out.push_back(m["profile_model"].as<std::string>());
-      else if (m["name"]) out.push_back(m["name"].as<std::string>());
-    }
-  }
-  return out;
-}
-
 bool uses_local_profile(const YAML::Node& config) {
   return !config["profile"] || config["profile"].as<std::string>() == "local";
 }

@@ -1,0 +1,126 @@
+// Real mode: an in-process engine behind the real HTTP server (127.0.0.1, ephemeral port),
+// driven over HTTP by the load generator library, or a running server at --url.
+// The config is parsed exactly as in sim mode (simulator/sim_config.h), so both bodies get the
+// same controller settings, models and workload (same seeds, hence the same schedule).
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "engine/server/http_server.h"
+#include "experiments/backends.h"
+#include "experiments/profiler.h"
+#include "simulator/sim_config.h"
+#include "workloads/loadgen/loadgen.h"
+
+namespace servelab::experiments {
+namespace {
+namespace fs = std::filesystem;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ExperimentError("real mode: cannot read the request image '" + path + "'");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Sums the engine's per-model counters (loads, evictions, hits, misses, batches).
+ModelCounters totals(runtime::Engine& engine) {
+  ModelCounters t;
+  for (const auto& m : engine.models()) {
+    t.loads += m.counters.loads;
+    t.evictions += m.counters.evictions;
+    t.hits += m.counters.hits;
+    t.misses += m.counters.misses;
+    t.batches += m.counters.batches;
+    t.completed += m.counters.completed;
+  }
+  return t;
+}
+
+class RealBackend : public Backend {
+ public:
+  explicit RealBackend(RealBackendOptions o) : o_(std::move(o)) {
+    if (o_.profile.empty()) o_.profile = local_profile_path();
+    if (o_.image.empty()) o_.image = o_.models_dir + "/images/gradient.jpg";
+  }
+
+  // The config names profile entries (`profile_model`); in real mode they are model files,
+  // and parsing needs a profile that lists them, so the local one is measured when missing.
+  void prepare(const std::vector<YAML::Node>& configs) override {
+    std::vector<std::string> needed;
+    for (const auto& c : configs)
+      for (const auto& m : profile_models_of(c["models"]))
+        if (std::find(needed.begin(), needed.end(), m) == needed.end()) needed.push_back(m);
+    ensure_profile(o_.profile, needed, o_.models_dir);
+    body_ = read_file(o_.image);
+  }
+
+  results::RunRecords run(const YAML::Node& config, uint64_t seed,
+                          const std::string& run_dir) override {
+    YAML::Node c = YAML::Clone(config);
+    c["profile"] = fs::absolute(o_.profile).string();  // model files, not costs, matter here
+    sim::SimConfig sc = sim::parse_sim_config(c, "", o_.base_dir, seed);
+    std::ofstream(run_dir + "/config.yaml") << YAML::Dump(sc.resolved) << "\n";
+    workloads::Workload w = workloads::generate(sc.workload);
+    loadgen::LoadOptions lo;
+    lo.body = body_;
+    lo.content_type = "image/jpeg";
+    lo.slo = sc.engine.slo;
+    for (const auto& m : sc.setup.models) lo.model_names.push_back(m.name);
+    if (!o_.url.empty()) {
+      lo.url = o_.url;
+      return loadgen::run_load(lo, w);
+    }
+
+    runtime::EngineOptions eo;
+    eo.control = sc.engine.control;
+    eo.default_contexts = sc.engine.contexts;
+    eo.executor = "torch";
+    eo.device = "cpu";
+    server::ServerOptions so;
+    so.store_dir = run_dir + "/model-store";
+    so.log = o_.verbose;
+    server::HttpServer srv(so, eo);
+    srv.start();
+    // Register in model order, as the simulator preloads: the first models that fit stay
+    // resident in the executing tier, the others start on disk.
+    for (size_t i = 0; i < sc.setup.models.size(); ++i) {
+      const sim::SimModel& m = sc.setup.models[i];
+      runtime::ModelSpec spec;
+      spec.name = m.name;
+      spec.file = (fs::path(o_.models_dir) / (sc.profile_models[i] + ".pt")).string();
+      if (!fs::exists(spec.file))
+        throw ExperimentError("real mode: model file " + spec.file +
+                              " not found (export models with scripts/make-models)");
+      spec.contexts = m.contexts;
+      srv.engine().register_model(spec);
+    }
+    ModelCounters before = totals(srv.engine());
+    lo.url = "http://127.0.0.1:" + std::to_string(srv.port());
+    loadgen::LoadStats stats;
+    results::RunRecords records = loadgen::run_load(lo, w, &stats);
+    ModelCounters after = totals(srv.engine());
+    records.loads = after.loads - before.loads;
+    records.evictions = after.evictions - before.evictions;
+    records.hits = after.hits - before.hits;
+    records.misses = after.misses - before.misses;
+    uint64_t batches = after.batches - before.batches;
+    if (batches) records.mean_batch_size = double(after.completed - before.completed) / batches;
+    srv.stop();
+    fs::remove_all(so.store_dir);
+    if (records.requests.empty() && !stats.first_error.empty())
+      throw std::runtime_error("load generator: " + stats.first_error);
+    return records;
+  }
+
+ private:
+  RealBackendOptions o_;
+  std::string body_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_real_backend(const RealBackendOptions& options) {
+  return std::make_unique<RealBackend>(options);
+}
+
+}  // namespace servelab::experiments
