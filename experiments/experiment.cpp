@@ -10,7 +10,7 @@ namespace {
 
 const std::set<std::string> kExperimentKeys = {
     "name", "title", "paper", "figure", "claim", "scaled_down", "description", "modes",
-    "repetitions", "seeds", "seed_paths", "sweep", "figures", "sim", "real"};
+    "repetitions", "seeds", "seed_paths", "sweep", "figures", "sim", "real", "regression"};
 
 std::vector<std::string> split_path(const std::string& dotted) {
   std::vector<std::string> parts;

@@ -39,7 +39,7 @@ def figure_section(exp, fig, files):
             if x not in by_x:
                 continue
             pid = by_x[x]
-            row = [_fmt(x)] + ([label] if any(series) else [])
+            row = [plots.value_label(x)] + ([label] if any(series) else [])
             for m in cols:
                 vals = {mode: exp.value(mode, pid, m)[0] for mode in modes}
                 row += [_fmt(vals[mode]) for mode in modes]

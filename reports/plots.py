@@ -7,6 +7,7 @@ bars (std over repetitions); categorical sweeps (access pattern, policy) are gro
 import math
 
 import matplotlib
+import yaml
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -19,6 +20,19 @@ MODE_TITLES = {"sim": "simulated", "real": "real (engine over HTTP)"}
 
 def short(path):
     return path.split(".")[-1] if path else ""
+
+
+def value_label(v):
+    """A sweep value for axes and legends: '{type: zipf, alpha: 1.1}' -> 'zipf alpha=1.1'."""
+    if isinstance(v, str) and v.startswith("{") and v.endswith("}"):
+        try:
+            m = yaml.safe_load(v)
+        except yaml.YAMLError:
+            return v
+        if isinstance(m, dict):
+            first = [str(m.pop(k)) for k in ("type", "name") if k in m][:1]
+            return " ".join(first + [f"{k}={x}" for k, x in m.items()])
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _is_number(v):
@@ -46,8 +60,8 @@ def figure_series(exp, fig):
         x = params.get(x_path) if x_path else pt["label"]
         if x not in xs:
             xs.append(x)
-        label = ", ".join(f"{short(p)}={params.get(p)}" for p in others) if len(others) > 1 \
-            else (str(params.get(others[0])) if others else "")
+        label = ", ".join(f"{short(p)}={value_label(params.get(p))}" for p in others) \
+            if len(others) > 1 else (value_label(params.get(others[0])) if others else "")
         series.setdefault(label, {})[x] = pid
     if all(_is_number(x) for x in xs):
         xs.sort()
@@ -101,17 +115,18 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                 ax.set_yscale("log")
             if not numeric:
                 ax.set_xticks(range(len(xs)))
-                ax.set_xticklabels([str(x) for x in xs])
+                ax.set_xticklabels([value_label(x) for x in xs], fontsize=9)
             if ri == len(metrics) - 1:
                 ax.set_xlabel(fig.get("x_label") or fig.get("x") or "point")
     if any(series.keys()):
         handles, labels = axes[0][0].get_legend_handles_labels()
         if handles:
             f.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)),
-                     bbox_to_anchor=(0.5, 1.0), frameon=False)
+                     bbox_to_anchor=(0.5, 1 - 0.3 / f.get_figheight()), frameon=False)
     title = fig.get("title") or fig.get("id", "")
-    f.suptitle(title, y=1.0 + 0.025 * (1 if any(series.keys()) else 0), fontsize=11)
-    f.tight_layout(rect=(0, 0, 1, 0.96))
+    legend = any(series.keys())
+    f.tight_layout(rect=(0, 0, 1, 1 - (0.6 if legend else 0.35) / f.get_figheight()))
+    f.suptitle(title, y=1 - 0.05 / f.get_figheight(), fontsize=11, va="top")
     paths = []
     for fmt in formats:
         path = f"{out_base}.{fmt}"
