@@ -25,11 +25,22 @@ std::vector<std::string> split_names(const std::string& list) {
   return names;
 }
 
-// `models:` as a list of names or of mappings with a `name` key.
+// `models:` as the simulator reads it (simulator/sim_config.cpp): a list of names or of
+// mappings with `name`, or {count, prefix, profile_model} meaning prefix-0 .. prefix-(count-1)
+// (prefix defaults to profile_model).
 std::vector<std::string> yaml_model_names(const YAML::Node& models) {
   std::vector<std::string> names;
   if (!models) return names;
-  if (!models.IsSequence()) throw std::invalid_argument("models: expected a list");
+  if (models.IsMap()) {
+    if (!models["count"]) throw std::invalid_argument("models: a mapping needs 'count'");
+    const auto count = models["count"].as<uint64_t>();
+    const YAML::Node prefix = models["prefix"] ? models["prefix"] : models["profile_model"];
+    if (!prefix) throw std::invalid_argument("models: a mapping needs 'prefix' or 'profile_model'");
+    for (uint64_t i = 0; i < count; ++i)
+      names.push_back(prefix.as<std::string>() + "-" + std::to_string(i));
+    return names;
+  }
+  if (!models.IsSequence()) throw std::invalid_argument("models: expected a list or a mapping");
   for (const auto& m : models) {
     if (m.IsScalar()) names.push_back(m.Scalar());
     else if (m.IsMap() && m["name"]) names.push_back(m["name"].as<std::string>());

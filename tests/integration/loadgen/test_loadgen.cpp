@@ -93,12 +93,12 @@ TEST_CASE("open loop keeps its send times when the server is slow", "[loadgen][i
     CHECK(records.requests[i].finish - records.requests[i].arrival ==
           Approx(delay).margin(0.05));
   }
-  CHECK(worst < 0.02);
+  CHECK(worst < 0.05);  // measured ~3 ms; a generator that waited would lag by seconds
   CHECK(stats.send_lag_max == Approx(worst));
   // The server saw the schedule too: request i arrives about i / rate after request 0.
   const auto received = server.receive_times();
   REQUIRE(received.size() == 100);
-  CHECK(received.back() - received.front() == Approx(99 / rate).margin(0.03));
+  CHECK(received.back() - received.front() == Approx(99 / rate).margin(0.06));
   CHECK(server.max_in_flight() >= 25);
   CHECK(stats.connections >= 25);
   CHECK(stats.connections <= 40);  // idle keep-alive connections are reused
@@ -215,6 +215,17 @@ TEST_CASE("servelab load writes records and summary in the shared format",
   CHECK(fs::exists(out + "/workload.yaml"));
   const auto targets = server.targets();
   CHECK(std::count(targets.begin(), targets.end(), "/classify/resnet18") == 6);
+
+  // The simulator's {count, prefix} form names models prefix-0 .. prefix-(count-1).
+  std::ofstream(dir / "counted.yaml")
+      << "models: {count: 3, prefix: caffenet, profile_model: caffenet}\n"
+         "workload: {requests: 3, arrival: {type: closed}, access: {type: sequential}}\n";
+  args[3] = (dir / "counted.yaml").string();
+  argv.clear();
+  for (auto& a : args) argv.push_back(a.data());
+  REQUIRE(cli::load_main(static_cast<int>(argv.size()), argv.data()) == 0);
+  const auto all = server.targets();
+  CHECK(std::count(all.begin(), all.end(), "/classify/caffenet-2") == 1);
 
   args[3] = (dir / "missing.yaml").string();
   argv.clear();
