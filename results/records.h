@@ -1,0 +1,54 @@
+// Per-request records and run summaries, in one format shared by the simulator, the load
+// generator and the experiment runner: DIR/requests.csv and DIR/summary.json.
+// Value types; functions are thread-compatible (no shared state).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/control/types.h"
+
+namespace servelab::results {
+
+// One request as measured by its producer (simulator, load generator). Times in seconds,
+// relative to the run's start. `assigned`/`started` are NaN where the producer cannot see
+// them (the load generator sees only send and receive times).
+struct RequestRecord {
+  uint64_t id = 0;
+  uint32_t model = 0;           // index into RunRecords::model_names
+  double arrival = 0;           // sent / arrived
+  double dispatch = 0;          // a worker took its batch (NaN if unknown or never)
+  double start = 0;             // compute started (NaN if unknown)
+  double finish = 0;            // response received / completed
+  uint32_t batch_size = 0;      // 0 if unknown
+  bool waited_for_load = false;
+  RequestStatus status = RequestStatus::Ok;
+};
+
+struct RunRecords {
+  std::vector<std::string> model_names;
+  std::vector<RequestRecord> requests;
+  std::optional<double> slo;    // seconds; enables slo_attainment and overdue
+  uint64_t loads = 0, evictions = 0, hits = 0, misses = 0;  // when known (simulator, engine)
+  double mean_batch_size = 0;   // over batches, when known
+};
+
+// summary.json: requests, completed, failed (by status), throughput_rps (completed divided by
+// the span from first arrival to last finish), latency_ms {mean,p50,p80,p90,p99,p999,max}
+// over completed requests, loads, evictions, hits, misses, slo_attainment and overdue (when an
+// SLO is set), and "per_model" with the same fields per model name.
+nlohmann::json summarize(const RunRecords& run);
+
+// Percentile with linear interpolation between closest ranks (numpy's default); p in [0,100].
+double percentile(std::vector<double> values, double p);
+
+// Writes requests.csv with header id,model,arrival,dispatch,start,finish,batch_size,
+// waited_for_load,status (model by name, status by name). Throws std::runtime_error on I/O.
+void write_requests_csv(const std::string& path, const RunRecords& run);
+RunRecords read_requests_csv(const std::string& path);
+void write_json(const std::string& path, const nlohmann::json& j);
+
+}  // namespace servelab::results
