@@ -1,0 +1,147 @@
+// Engine vs raw LibTorch throughput (images/s) on one model, measured in alternating rounds
+// in one process so that machine noise hits both alike. The engine runs one worker with
+// fixed batches of --batch, fed by a closed loop that keeps 3 x batch requests in flight
+// through submit_raw (preprocessed inputs: this measures the serving path, not OpenCV).
+//
+//   bench_engine --model models/resnet18.pt [--batch 8] [--threads 2] [--seconds 5]
+//                [--rounds 3] [--size 224]
+// Prints one line per round and a final `ratio=` line (engine / raw, summed over rounds).
+#include <torch/script.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "engine/runtime/engine.h"
+
+using namespace servelab;
+using namespace servelab::runtime;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Images per second of a plain forward loop on a fixed batch.
+double raw_round(torch::jit::Module& m, int batch, int size, double seconds) {
+  c10::InferenceMode guard;
+  at::Tensor x = torch::rand({batch, 3, size, size});
+  m.forward({x});  // warm-up
+  auto t0 = Clock::now();
+  long images = 0;
+  while (seconds_since(t0) < seconds) {
+    at::Tensor out = m.forward({x}).toTensor();
+    images += out.size(0);
+  }
+  return images / seconds_since(t0);
+}
+
+// Images per second through the engine, closed loop with `inflight` requests.
+double engine_round(Engine& e, const std::string& model, const std::vector<float>& input,
+                    int batch, int inflight, double seconds) {
+  std::mutex mu;
+  std::condition_variable cv;
+  long done = 0, failed = 0;
+  auto cb = [&](ClassifyResult r) {
+    std::lock_guard lock(mu);
+    ++done;
+    if (r.status != RequestStatus::Ok) ++failed;
+    cv.notify_one();
+  };
+  auto submit = [&] {
+    if (e.submit_raw(model, input, 1, cb) != 0) std::abort();
+  };
+  // Warm-up: one full batch.
+  for (int i = 0; i < batch; ++i) submit();
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return done >= batch; });
+    done = 0;
+  }
+  for (int i = 0; i < inflight; ++i) submit();
+  long submitted = inflight;
+  auto t0 = Clock::now();
+  long counted = 0;
+  double elapsed = 0;
+  std::unique_lock lock(mu);
+  while ((elapsed = seconds_since(t0)) < seconds) {
+    cv.wait(lock, [&] { return done > counted; });
+    long fresh = done - counted;
+    counted = done;
+    lock.unlock();
+    for (long i = 0; i < fresh; ++i) submit();
+    submitted += fresh;
+    lock.lock();
+  }
+  long completed = counted;
+  cv.wait(lock, [&] { return done >= submitted; });  // drain before the next round
+  if (failed) {
+    std::fprintf(stderr, "bench_engine: %ld requests failed\n", failed);
+    std::exit(1);
+  }
+  return completed / elapsed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string file;
+  int batch = 8, threads = 2, rounds = 3, size = 224;
+  double seconds = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--model") file = v;
+    else if (k == "--batch") batch = std::stoi(v);
+    else if (k == "--threads") threads = std::stoi(v);
+    else if (k == "--rounds") rounds = std::stoi(v);
+    else if (k == "--seconds") seconds = std::stod(v);
+    else if (k == "--size") size = std::stoi(v);
+    else { std::fprintf(stderr, "bench_engine: unknown option %s\n", k.c_str()); return 2; }
+  }
+  if (file.empty() || batch < 1 || threads < 1) {
+    std::fprintf(stderr, "usage: bench_engine --model FILE.pt [--batch N] [--threads N] "
+                         "[--seconds S] [--rounds N] [--size PX]\n");
+    return 2;
+  }
+  EngineOptions o;
+  o.control.workers = 1;
+  o.control.max_batch = static_cast<uint32_t>(batch);
+  o.control.batching = {"fixed", PolicyParams(std::map<std::string, std::string>{{"size", std::to_string(batch)}})};
+  o.intra_op_threads = threads;  // process-wide: applies to the raw loop as well
+  o.device = "cpu";
+  Engine engine(o);
+  ModelSpec spec;
+  spec.name = "bench";
+  spec.file = file;
+  spec.preprocess.input_width = spec.preprocess.input_height = size;
+  ModelStatus st = engine.register_model(spec);
+  std::printf("model=%s params=%.1fMB workspace=%.1fMB batch=%d intra_op_threads=%d "
+              "at_get_num_threads=%d\n", file.c_str(), st.param_bytes / 1e6,
+              st.workspace_bytes / 1e6, batch, threads, at::get_num_threads());
+
+  torch::jit::Module raw = torch::jit::load(file);
+  raw.eval();
+  std::vector<float> input(static_cast<size_t>(3) * size * size);
+  for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f;
+
+  double raw_sum = 0, engine_sum = 0;
+  for (int r = 0; r < rounds; ++r) {
+    double a = raw_round(raw, batch, size, seconds);
+    double b = engine_round(engine, "bench", input, batch, 3 * batch, seconds);
+    raw_sum += a;
+    engine_sum += b;
+    std::printf("round=%d raw_images_per_s=%.2f engine_images_per_s=%.2f ratio=%.4f\n", r, a, b,
+                b / a);
+    std::fflush(stdout);
+  }
+  std::printf("ratio=%.4f raw_images_per_s=%.2f engine_images_per_s=%.2f\n",
+              engine_sum / raw_sum, raw_sum / rounds, engine_sum / rounds);
+  return 0;
+}
