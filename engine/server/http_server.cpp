@@ -115,7 +115,7 @@ void HttpServer::Impl::add_routes() {
     reply_with(reply, [&] {
       size_t unavailable_models;
       {
-        std::lock_guard<std::mutex> lock(admin_mu);
+        std::lock_guard<std::mutex> lock(unavailable_mu);
         unavailable_models = unavailable.size();
       }
       json j = {{"status", "ok"},

@@ -33,7 +33,11 @@ struct HttpServer::Impl {
   // the model before it answers, Rafiqi 3.1), one at a time under `admin_mu`.
   std::mutex admin_mu;
   // Models in the registry whose file could not be registered at start-up, with the reason.
+  // Own mutex: readers (GET /models, /health) must not wait for a registration.
+  std::mutex unavailable_mu;
   std::map<std::string, std::string> unavailable;
+  void set_unavailable(const std::string& name, const std::string& why);
+  void clear_unavailable(const std::string& name);
   boost::asio::thread_pool admin{1};
   std::optional<HttpTransport> transport;
 

@@ -59,12 +59,22 @@ json HttpServer::Impl::model_json(const std::string& name, bool full) {
     j["ref_count"] = st->ref_count;
     j["counters"] = counters_json(st->counters);
   } else {
-    std::lock_guard<std::mutex> lock(admin_mu);
+    std::lock_guard<std::mutex> lock(unavailable_mu);
     auto it = unavailable.find(name);
     j["state"] = "unavailable";
     j["error"] = it == unavailable.end() ? "not loaded" : it->second;
   }
   return j;
+}
+
+void HttpServer::Impl::set_unavailable(const std::string& name, const std::string& why) {
+  std::lock_guard<std::mutex> lock(unavailable_mu);
+  unavailable[name] = why;
+}
+
+void HttpServer::Impl::clear_unavailable(const std::string& name) {
+  std::lock_guard<std::mutex> lock(unavailable_mu);
+  unavailable.erase(name);
 }
 
 HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
@@ -115,7 +125,7 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
     store.remove(r.name);
     throw;
   }
-  unavailable.erase(r.name);
+  clear_unavailable(r.name);
   log("registered '" + r.name + "' (" + std::to_string(file.bytes) + " bytes, sha256 " +
       file.sha256.substr(0, 12) + ", size " + std::to_string(st.size_bytes) + " bytes)");
   json j = {{"name", r.name},         {"file", file.path},
@@ -132,7 +142,7 @@ HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
   bool in_registry = registry.remove(name);
   if (!in_engine && !in_registry) throw HttpError(404, "unknown model '" + name + "'");
   store.remove(name);
-  unavailable.erase(name);
+  clear_unavailable(name);
   log("deleted '" + name + "'");
   return json_response(200, dump(json{{"deleted", name}}));
 }
@@ -160,7 +170,7 @@ RestoreReport HttpServer::Impl::restore() {
   for (const auto& row : registry.all()) {
     auto skip = [&](const std::string& why) {
       log("cannot restore '" + row.name + "' (kept in the registry): " + why);
-      unavailable[row.name] = why;
+      set_unavailable(row.name, why);
       report.skipped.emplace_back(row.name, why);
     };
     std::error_code ec;

@@ -91,7 +91,7 @@ TEST_CASE("register, classify, list and delete models", "[server][api]") {
   auto metrics = c.get("/metrics");
   REQUIRE(metrics.status == 200);
   CHECK(metrics.headers["content-type"].rfind("text/plain", 0) == 0);
-  CHECK(metric_sum(metrics.body, "servelab_http_requests_total{route=\"/classify/{name}\",code=\"200\"}") == 7);
+  CHECK(metric_sum(metrics.body, "servelab_http_requests_total{route=\"/classify/{name}\",code=\"200\"}") == 6);
   CHECK(metric_sum(metrics.body, "servelab_http_requests_total{route=\"/register\",code=\"201\"}") == 3);
   CHECK(metric_sum(metrics.body, "servelab_requests_completed_total{model=\"cnn\"}") == 1);
 }

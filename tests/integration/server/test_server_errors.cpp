@@ -85,7 +85,7 @@ TEST_CASE("bad inputs get their status and the server keeps serving", "[server][
   expect_error(c.get("/classify/cnn"), 405);
   auto put = c.request("PUT", "/models/cnn");
   expect_error(put, 405);
-  CHECK(put.headers["allow"] == "GET, DELETE");
+  CHECK_THAT(put.headers["allow"], Catch::Contains("GET") && Catch::Contains("DELETE"));
   CHECK(send_raw(ts.port(), "GARBAGE\r\n\r\n").rfind("HTTP/1.1 400", 0) == 0);
 
   // Still serving.

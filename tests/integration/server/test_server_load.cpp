@@ -106,7 +106,7 @@ TEST_CASE("hey with 32 concurrent clients completes with zero errors", "[server]
     so.io_threads = 2;
   });
   REQUIRE(HttpClient(ts.port()).post_json("/register", register_json("cnn", "tiny_cnn")).status == 201);
-  const int n = 2000;
+  const int n = 2048;  // hey sends n rounded down to a multiple of -c
   std::string cmd = "hey -n " + std::to_string(n) + " -c 32 -m POST -T image/jpeg -D " +
                     image_file("gradient.jpg") + " http://127.0.0.1:" + std::to_string(ts.port()) +
                     "/classify/cnn 2>&1";
