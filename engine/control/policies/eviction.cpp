@@ -35,7 +35,7 @@ class TableEviction : public EvictionPolicy {
   size_t pick_victim(std::span<const ModelId> c, Time) override {
     size_t best = 0;
     for (size_t i = 1; i < c.size(); ++i)
-      if (before(at(c[i]), at(c[best]))) best = i;
+      if (before(peek(c[i]), peek(c[best]))) best = i;
     return best;
   }
 
@@ -49,6 +49,8 @@ class TableEviction : public EvictionPolicy {
     if (m >= table_.size()) table_.resize(size_t(m) + 1);
     return table_[m];
   }
+  // Read-only lookup (never grows the table, so references stay valid); unseen: all zero.
+  Usage peek(ModelId m) const { return m < table_.size() ? table_[m] : Usage{}; }
   std::vector<Usage> table_;
   uint64_t seq_ = 0;
   bool keep_counts_;
