@@ -19,11 +19,7 @@ ControllerConfig config(const std::string& batching, PolicyParams p = {}, uint32
 }
 
 ModelInfo model(uint64_t size = 100, uint32_t max_batch = 0) {
-  ModelInfo m;
-  m.name = "m";
-  m.size_bytes = size;
-  m.max_batch = max_batch;
-  return m;
+  return ModelInfo{.name = "m", .size_bytes = size, .max_batch = max_batch};
 }
 
 const RequestOutcome& outcome(const MiniSim& s, RequestId id) {

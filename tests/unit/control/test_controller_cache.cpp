@@ -17,12 +17,7 @@ ControllerConfig config(uint32_t workers = 1, TierBudget host = {}, const char* 
   return c;
 }
 
-ModelInfo model(uint64_t size = 100) {
-  ModelInfo m;
-  m.name = "m";
-  m.size_bytes = size;
-  return m;
-}
+ModelInfo model(uint64_t size = 100) { return ModelInfo{.name = "m", .size_bytes = size}; }
 
 const RequestOutcome& outcome(const MiniSim& s, RequestId id) {
   for (const auto& o : s.outcomes)
