@@ -30,6 +30,15 @@ bool is_index(const std::string& s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
+// The short name of a sweep path in labels: its last component, or the one before when the
+// last is a generic key (policies.eviction.name -> eviction).
+std::string axis_label(const std::string& path) {
+  auto parts = split_path(path);
+  const std::string& last = parts.back();
+  if ((last == "name" || last == "type") && parts.size() > 1) return parts[parts.size() - 2];
+  return last;
+}
+
 template <typename T>
 T scalar_as(const YAML::Node& n, const std::string& file, const std::string& key) {
   try {
@@ -149,7 +158,7 @@ std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec) {
     p.index = i;
     for (const auto& [path, v] : p.values) {
       if (!p.label.empty()) p.label += " ";
-      p.label += path.substr(path.rfind('.') + 1) + "=" + node_text(v);
+      p.label += axis_label(path) + "=" + node_text(v);
     }
     if (p.label.empty()) p.label = "default";
   }

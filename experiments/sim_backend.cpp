@@ -31,6 +31,12 @@ class SimBackend : public Backend {
     ensure_profile(o_.profile, needed, o_.models_dir);
   }
 
+  // Simulated requests cost microseconds, real ones milliseconds: keep the ETA honest when a
+  // sweep runs both modes.
+  double weight(const YAML::Node& config) const override {
+    return config_requests(config) * 1e-3;
+  }
+
   results::RunRecords run(const YAML::Node& config, uint64_t seed,
                           const std::string& run_dir) override {
     YAML::Node c = YAML::Clone(config);

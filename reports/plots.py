@@ -19,7 +19,11 @@ MODE_TITLES = {"sim": "simulated", "real": "real (engine over HTTP)"}
 
 
 def short(path):
-    return path.split(".")[-1] if path else ""
+    """policies.eviction.name -> eviction; workload.arrival.concurrency -> concurrency."""
+    if not path:
+        return ""
+    parts = path.split(".")
+    return parts[-2] if parts[-1] in ("name", "type") and len(parts) > 1 else parts[-1]
 
 
 def value_label(v):
