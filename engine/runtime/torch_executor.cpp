@@ -156,7 +156,12 @@ class TorchExecutor final : public Executor {
                                           tier_name(exec));
     c10::InferenceMode guard;
     at::Tensor batch = make_batch(*model, exec, inputs);
-    at::Tensor out = module->forward({batch}).toTensor();
+    at::Tensor out;
+    try {
+      out = module->forward({batch}).toTensor();
+    } catch (const std::exception& e) {
+      throw std::runtime_error(first_line(e.what()));
+    }
     if (out.dim() != 2 || out.size(0) != static_cast<int64_t>(inputs.size()))
       throw std::runtime_error("model returned " + shape_string(out) + " for a batch of " +
                                std::to_string(inputs.size()));
@@ -233,7 +238,21 @@ class TorchExecutor final : public Executor {
     for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
     return s + "]";
   }
-  static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+  // LibTorch messages carry a TorchScript traceback; keep the line that names the error
+  // ("RuntimeError: ...") when there is one, else the first line.
+  static std::string first_line(const std::string& s) {
+    std::string best = s.substr(0, s.find('\n'));
+    size_t start = 0;
+    while (start < s.size()) {
+      size_t end = s.find('\n', start);
+      if (end == std::string::npos) end = s.size();
+      std::string line = s.substr(start, end - start);
+      if (line.find("Error: ") != std::string::npos) best = line;
+      start = end + 1;
+    }
+    size_t b = best.find_first_not_of(' ');
+    return b == std::string::npos ? best : best.substr(b);
+  }
 
   bool use_cuda_ = false;
   mutable std::mutex mu_;  // guards models_ and every TorchModel::tiers

@@ -6,6 +6,7 @@
 //   bench_engine --model models/resnet18.pt [--batch 8] [--threads 2] [--seconds 5]
 //                [--rounds 3] [--size 224]
 // Prints one line per round and a final `ratio=` line (engine / raw, summed over rounds).
+#include <ATen/Parallel.h>
 #include <torch/script.h>
 
 #include <atomic>
