@@ -62,6 +62,9 @@ int run_main(int argc, char** argv) {
       "models-dir", po::value<std::string>()->default_value("models"), "TorchScript models")(
       "image", po::value<std::string>()->default_value(""),
       "real mode: request body (default MODELS_DIR/images/gradient.jpg)")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "path=value: change the config (or a sweep axis, with a list), e.g. "
+      "--set workload.requests=200 --set workload.arrival.concurrency=[1,8,64]")(
       "report", "render the report when done (servelab report OUT)")(
       "fail-fast", "stop at the first failed run")("quiet,q", "no progress bar")(
       "verbose,v", "print what each body does");
@@ -73,6 +76,11 @@ int run_main(int argc, char** argv) {
                "usage: servelab run EXPERIMENT.yaml [--mode sim|real|both] [--out DIR]"))
       return 0;
     ex::ExperimentSpec spec = ex::load_experiment(vm["experiment"].as<std::string>());
+    if (vm.count("set"))
+      for (const auto& s : vm["set"].as<std::vector<std::string>>()) {
+        ex::apply_set(spec, s);
+        spec.doc["command_line_set"].push_back(s);  // recorded in OUT/experiment.yaml
+      }
     ex::RunOptions ro;
     if (vm.count("mode")) {
       std::string m = vm["mode"].as<std::string>();

@@ -140,6 +140,32 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file) 
   return spec;
 }
 
+void apply_set(ExperimentSpec& spec, const std::string& assignment) {
+  size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ExperimentError("--set expects path=value, got '" + assignment + "'");
+  std::string path = assignment.substr(0, eq);
+  for (auto& axis : spec.sweep) {
+    if (axis.path != path) continue;
+    YAML::Node v;
+    try {
+      v = YAML::Load(assignment.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      throw ExperimentError("--set " + path + ": bad value: " + e.what());
+    }
+    if (!v.IsSequence() || v.size() == 0)
+      throw ExperimentError("--set " + path + ": a sweep axis needs a non-empty list [a, b]");
+    axis.values.clear();
+    for (const auto& x : v) axis.values.push_back(x);
+    return;
+  }
+  try {
+    config::apply_override(spec.base, assignment);
+  } catch (const ConfigError& e) {
+    throw ExperimentError(e.what());
+  }
+}
+
 std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec) {
   std::vector<SweepPoint> points{SweepPoint{}};
   for (const auto& axis : spec.sweep) {

@@ -61,6 +61,11 @@ struct SweepPoint {
 ExperimentSpec load_experiment(const std::string& file);
 ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file);
 
+// Applies "dotted.path=VALUE" (VALUE is YAML) to the experiment: a path that is a sweep axis
+// with a list VALUE replaces the axis values; anything else changes the base config.
+// Throws ExperimentError on a malformed assignment.
+void apply_set(ExperimentSpec& spec, const std::string& assignment);
+
 // The full grid (cartesian product of the axes); one point with no values when no sweep.
 std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec);
 
