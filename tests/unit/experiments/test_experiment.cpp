@@ -1,0 +1,70 @@
+// Experiment files: sweep grid, per-run config resolution, --set, user-facing errors.
+#include <catch2/catch.hpp>
+
+#include "experiments/experiment.h"
+
+using namespace servelab::experiments;
+
+namespace {
+ExperimentSpec parse(const std::string& text) {
+  return parse_experiment(YAML::Load(text), "test.yaml");
+}
+const char* kSpec = R"(
+name: t
+claim: c
+modes: [sim, real]
+repetitions: 2
+sweep:
+  workload.arrival.concurrency: [1, 2, 4]
+  policies.batching.name: [none, rafiqi-ewma]
+real: {engine: {workers: 2}}
+models: [a]
+engine: {workers: 1, quantum_ms: 5}
+workload: {requests: 10, arrival: {type: closed, concurrency: 1}}
+)";
+}  // namespace
+
+TEST_CASE("the sweep is the cartesian product, first axis outermost") {
+  auto spec = parse(kSpec);
+  auto points = expand_sweep(spec);
+  REQUIRE(points.size() == 6);
+  CHECK(points[0].label == "concurrency=1 batching=none");
+  CHECK(points[1].label == "concurrency=1 batching=rafiqi-ewma");
+  CHECK(points[5].label == "concurrency=4 batching=rafiqi-ewma");
+  CHECK(points[5].index == 5);
+  CHECK(spec.seeds == std::vector<uint64_t>{1, 2});
+}
+
+TEST_CASE("experiment keys stay out of the config; mode overrides and sweep values go in") {
+  auto spec = parse(kSpec);
+  CHECK_FALSE(spec.base["claim"]);
+  CHECK_FALSE(spec.base["sweep"]);
+  auto points = expand_sweep(spec);
+  YAML::Node sim = resolve_config(spec, points[3], "sim", 7);
+  YAML::Node real = resolve_config(spec, points[3], "real", 7);
+  CHECK(sim["workload"]["arrival"]["concurrency"].as<int>() == 2);
+  CHECK(sim["policies"]["batching"]["name"].as<std::string>() == "rafiqi-ewma");
+  CHECK(sim["engine"]["workers"].as<int>() == 1);
+  CHECK(real["engine"]["workers"].as<int>() == 2);
+  CHECK(real["engine"]["quantum_ms"].as<int>() == 5);  // merged, not replaced
+  CHECK(spec.base["workload"]["arrival"]["concurrency"].as<int>() == 1);  // base untouched
+}
+
+TEST_CASE("--set replaces a sweep axis or changes the base config") {
+  auto spec = parse(kSpec);
+  apply_set(spec, "workload.arrival.concurrency=[8, 16]");
+  apply_set(spec, "workload.requests=99");
+  CHECK(expand_sweep(spec).size() == 4);
+  CHECK(spec.base["workload"]["requests"].as<int>() == 99);
+  CHECK_THROWS_AS(apply_set(spec, "workload.arrival.concurrency=3"), ExperimentError);
+  CHECK_THROWS_AS(apply_set(spec, "novalue"), ExperimentError);
+}
+
+TEST_CASE("broken experiment files give messages naming the key") {
+  CHECK_THROWS_WITH(parse("modes: [gpu]\nmodels: [a]"), Catch::Contains("mode 'gpu'"));
+  CHECK_THROWS_WITH(parse("sweep: {a.b: []}"), Catch::Contains("sweep 'a.b'"));
+  CHECK_THROWS_WITH(parse("repetitions: 0"), Catch::Contains("repetitions"));
+  CHECK_THROWS_WITH(parse("repetitions: 3\nseeds: [1]"), Catch::Contains("seeds"));
+  CHECK_THROWS_WITH(parse("sweep: {a..b: [1]}"), Catch::Contains("empty component"));
+  CHECK_THROWS_AS(load_experiment("/nonexistent.yaml"), ExperimentError);
+}
