@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "engine/control/policy_params.h"
 
@@ -26,6 +27,16 @@ double interpolate(const std::vector<BatchCost>& v, uint32_t b, Field f) {
   const BatchCost& c = v[hi];
   double t = (double(b) - a.batch) / (double(c.batch) - a.batch);
   return std::max(0.0, f(a) + (f(c) - f(a)) * t);
+}
+
+// Our own draws over mt19937_64 (whose output the standard fixes) rather than std::
+// distributions (implementation-defined), so a seed gives the same costs with every
+// standard library, like the workload generator (docs/workloads.md).
+double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
+
+double standard_normal(std::mt19937_64& rng) {  // Box-Muller, one value per two draws
+  double u1 = uniform01(rng), u2 = uniform01(rng);
+  return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
 }  // namespace
@@ -70,16 +81,16 @@ double ModelProfile::sample_batch_latency(uint32_t b, CostNoise noise,
       if (std::abs(double(c.batch) - b) < std::abs(double(best->batch) - b)) best = &c;
     }
     if (!best->samples.empty() && best->mean > 0) {
-      std::uniform_int_distribution<size_t> pick(0, best->samples.size() - 1);
-      return best->samples[pick(rng)] * (mean / best->mean);
+      size_t i = std::min(best->samples.size() - 1,
+                          size_t(uniform01(rng) * double(best->samples.size())));
+      return best->samples[i] * (mean / best->mean);
     }
   }
   double sd = batch_stddev(b);
   if (!(sd > 0) || !(mean > 0)) return mean;
-  std::normal_distribution<double> normal(mean, sd);
   // Truncated at > 0 by rejection; if the mass above zero is tiny, give up on noise.
   for (int tries = 0; tries < 64; ++tries) {
-    double x = normal(rng);
+    double x = mean + sd * standard_normal(rng);
     if (x > 0) return x;
   }
   return mean;

@@ -46,6 +46,8 @@ struct ModelProfile {
   double batch_stddev(uint32_t b) const;  // interpolated the same way
   // One draw of a batch latency (> 0) according to `noise`. Empirical draws use the raw
   // samples of the nearest measured size, scaled by batch_latency(b) / that size's mean.
+  // Draws are our own arithmetic over the engine's output: the same seed gives the same
+  // values with every standard library.
   double sample_batch_latency(uint32_t b, CostNoise noise, std::mt19937_64& rng) const;
 
   // Time to move the model from tier `from` to tier `to` (to > from). A pair that was not

@@ -180,7 +180,7 @@ TEST_CASE("config errors name the file, line and key", "[simulator][config]") {
   CHECK_THAT(err("policies: {admission: x}"), Contains("policies.admission"));
 }
 
-TEST_CASE("--set overrides write into nested mappings", "[simulator][config]") {
+TEST_CASE("overrides (--set) write into nested mappings", "[simulator][config]") {
   YAML::Node root = YAML::Load("workload: {access: {type: sequential}}");
   config::apply_override(root, "workload.access={type: zipf, alpha: 1.1}");
   config::apply_override(root, "engine.workers=3");

@@ -17,10 +17,16 @@ nlohmann::json run_pattern(const std::string& access) {
   REQUIRE(r.violations.empty());
   REQUIRE(r.lost == 0);
   REQUIRE(r.records.requests.size() == 5000);
-  return results::summarize(r.records);
+  nlohmann::json s = results::summarize(r.records);
+  std::vector<double> latency;
+  for (const auto& q : r.records.requests) latency.push_back((q.finish - q.arrival) * 1e3);
+  s["latency_ms"]["p75"] = results::percentile(latency, 75);
+  return s;
 }
 
-double ms(const nlohmann::json& s, const char* key) { return s["latency_ms"][key].get<double>(); }
+double ms(const nlohmann::json& s, const std::string& key) {
+  return s["latency_ms"][key].get<double>();
+}
 
 }  // namespace
 
@@ -42,9 +48,16 @@ TEST_CASE("Rafiqi access patterns: sequential worst, zipf best, uniform long tai
   CHECK(ms(zipf, "mean") < ms(uni, "mean"));
   CHECK(zipf["loads"].get<uint64_t>() < uni["loads"].get<uint64_t>());
   // "Uniform has a much higher 99th percentile latency than 80th percentile latency,
-  // because 1/N = 20% of requests triggered evictions and swaps."
-  INFO("uniform p80 " << ms(uni, "p80") << " p99 " << ms(uni, "p99"));
-  CHECK(ms(uni, "p99") > 3 * ms(uni, "p80"));
+  // because 1/N = 1/5 = 20% of requests triggered evictions and swaps."
+  // The cause: about 1 in 5 uniform requests swaps (LRU under uniform access: 1 - C/N).
+  double swapped = uni["misses"].get<double>() / 5000;
+  CHECK(swapped == Approx(0.2).margin(0.02));
+  // The effect: the tail above the swapping fraction is an order of magnitude above the
+  // body. Exactly 20% swapping puts p80 itself on the boundary between hit and swap
+  // latency, so whether p80 is low depends on whether a run swapped slightly less or more
+  // than 20% (a coin flip of the seed); the check uses p75, safely inside the body.
+  INFO("uniform p75 " << ms(uni, "p75") << " p80 " << ms(uni, "p80") << " p99 " << ms(uni, "p99"));
+  CHECK(ms(uni, "p99") > 3 * ms(uni, "p75"));
   // Sequential: every request swaps, so its p99 is close to its mean (a static cost).
   CHECK(ms(seq, "p99") < 1.5 * ms(seq, "mean"));
 }

@@ -1,0 +1,108 @@
+// `servelab simulate` end to end, in-process: outputs, exit codes, overrides, config errors.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/subcommands.h"
+#include "config/yaml_util.h"
+#include "results/records.h"
+#include "simulator/sim_config.h"
+
+using namespace servelab;
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+int simulate(std::vector<std::string> args) {
+  args.insert(args.begin(), "simulate");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return cli::simulate_main(int(argv.size()), argv.data());
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const std::string kExperiment =
+    std::string(SERVELAB_SOURCE_DIR) + "/experiments/rafiqi/access-patterns.yaml";
+
+}  // namespace
+
+TEST_CASE("simulate writes requests.csv, summary.json and the effective config",
+          "[simulator][cli]") {
+  fs::path dir = fs::temp_directory_path() / "servelab-simulate-cli";
+  fs::remove_all(dir);
+  REQUIRE(simulate({kExperiment, "--out", (dir / "a").string(), "-q", "--set",
+                    "workload.requests=500", "--set", "workload.access={type: uniform}"}) == 0);
+  results::RunRecords back = results::read_requests_csv((dir / "a" / "requests.csv").string());
+  CHECK(back.requests.size() == 500);
+  nlohmann::json s = nlohmann::json::parse(slurp(dir / "a" / "summary.json"));
+  CHECK(s["requests"] == 500);
+  CHECK(s["completed"] == 500);
+  CHECK(s["per_model"].size() == 5);
+  CHECK(s["simulation"]["lost"] == 0);
+
+  // The effective config runs again to the same bytes.
+  REQUIRE(simulate({(dir / "a" / "config.yaml").string(), "--out", (dir / "b").string(), "-q"}) == 0);
+  CHECK(slurp(dir / "a" / "requests.csv") == slurp(dir / "b" / "requests.csv"));
+  YAML::Node eff = YAML::LoadFile((dir / "a" / "config.yaml").string());
+  CHECK(eff["workload"]["access"]["type"].as<std::string>() == "uniform");
+  CHECK(eff["engine"]["tiers"]["device"]["models"].as<int>() == 4);
+  CHECK(eff["simulation"]["seed"].as<int>() == 1);
+
+  // --seed changes the run.
+  REQUIRE(simulate({kExperiment, "--out", (dir / "c").string(), "-q", "--seed", "9", "--set",
+                    "workload.requests=500", "--set", "workload.access={type: uniform}"}) == 0);
+  CHECK(slurp(dir / "a" / "requests.csv") != slurp(dir / "c" / "requests.csv"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("simulate rejects bad usage and bad configs with exit status 2", "[simulator][cli]") {
+  fs::path dir = fs::temp_directory_path() / "servelab-simulate-bad";
+  CHECK(simulate({}) == 2);
+  CHECK(simulate({kExperiment}) == 2);  // no --out
+  CHECK(simulate({"/nonexistent.yaml", "--out", dir.string()}) == 2);
+  CHECK(simulate({kExperiment, "--out", dir.string(), "--set", "engine.wrokers=2"}) == 2);
+  CHECK(simulate({kExperiment, "--out", dir.string(), "--set", "policies.batching=nope"}) == 2);
+  CHECK(simulate({kExperiment, "--out", dir.string(), "--bogus"}) == 2);
+  CHECK(simulate({"--help"}) == 0);
+  CHECK_FALSE(fs::exists(dir / "summary.json"));
+}
+
+TEST_CASE("simulation config errors name the file and key", "[simulator][config]") {
+  auto err = [](const std::string& yaml) {
+    try {
+      sim::parse_sim_config(YAML::Load(yaml), "s.yaml",
+                            std::string(SERVELAB_SOURCE_DIR) + "/experiments/rafiqi");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string base =
+      "profile: ../profiles/rafiqi-caffenet.yaml\nworkload: {requests: 10, access: {type: uniform}}\n";
+  CHECK_THAT(err(base + "models: [resnet]"), Contains("'resnet'") && Contains("it has: caffenet"));
+  CHECK_THAT(err(base + "models: {count: 2}"), Contains("models") && Contains("profile_model"));
+  CHECK_THAT(err(base + "models: [caffenet]\nsimulation: {noise: loud}"),
+             Contains("simulation.noise"));
+  CHECK_THAT(err(base + "models: [caffenet]\nsimulaton: {}"), Contains("unknown key 'simulaton'"));
+  CHECK_THAT(err("models: [caffenet]\nworkload: {requests: 10}"), Contains("missing 'profile'"));
+  CHECK_THAT(err("profile: ../profiles/rafiqi-caffenet.yaml\nmodels: [caffenet]\n"
+                 "workload: {requets: 1}"),
+             Contains("s.yaml") && Contains("requets"));
+  CHECK_THAT(err("profile: nope.yaml\nmodels: [caffenet]\nworkload: {}"), Contains("cannot read"));
+  sim::SimConfig ok = sim::parse_sim_config(
+      YAML::Load(base + "models: [caffenet, {name: b, profile_model: caffenet, contexts: 3}]"),
+      "s.yaml", std::string(SERVELAB_SOURCE_DIR) + "/experiments/rafiqi");
+  REQUIRE(ok.setup.models.size() == 2);
+  CHECK(ok.setup.models[1].name == "b");
+  CHECK(ok.setup.models[1].contexts == 3);
+  CHECK(ok.setup.models[1].profile.size_bytes == 233000000);
+}
