@@ -50,7 +50,7 @@ TEST_CASE("experiment keys stay out of the config; mode overrides and sweep valu
   CHECK(spec.base["workload"]["arrival"]["concurrency"].as<int>() == 1);  // base untouched
 }
 
-TEST_CASE("--set replaces a sweep axis or changes the base config") {
+TEST_CASE("set overrides replace a sweep axis or change the base config") {
   auto spec = parse(kSpec);
   apply_set(spec, "workload.arrival.concurrency=[8, 16]");
   apply_set(spec, "workload.requests=99");
