@@ -110,7 +110,7 @@ TEST_CASE("a request still queued at its timeout completes with Timeout", "[runt
   CHECK(engine.model("tiny_cnn")->counters.timeouts == 3);
 }
 
-TEST_CASE("a full queue rejects; the engine fails what is left when it stops", "[runtime]") {
+TEST_CASE("a full queue rejects - the engine fails what is left when it stops", "[runtime]") {
   Collector c;
   {
     EngineOptions o = options(1, "fixed", params({{"size", "100"}}));

@@ -57,7 +57,7 @@ TEST_CASE("a batch waiting for a load is dispatched at load end with waited_for_
   CHECK(c.model_state(0).resident[int(Tier::Host)]);
 }
 
-TEST_CASE("one load in flight at a time; a second model's worker is not reserved meanwhile") {
+TEST_CASE("one load in flight at a time - a second model's worker is not reserved meanwhile") {
   Controller c(config(2));
   c.add_model(0, model());
   c.add_model(1, model());
@@ -89,7 +89,7 @@ TEST_CASE("max_loads_in_flight 2 loads two models at once") {
   CHECK(outcome(s, 2).started == Approx(10.0));
 }
 
-TEST_CASE("a model in use is never evicted; the load waits for it to finish") {
+TEST_CASE("a model in use is never evicted - the load waits for it to finish") {
   Controller c(config(2, {UINT64_MAX, 1}));
   c.add_model(0, model(), Tier::Host);
   c.add_model(1, model());

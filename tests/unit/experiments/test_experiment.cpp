@@ -35,7 +35,7 @@ TEST_CASE("the sweep is the cartesian product, first axis outermost") {
   CHECK(spec.seeds == std::vector<uint64_t>{1, 2});
 }
 
-TEST_CASE("experiment keys stay out of the config; mode overrides and sweep values go in") {
+TEST_CASE("experiment keys stay out of the config - mode overrides and sweep values go in") {
   auto spec = parse(kSpec);
   CHECK_FALSE(spec.base["claim"]);
   CHECK_FALSE(spec.base["sweep"]);
