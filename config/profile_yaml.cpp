@@ -34,7 +34,8 @@ BatchCost parse_batch(const YAML::Node& n, const Where& w) {
 }
 
 ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Where& w) {
-  check_keys(n, w, {"size_bytes", "size_mb", "batch_latency_ms", "load_ms", "note"});
+  check_keys(n, w, {"size_bytes", "size_mb", "batch_latency_ms", "load_ms",
+                    "request_overhead_ms", "note"});
   ModelProfile m;
   m.name = name;
   if (n["size_bytes"] && n["size_mb"]) fail(w, n, "give size_bytes or size_mb, not both");
@@ -65,6 +66,15 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
       }
       m.set_load_time(from, to, as_double(kv.second, wl.child(key)) / 1e3);
     }
+  }
+  if (const YAML::Node& o = n["request_overhead_ms"]) {
+    Where wo = w.child("request_overhead_ms");
+    require_map(o, wo);
+    check_keys(o, wo, {"before", "after", "preprocess"});
+    if (o["before"]) m.overhead_before = as_double(o["before"], wo.child("before")) / 1e3;
+    if (o["after"]) m.overhead_after = as_double(o["after"], wo.child("after")) / 1e3;
+    if (o["preprocess"])
+      m.overhead_preprocess = as_double(o["preprocess"], wo.child("preprocess")) / 1e3;
   }
   try {
     m.validate();
@@ -121,6 +131,11 @@ YAML::Node profile_to_yaml(const CostProfile& profile) {
       }
     }
     n["load_ms"] = loads;
+    if (m.overhead_before > 0 || m.overhead_after > 0) {
+      n["request_overhead_ms"]["before"] = m.overhead_before * 1e3;
+      n["request_overhead_ms"]["after"] = m.overhead_after * 1e3;
+      n["request_overhead_ms"]["preprocess"] = m.overhead_preprocess * 1e3;
+    }
     models[m.name] = n;
   }
   root["models"] = models;

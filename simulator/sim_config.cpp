@@ -110,7 +110,7 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
 
   Where ws = w.child("simulation");
   const YAML::Node& sim = root["simulation"];
-  check_keys(sim, ws, {"noise", "seed", "preload", "max_time_s", "event_list"});
+  check_keys(sim, ws, {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads"});
   if (sim && sim.IsMap()) {
     if (sim["noise"]) {
       // true = normal, false = none, or the kind by name.
@@ -130,6 +130,8 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
     if (sim["max_time_s"] && as_string(sim["max_time_s"], ws.child("max_time_s")) != "none") {
       s.max_time = config::as_double(sim["max_time_s"], ws.child("max_time_s"));
     }
+    if (sim["io_threads"])
+      s.io_threads = static_cast<uint32_t>(config::as_uint(sim["io_threads"], ws.child("io_threads")));
     if (sim["event_list"]) {
       s.event_list = as_string(sim["event_list"], ws.child("event_list"));
       if (s.event_list != "heap" && s.event_list != "set") {
@@ -173,6 +175,7 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
   if (std::isinf(s.max_time)) sn["max_time_s"] = "none";
   else sn["max_time_s"] = s.max_time;
   sn["event_list"] = s.event_list;
+  sn["io_threads"] = s.io_threads;
   r["simulation"] = sn;
   c.resolved = r;
   return c;

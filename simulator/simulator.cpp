@@ -15,7 +15,9 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Event tags: the kind in the top bits, its payload (request index, worker, load) below.
-enum Kind : uint64_t { kSend = 0, kBatchDone = 1, kLoadDone = 2, kTimer = 3 };
+enum Kind : uint64_t {
+  kSend = 0, kBatchDone = 1, kLoadDone = 2, kTimer = 3, kIoEnter = 4, kIoDone = 5
+};
 constexpr int kKindShift = 60;
 constexpr uint64_t kPayloadMask = (uint64_t(1) << kKindShift) - 1;
 uint64_t make_tag(Kind k, uint64_t payload) { return (uint64_t(k) << kKindShift) | payload; }
@@ -44,6 +46,8 @@ class Run final : public EventHandler {
   void check_workload() const;
   void add_models();
   void schedule_send(uint64_t index, Time at);
+  void arrive(uint64_t index, Time now);
+  void start_io(uint64_t index, Time now);
   void carry_out(Time now);
   void dispatch(const Batch& b, Time now);
   void load(const LoadAction& l, Time now);
@@ -78,6 +82,9 @@ class Run final : public EventHandler {
   uint64_t next_send_ = 0, completed_ = 0, pending_work_ = 0;  // pending non-timer events
   Time last_progress_ = 0;
   std::vector<uint8_t> done_;
+  uint32_t io_busy_ = 0;              // IO threads preprocessing a request
+  std::vector<uint64_t> io_queue_;    // requests waiting for one, FIFO from io_next_
+  size_t io_next_ = 0;
 };
 
 void Run::check_workload() const {
@@ -175,16 +182,34 @@ void Run::on_event(uint64_t tag, Time now) {
   switch (Kind(tag >> kKindShift)) {
     case kSend: {
       --pending_work_;
-      Request r{payload, work_.models[payload], now,
-                setup_.slo ? now + *setup_.slo : kNever};
-      result_.records.requests[payload].arrival = now;
+      result_.records.requests[payload].arrival = now;  // the client's send, as loadgen records
       if (!work_.closed_loop && next_send_ < work_.models.size()) {
         schedule_send(next_send_, work_.send_times[next_send_]);
         ++next_send_;
       }
-      ctl_.on_arrival(r, now, out_);
+      // The request reaches the controller after the client-side overhead the profile
+      // measured (HTTP, then decode and preprocessing on an IO thread); 0 for server-side
+      // profiles.
+      const ModelProfile& p = setup_.models[work_.models[payload]].profile;
+      Time delay = p.overhead_before - p.overhead_preprocess;
+      if (p.overhead_before > 0) {
+        ++pending_work_;
+        sim_.schedule(now + delay, this, make_tag(kIoEnter, payload));
+        return;
+      }
+      arrive(payload, now);
       break;
     }
+    case kIoEnter:  // HTTP request read: preprocessing on a free IO thread, else wait for one
+      if (io_busy_ < std::max(1u, setup_.io_threads)) start_io(payload, now);
+      else io_queue_.push_back(payload);
+      return;
+    case kIoDone:
+      --pending_work_;
+      --io_busy_;
+      if (io_next_ < io_queue_.size()) start_io(io_queue_[io_next_++], now);
+      arrive(payload, now);
+      break;
     case kBatchDone: {
       --pending_work_;
       Worker& w = workers_[payload];
@@ -207,6 +232,17 @@ void Run::on_event(uint64_t tag, Time now) {
       return;  // carries out its own actions
   }
   carry_out(now);
+}
+
+void Run::arrive(uint64_t index, Time now) {
+  Request r{index, work_.models[index], now, setup_.slo ? now + *setup_.slo : kNever};
+  ctl_.on_arrival(r, now, out_);
+}
+
+void Run::start_io(uint64_t index, Time now) {
+  ++io_busy_;
+  const ModelProfile& p = setup_.models[work_.models[index]].profile;
+  sim_.schedule(now + p.overhead_preprocess, this, make_tag(kIoDone, index));
 }
 
 void Run::on_timer_event(uint64_t gen, Time now) {
@@ -319,13 +355,15 @@ void Run::complete(const RequestOutcome& o, Time now) {
   results::RequestRecord& r = result_.records.requests[id];
   r.dispatch = finite_or_nan(o.assigned);
   r.start = finite_or_nan(o.started);
-  r.finish = std::isfinite(o.finished) ? o.finished : now;
+  // The client has the answer once the response overhead has passed.
+  r.finish = (std::isfinite(o.finished) ? o.finished : now) +
+             setup_.models[r.model].profile.overhead_after;
   r.batch_size = o.batch_size;
   r.waited_for_load = o.waited_for_load;
   r.status = o.status;
   if (work_.closed_loop && next_send_ < work_.models.size()) {
     Time think = work_.think_times.empty() ? 0 : work_.think_times[next_send_];
-    schedule_send(next_send_, now + think);
+    schedule_send(next_send_, r.finish + think);
     ++next_send_;
   }
   if (completed_ == done_.size()) sim_.stop();

@@ -4,7 +4,9 @@
 // from the measured distribution when noise is on, from the simulation's own seeded RNG);
 // a load finishes at now + load time(m, from, to); evictions complete immediately.
 // Clients follow a generated workloads::Workload: closed loop (N in flight, the next request
-// sent at a completion plus its think time) or open loop (send_times).
+// sent at a completion plus its think time) or open loop (send_times). A profile's request
+// overheads (ModelProfile::overhead_before/after) delay each arrival at the controller and
+// each answer at the client, so records hold client-side times as the load generator's do.
 // simulate() keeps all state in locals: concurrent calls from different threads are safe.
 #pragma once
 
@@ -42,6 +44,9 @@ struct SimulationSetup {
   // Stop when no request finished for this long while only timers fired (a stuck policy).
   Time stall_timeout = 3600;
   std::string event_list = "heap";  // heap | set (see event_list.h)
+  // The server's IO threads (HTTP server default 2): each request's preprocessing overhead
+  // (ModelProfile::overhead_preprocess) holds one, first come first served.
+  uint32_t io_threads = 2;
 };
 
 struct SimulationResult {

@@ -136,6 +136,9 @@ void ModelProfile::validate() const {
       if (!(s > 0)) fail("non-positive latency sample");
     }
   }
+  if (!(overhead_before >= 0) || !(overhead_after >= 0) || !(overhead_preprocess >= 0))
+    fail("negative request overhead");
+  if (overhead_preprocess > overhead_before) fail("request overhead: preprocess > before");
   for (const auto& row : load_time) {
     for (double v : row) {
       if (v < 0) fail("negative load time");

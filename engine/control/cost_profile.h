@@ -36,6 +36,17 @@ struct ModelProfile {
   std::vector<BatchCost> batches;  // sorted by batch size, sizes distinct, at least one
   // load_time[from][to] in seconds; NaN where not measured. Indexed by Tier values.
   std::array<std::array<double, kTierCount>, kTierCount> load_time;
+  // Per-request cost outside the batch, as a client of the real engine sees it (seconds):
+  // `overhead_before` from the client's send until the controller sees the arrival (HTTP
+  // request, image decode and preprocessing on the IO thread, hand-off to the control
+  // thread); `overhead_after` from the batch's end until the client has the response.
+  // 0 in paper profiles (they report server-side latency); `servelab profile` measures them.
+  // `overhead_preprocess` is the part of `overhead_before` that occupies one of the server's
+  // IO threads (image decode and preprocessing): a burst of requests queues for them, so its
+  // arrivals reach the controller spread out, not at once.
+  double overhead_before = 0;
+  double overhead_after = 0;
+  double overhead_preprocess = 0;
 
   ModelProfile();
 
