@@ -23,12 +23,13 @@ std::vector<std::string> profile_models_of(const YAML::Node& models) {
 }
 
 void ensure_profile(const std::string& path, const std::vector<std::string>& models,
-                    const std::string& models_dir) {
-  std::vector<std::string> missing = missing_models(path, models);
+                    const std::string& models_dir, bool remeasure, const std::string& image) {
+  std::vector<std::string> missing = remeasure ? models : missing_models(path, models);
   if (missing.empty()) return;
 #ifdef SERVELAB_EXP_PROFILER
   ProfileOptions po;
   po.models_dir = models_dir;
+  po.image = image;
   po.models = missing;
   std::string names;
   for (const auto& m : missing) names += " " + m;

@@ -30,9 +30,12 @@ struct RealBackendOptions {
 };
 
 // Makes sure the profile at `path` has every model in `models`, measuring the missing ones
-// (models_dir/<name>.pt) with the profiler first. Throws when it cannot.
+// (models_dir/<name>.pt) with the profiler first; `remeasure`: measure all of them again
+// (calibration against the machine as it is now). `image`: the request image real mode
+// sends (empty: models_dir/images/gradient.jpg). Throws when it cannot.
 void ensure_profile(const std::string& path, const std::vector<std::string>& models,
-                    const std::string& models_dir);
+                    const std::string& models_dir, bool remeasure = false,
+                    const std::string& image = "");
 
 // The profile entries (= model files in real mode) a config's `models:` section uses.
 std::vector<std::string> profile_models_of(const YAML::Node& models);

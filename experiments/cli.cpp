@@ -34,14 +34,17 @@ bool parse(int argc, char** argv, const po::options_description& opts,
   return true;
 }
 
+// "1,2,4" or ranges "1-32" (each size from 1 to 32), mixed: "1-8,12,16".
 std::vector<uint32_t> parse_sizes(const std::string& s) {
   std::vector<uint32_t> out;
   std::stringstream in(s);
   std::string item;
   while (std::getline(in, item, ',')) {
-    int v = std::stoi(item);
-    if (v < 1) throw std::invalid_argument("batch sizes must be positive");
-    out.push_back(static_cast<uint32_t>(v));
+    size_t dash = item.find('-');
+    int lo = std::stoi(item.substr(0, dash));
+    int hi = dash == std::string::npos ? lo : std::stoi(item.substr(dash + 1));
+    if (lo < 1 || hi < lo) throw std::invalid_argument("batch sizes must be positive");
+    for (int v = lo; v <= hi; ++v) out.push_back(static_cast<uint32_t>(v));
   }
   return out;
 }
@@ -65,6 +68,9 @@ int run_main(int argc, char** argv) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "path=value: change the config (or a sweep axis, with a list), e.g. "
       "--set workload.requests=200 --set workload.arrival.concurrency=[1,8,64]")(
+      "calibrate",
+      "measure this machine's profile of the experiment's models again first (the machine "
+      "as it is now: load, threads, request image), then run")(
       "report", "render the report when done (servelab report OUT)")(
       "fail-fast", "stop at the first failed run")("quiet,q", "no progress bar")(
       "verbose,v", "print what each body does");
@@ -96,6 +102,10 @@ int run_main(int argc, char** argv) {
     std::string base_dir =
         std::filesystem::absolute(spec.file).parent_path().string();
     std::string profile = vm["profile"].as<std::string>();
+    if (vm.count("calibrate"))
+      ex::ensure_profile(profile.empty() ? ex::local_profile_path() : profile,
+                         ex::profile_models_of(spec.doc["models"]), models_dir, true,
+                         vm["image"].as<std::string>());
     auto sim = ex::make_sim_backend({profile, models_dir, base_dir, verbose});
     auto real = ex::make_real_backend(
         {vm["url"].as<std::string>(), models_dir, profile, base_dir,
@@ -128,9 +138,13 @@ int profile_main(int argc, char** argv) {
       "model", po::value<std::vector<std::string>>()->multitoken(),
       "model names (default: squeezenet1_1 resnet18)")(
       "models-dir", po::value<std::string>()->default_value("models"), "TorchScript models")(
-      "batch-sizes", po::value<std::string>()->default_value("1,2,4,8,16,32"), "comma list")(
-      "samples", po::value<uint32_t>()->default_value(10), "timed passes per batch size")(
+      "batch-sizes", po::value<std::string>()->default_value("1-32"),
+      "comma list of sizes or ranges (1-8,16)")(
+      "samples", po::value<uint32_t>()->default_value(6), "timed passes per batch size")(
       "threads", po::value<int>()->default_value(1), "LibTorch intra-op threads")(
+      "image", po::value<std::string>()->default_value(""),
+      "request image for preprocessing and the overhead probe (default "
+      "MODELS_DIR/images/gradient.jpg)")(
       "out", po::value<std::string>()->default_value(""),
       "profile file (default experiments/profiles/local/<hostname>.yaml)");
   po::positional_options_description pos;
@@ -146,6 +160,7 @@ int profile_main(int argc, char** argv) {
     o.batch_sizes = parse_sizes(vm["batch-sizes"].as<std::string>());
     o.samples = vm["samples"].as<uint32_t>();
     o.threads = vm["threads"].as<int>();
+    o.image = vm["image"].as<std::string>();
     std::string out = vm["out"].as<std::string>();
     if (out.empty()) out = ex::local_profile_path();
     CostProfile measured = ex::measure_profile(

@@ -1,7 +1,9 @@
 // `servelab profile`: measures each model's cost on this machine in the profile format the
-// simulator reads (engine/control/cost_profile.h, config/profile_yaml.h): batch latency per
-// batch size (mean, stddev, raw samples), the disk->host load time (really deserializing the
-// TorchScript file), and size (parameter + buffer bytes). LibTorch stays in profiler.cpp.
+// simulator reads (engine/control/cost_profile.h, config/profile_yaml.h), through the engine's
+// own executor: batch latency per batch size (mean, stddev, raw samples) of the executor's
+// run() on the preprocessed request image, the executor's disk->host load, size (parameter +
+// buffer bytes), and the request overhead a client sees outside the batch (HTTP round trip
+// and preprocessing, split before/after the batch).
 #pragma once
 
 #include <functional>
@@ -12,16 +14,32 @@
 
 namespace servelab::experiments {
 
+inline std::vector<uint32_t> dense_sizes(uint32_t max) {
+  std::vector<uint32_t> v;
+  for (uint32_t b = 1; b <= max; ++b) v.push_back(b);
+  return v;
+}
+
 struct ProfileOptions {
   std::string models_dir = "models";        // holds <name>.pt and <name>.json manifests
   std::vector<std::string> models;          // names; must be non-empty
-  std::vector<uint32_t> batch_sizes{1, 2, 4, 8, 16, 32};
-  uint32_t samples = 10;                    // timed forward passes per batch size
-  uint32_t warmup = 2;                      // untimed passes per batch size
-  double max_seconds_per_size = 3.0;        // stop sampling a size after this much time
-  uint32_t load_samples = 3;                // timed loads per model
+  // Every size up to 32: on a CPU the cost is not linear in between (LibTorch switches
+  // convolution algorithms at a batch size; squeezenet1_1 with 1 thread costs ~1 s at batch 15
+  // and ~0.4 s at 16), so interpolating across a coarse grid mispredicts whole ranges.
+  std::vector<uint32_t> batch_sizes = dense_sizes(32);
+  uint32_t samples = 6;                     // timed forward passes per batch size
+  uint32_t warmup = 1;                      // untimed passes per batch size
+  double max_seconds_per_size = 2.0;        // stop sampling a size after this much time
+  uint32_t load_samples = 5;                // timed loads (+ first batch) per model
   int threads = 1;                          // LibTorch intra-op threads (the engine default)
+  std::string image;                        // request image; default models_dir/images/gradient.jpg
+  uint32_t overhead_requests = 100;         // probe round trips for the request overhead
 };
+
+// Mean client-observed round trip (seconds) of `requests` classify calls at concurrency 1
+// against the in-process HTTP server on a zero-cost probe model (after `warmup` calls): the
+// per-request overhead outside the batch. Defined when real mode is built; throws otherwise.
+double measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup = 10);
 
 // Measures every model. Throws std::runtime_error naming the model and file on a missing or
 // broken model. `log` (may be empty) receives one line per measured item.
@@ -36,7 +54,8 @@ void save_profile(const std::string& path, const CostProfile& measured, const Pr
 // <source>/experiments/profiles/local/<hostname>.yaml (gitignored).
 std::string local_profile_path();
 
-// Models the profile file at `path` lacks (all of `names` if it does not exist).
+// Models the profile file at `path` lacks (all of `names` if it does not exist), and models
+// whose entry is stale: measured before the profiler measured request overheads.
 std::vector<std::string> missing_models(const std::string& path,
                                         const std::vector<std::string>& names);
 

@@ -1,0 +1,67 @@
+// The per-request overhead a client of the real engine sees beyond the batch itself: the
+// load generator's send, HTTP parsing, image decode and preprocessing on the IO thread, the
+// hand-offs to the control and worker threads, the response and the client's read. Measured
+// end to end with the same in-process server and load generator as real mode, on a probe
+// model whose batches cost nothing (the profiled executor with a zero-cost profile), so the
+// round trip is the overhead alone. No LibTorch here.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/server/http_server.h"
+#include "experiments/profiler.h"
+#include "workloads/loadgen/loadgen.h"
+
+namespace servelab::experiments {
+
+double measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() /
+                 ("servelab-overhead-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  struct Cleanup {
+    fs::path d;
+    ~Cleanup() { std::error_code ec; fs::remove_all(d, ec); }
+  } cleanup{dir};
+  std::ofstream(dir / "probe.yaml")
+      << "models:\n  probe:\n    size_bytes: 1\n"
+         "    batch_latency_ms: [{batch: 1, mean: 0}]\n    load_ms: {disk->host: 0}\n";
+  runtime::EngineOptions eo;  // one worker, event mode, no batching: nothing waits
+  eo.executor = "profiled";
+  eo.profile_file = (dir / "probe.yaml").string();
+  server::ServerOptions so;   // the same IO threads as real mode
+  so.store_dir = (dir / "store").string();
+  so.log = false;
+  server::HttpServer srv(so, eo);
+  srv.start();
+  runtime::ModelSpec spec;
+  spec.name = "probe";
+  spec.file = (dir / "probe.pt").string();  // never read by the profiled executor
+  srv.engine().register_model(spec);
+
+  workloads::Workload w;
+  w.closed_loop = true;
+  w.concurrency = 1;
+  w.models.assign(warmup + requests, 0);
+  loadgen::LoadOptions lo;
+  lo.url = "http://127.0.0.1:" + std::to_string(srv.port());
+  lo.model_names = {"probe"};
+  lo.body = image;
+  lo.content_type = "image/jpeg";
+  results::RunRecords r = loadgen::run_load(lo, w);
+  srv.stop();
+  double sum = 0;
+  uint32_t n = 0;
+  for (size_t i = warmup; i < r.requests.size(); ++i) {
+    const auto& q = r.requests[i];
+    if (q.status != RequestStatus::Ok) continue;
+    sum += q.finish - q.arrival;
+    ++n;
+  }
+  if (n == 0) throw std::runtime_error("profile: the overhead probe got no answers");
+  return sum / n;
+}
+
+}  // namespace servelab::experiments
