@@ -2,9 +2,12 @@
 // driven over HTTP by the load generator library, or a running server at --url.
 // The config is parsed exactly as in sim mode (simulator/sim_config.h), so both bodies get the
 // same controller settings, models and workload (same seeds, hence the same schedule).
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "engine/server/http_server.h"
 #include "experiments/backends.h"
@@ -50,7 +53,7 @@ class RealBackend : public Backend {
     for (const auto& c : configs)
       for (const auto& m : profile_models_of(c["models"]))
         if (std::find(needed.begin(), needed.end(), m) == needed.end()) needed.push_back(m);
-    ensure_profile(o_.profile, needed, o_.models_dir);
+    ensure_profile(o_.profile, needed, o_.models_dir, false, o_.image);
     body_ = read_file(o_.image);
   }
 
@@ -96,6 +99,13 @@ class RealBackend : public Backend {
     }
     ModelCounters before = totals(srv.engine());
     lo.url = "http://127.0.0.1:" + std::to_string(srv.port());
+    // Start just after a quantum tick, as the simulated run does (t = 0, ticks at k*quantum):
+    // where the ticks fall against the first burst of requests decides how it is batched,
+    // and with one worker that split persists for the whole run.
+    if (Time q = sc.engine.control.quantum; q > 0) {
+      Time now = srv.engine().now();
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::ceil(now / q) * q - now));
+    }
     loadgen::LoadStats stats;
     results::RunRecords records = loadgen::run_load(lo, w, &stats);
     ModelCounters after = totals(srv.engine());

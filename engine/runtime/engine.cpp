@@ -214,4 +214,6 @@ void Engine::Impl::finish(const RequestOutcome& o) {
 
 bool Engine::cuda_available() const { return impl_->exec_tier == Tier::Device; }
 
+Time Engine::now() const { return impl_->clock.now(); }
+
 }  // namespace servelab::runtime

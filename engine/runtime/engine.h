@@ -114,6 +114,9 @@ class Engine {
 
   std::string metrics_text() const;
   bool cuda_available() const;
+  // Engine time (seconds since the engine started): the clock of the controller's events, so
+  // quantum ticks fall at its multiples. Lets a driver start a run at a known tick phase.
+  Time now() const;
 
  private:
   struct Impl;
