@@ -1,0 +1,50 @@
+"""Per-point simulator errors against bounds, for scripts/check-sim-vs-real.
+
+    python3 reports/check_errors.py RESULTS_DIR... [--tput 0.10] [--mean 0.10] [--p99 0.20]
+
+Prints, per results folder and point, sim and real throughput, mean and p99 latency and the
+relative error (sim - real) / real; a point misses when any error exceeds its bound.
+Exit status 0 when every point is within bounds, 1 otherwise (or when a point lacks a mode).
+"""
+import argparse
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_db import load, relative_error  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dirs", nargs="+")
+    ap.add_argument("--tput", type=float, default=0.10)
+    ap.add_argument("--mean", type=float, default=0.10)
+    ap.add_argument("--p99", type=float, default=0.20)
+    a = ap.parse_args()
+    bounds = [("throughput_rps", a.tput, "tput"), ("latency_mean_ms", a.mean, "mean"),
+              ("latency_p99_ms", a.p99, "p99")]
+    misses = 0
+    for d in a.dirs:
+        exp = load(d)
+        print(f"\n{exp.spec.get('name', d)}  ({d})")
+        print(f"{'point':<40} " + "  ".join(f"{s:>24}" for _, _, s in bounds) + "  ok")
+        for pid, point in sorted(exp.points.items()):
+            cells, ok = [], True
+            for metric, bound, short in bounds:
+                sim = exp.value("sim", pid, metric)[0]
+                real = exp.value("real", pid, metric)[0]
+                e = relative_error(sim, real)
+                miss = math.isnan(e) or abs(e) > bound
+                ok &= not miss
+                cells.append(f"{sim:9.1f}/{real:9.1f} {e:+5.0%}{'!' if miss else ' '}")
+            misses += not ok
+            print(f"{point['label'][:40]:<40} " + "  ".join(f"{c:>24}" for c in cells) +
+                  ("  ok" if ok else "  MISS"))
+    print(f"\nbounds: throughput {a.tput:.0%}, mean latency {a.mean:.0%}, p99 {a.p99:.0%} "
+          f"(cells: sim/real error); {misses} point(s) miss")
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
