@@ -15,6 +15,7 @@
 #include <torch/cuda.h>
 #include <ATen/Parallel.h>
 #include <torch/script.h>
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
 
 #include <algorithm>
 #include <mutex>
@@ -58,6 +59,11 @@ class TorchExecutor final : public Executor {
       throw std::runtime_error("unknown device '" + device + "' (expected auto, cpu or cuda)");
     use_cuda_ = cuda && device != "cpu";
     if (intra_op_threads > 0) at::set_num_threads(intra_op_threads);  // process-wide
+    // No TorchScript graph optimization (process-wide): the profiling executor makes the first
+    // two runs of every freshly loaded module slow (profile, then optimize), so each cache
+    // miss cost 15-70 ms more compute on squeezenet1_1 (mobilenet_v3_small: 215 and 201 ms
+    // vs 75 warm) while warm runs were no faster (CPU, LibTorch 1.13: 87 vs 85-92 ms).
+    torch::jit::setGraphExecutorOptimize(false);
   }
 
   ModelMeasure add(ModelId id, const ModelSpec& spec, uint32_t max_batch,
