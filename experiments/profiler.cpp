@@ -94,20 +94,27 @@ ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, Mod
   for (uint32_t b : o.batch_sizes) {
     std::vector<const runtime::Input*> inputs(b, &input);
     for (uint32_t i = 0; i < o.warmup; ++i) exec.run(id, Tier::Host, inputs, probs);
-    BatchCost c;
-    c.batch = b;
-    auto start = Clock::now();
-    for (uint32_t i = 0; i < o.samples; ++i) {
+    p.batches.push_back(BatchCost{b, 0, 0, {}});
+  }
+  // Samples in rounds over all sizes, so each size's samples span the whole measurement and
+  // its spread includes the machine's drift (a shared machine's load), not one quiet moment.
+  std::vector<double> spent(o.batch_sizes.size(), 0);
+  for (uint32_t round = 0; round < o.samples; ++round) {
+    for (size_t k = 0; k < p.batches.size(); ++k) {
+      BatchCost& c = p.batches[k];
+      if (spent[k] > o.max_seconds_per_size && c.samples.size() >= 3) continue;
+      std::vector<const runtime::Input*> inputs(c.batch, &input);
       auto t0 = Clock::now();
       exec.run(id, Tier::Host, inputs, probs);
       c.samples.push_back(seconds_since(t0));
-      if (seconds_since(start) > o.max_seconds_per_size && c.samples.size() >= 3) break;
+      spent[k] += c.samples.back();
     }
+  }
+  for (BatchCost& c : p.batches) {
     mean_stddev(c.samples, &c.mean, &c.stddev);
-    if (log) log(name + ": batch " + std::to_string(b) + " " + std::to_string(c.mean * 1e3) +
-                 " ms (sd " + std::to_string(c.stddev * 1e3) + ", n=" +
-                 std::to_string(c.samples.size()) + ")");
-    p.batches.push_back(std::move(c));
+    if (log) log(name + ": batch " + std::to_string(c.batch) + " " +
+                 std::to_string(c.mean * 1e3) + " ms (sd " + std::to_string(c.stddev * 1e3) +
+                 ", n=" + std::to_string(c.samples.size()) + ")");
   }
   // A load as the engine pays it: the executor's Disk -> Host load, plus what the first batch
   // on the fresh module costs beyond a warm one (TorchScript optimizes a module's graph on its
