@@ -16,7 +16,7 @@
 
 namespace servelab::experiments {
 
-double measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup) {
+RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() /
                  ("servelab-overhead-" + std::to_string(::getpid()));
@@ -41,17 +41,21 @@ double measure_round_trip(const std::string& image, uint32_t requests, uint32_t 
   spec.file = (dir / "probe.pt").string();  // never read by the profiled executor
   srv.engine().register_model(spec);
 
-  workloads::Workload w;
-  w.closed_loop = true;
-  w.concurrency = 1;
-  w.models.assign(warmup + requests, 0);
   loadgen::LoadOptions lo;
   lo.url = "http://127.0.0.1:" + std::to_string(srv.port());
   lo.model_names = {"probe"};
   lo.body = image;
   lo.content_type = "image/jpeg";
-  results::RunRecords r = loadgen::run_load(lo, w);
-  srv.stop();
+  auto load = [&](uint32_t concurrency, uint32_t n) {
+    workloads::Workload w;
+    w.closed_loop = true;
+    w.concurrency = concurrency;
+    w.models.assign(n, 0);
+    return loadgen::run_load(lo, w);
+  };
+  RoundTrip out;
+  // Concurrency 1: the round trip of one request alone.
+  results::RunRecords r = load(1, warmup + requests);
   double sum = 0;
   uint32_t n = 0;
   for (size_t i = warmup; i < r.requests.size(); ++i) {
@@ -61,7 +65,21 @@ double measure_round_trip(const std::string& image, uint32_t requests, uint32_t 
     ++n;
   }
   if (n == 0) throw std::runtime_error("profile: the overhead probe got no answers");
-  return sum / n;
+  out.seconds = sum / n;
+  // A burst, as closed-loop clients send when a batch ends: how fast the server's IO side
+  // (accept, parse, decode, preprocess; the load generator on the same cores) takes requests.
+  r = load(32, 32 * 8);
+  double first = 1e300, last = 0;
+  n = 0;
+  for (const auto& q : r.requests) {
+    if (q.status != RequestStatus::Ok) continue;
+    first = std::min(first, q.arrival);
+    last = std::max(last, q.finish);
+    ++n;
+  }
+  if (n > 1 && last > first) out.capacity_rps = n / (last - first);
+  srv.stop();
+  return out;
 }
 
 }  // namespace servelab::experiments

@@ -168,16 +168,22 @@ CostProfile measure_profile(const ProfileOptions& o,
   if (error) std::rethrow_exception(error);
   exec.reset();
   // The round trip holds the preprocessing (on the IO thread, before the arrival); the rest
-  // (HTTP, hand-offs) is split evenly between request and response.
-  double rtt = measure_round_trip(image, std::max(1u, o.overhead_requests));
+  // (HTTP, hand-offs) is split evenly between request and response. The simulator queues the
+  // preprocessing part on `io_threads` servers: under a burst each holds one for
+  // io_threads / capacity (more than the preprocessing alone when parsing, accepting and the
+  // load generator compete for the same cores).
+  RoundTrip rt = measure_round_trip(image, std::max(1u, o.overhead_requests));
+  double burst = rt.capacity_rps > 0 ? o.io_threads / rt.capacity_rps : 0;
   for (size_t i = 0; i < profile.models.size(); ++i) {
-    double rest = std::max(0.0, rtt - preprocess_s[i]);
-    profile.models[i].overhead_before = preprocess_s[i] + rest / 2;
+    double serial = std::max(preprocess_s[i], burst);
+    double rest = std::max(0.0, rt.seconds - serial);
+    profile.models[i].overhead_before = serial + rest / 2;
     profile.models[i].overhead_after = rest / 2;
-    profile.models[i].overhead_preprocess = preprocess_s[i];
+    profile.models[i].overhead_preprocess = serial;
   }
   if (log) log("request overhead (HTTP round trip on a zero-cost model) " +
-               std::to_string(rtt * 1e3) + " ms");
+               std::to_string(rt.seconds * 1e3) + " ms; burst capacity " +
+               std::to_string(rt.capacity_rps) + " req/s");
   return profile;
 }
 

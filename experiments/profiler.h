@@ -34,12 +34,18 @@ struct ProfileOptions {
   int threads = 1;                          // LibTorch intra-op threads (the engine default)
   std::string image;                        // request image; default models_dir/images/gradient.jpg
   uint32_t overhead_requests = 100;         // probe round trips for the request overhead
+  uint32_t io_threads = 2;                  // the server's IO threads (ServerOptions default)
 };
 
-// Mean client-observed round trip (seconds) of `requests` classify calls at concurrency 1
-// against the in-process HTTP server on a zero-cost probe model (after `warmup` calls): the
-// per-request overhead outside the batch. Defined when real mode is built; throws otherwise.
-double measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup = 10);
+// Classify calls against the in-process HTTP server on a zero-cost probe model: `seconds`, the
+// mean client-observed round trip of `requests` calls at concurrency 1 (after `warmup`): the
+// per-request overhead outside the batch; `capacity_rps`, requests per second it answers
+// under a closed-loop burst (concurrency 32): the rate the IO side admits requests.
+struct RoundTrip {
+  double seconds = 0;
+  double capacity_rps = 0;
+};
+RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup = 10);
 
 // Measures every model. Throws std::runtime_error naming the model and file on a missing or
 // broken model. `log` (may be empty) receives one line per measured item.
