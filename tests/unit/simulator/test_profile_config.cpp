@@ -107,6 +107,20 @@ models:
   CHECK_THROWS_WITH(config::load_profile("/nonexistent/p.yaml"), Contains("cannot read"));
 }
 
+TEST_CASE("profile request overheads are read, written back and checked", "[simulator][profile]") {
+  YAML::Node n = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
+                            "request_overhead_ms: {before: 2, after: 0.5, preprocess: 1.5}}}");
+  CostProfile p = config::parse_profile(n, "p.yaml");
+  CHECK(p.models[0].overhead_before == Approx(0.002));
+  CHECK(p.models[0].overhead_after == Approx(0.0005));
+  CHECK(p.models[0].overhead_preprocess == Approx(0.0015));
+  CostProfile back = config::parse_profile(config::profile_to_yaml(p), "back");
+  CHECK(back.models[0].overhead_preprocess == Approx(0.0015));
+  YAML::Node bad = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
+                              "request_overhead_ms: {before: 1, preprocess: 2}}}");
+  CHECK_THROWS_WITH(config::parse_profile(bad, "p.yaml"), Contains("preprocess > before"));
+}
+
 TEST_CASE("engine and policies sections fill a ControllerConfig", "[simulator][config]") {
   YAML::Node n = YAML::Load(R"(
 engine:

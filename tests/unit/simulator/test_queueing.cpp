@@ -45,3 +45,28 @@ TEST_CASE("k workers serve k requests at once", "[simulator]") {
   // 300 requests, 3 at a time, 10 ms each: 1 s of virtual time.
   CHECK(r.end_time == Approx(1.0));
 }
+
+TEST_CASE("request overheads: client-side times, IO threads spread a burst", "[simulator]") {
+  ModelProfile p = test::constant_profile(0.010);
+  p.overhead_before = 0.003;      // 1 ms of it pure delay, 2 ms preprocessing on an IO thread
+  p.overhead_preprocess = 0.002;
+  p.overhead_after = 0.001;
+  SimulationSetup s = test::cache_setup(1, 1, p);
+  s.io_threads = 1;
+  SECTION("one client: latency = before + batch + after; next send at the answer") {
+    SimulationResult r = simulate(s, test::closed_loop(std::vector<uint32_t>(10, 0), 1));
+    REQUIRE(r.violations.empty());
+    for (const auto& q : r.records.requests) {
+      CHECK(q.finish - q.arrival == Approx(0.014));
+      CHECK(q.dispatch - q.arrival == Approx(0.003));
+    }
+    CHECK(r.records.requests[1].arrival == Approx(r.records.requests[0].finish));
+  }
+  SECTION("a burst queues for the IO thread: arrivals 2 ms apart") {
+    SimulationResult r = simulate(s, test::closed_loop(std::vector<uint32_t>(3, 0), 3));
+    REQUIRE(r.violations.empty());
+    CHECK(r.records.requests[0].dispatch == Approx(0.003));
+    CHECK(r.records.requests[1].dispatch == Approx(0.013));  // worker busy until 0.013
+    CHECK(r.records.requests[2].finish == Approx(0.033 + 0.001));
+  }
+}
