@@ -15,6 +15,27 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_db import load, relative_error  # noqa: E402
 
 
+def machine_drift(d):
+    """Batch costs of the calibrated profile against a re-measurement after the runs, if the
+    check left both (profile-before.yaml, profile-after.yaml): how much the machine drifted."""
+    try:
+        import yaml
+        with open(os.path.join(d, "profile-before.yaml")) as f:
+            before = yaml.safe_load(f)["models"]
+        with open(os.path.join(d, "profile-after.yaml")) as f:
+            after = yaml.safe_load(f)["models"]
+    except (OSError, KeyError, TypeError):
+        return ""
+    parts = []
+    for name, m in after.items():
+        b = {c["batch"]: c["mean"] for c in before.get(name, {}).get("batch_latency_ms", [])}
+        for c in m.get("batch_latency_ms", []):
+            if c["batch"] in b:
+                parts.append(f"b{c['batch']} {b[c['batch']]:.0f}->{c['mean']:.0f} ms "
+                             f"({c['mean'] / b[c['batch']] - 1:+.0%})")
+    return "machine drift (profile before -> after the runs): " + ", ".join(parts) if parts else ""
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+")
@@ -28,6 +49,9 @@ def main():
     for d in a.dirs:
         exp = load(d)
         print(f"\n{exp.spec.get('name', d)}  ({d})")
+        drift = machine_drift(d)
+        if drift:
+            print(drift)
         print(f"{'point':<40} " + "  ".join(f"{s:>24}" for _, _, s in bounds) + "  ok")
         for pid, point in sorted(exp.points.items()):
             cells, ok = [], True
