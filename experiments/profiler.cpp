@@ -33,6 +33,12 @@ void mean_stddev(const std::vector<double>& v, double* mean, double* sd) {
   *sd = v.size() > 1 ? std::sqrt(var / static_cast<double>(v.size() - 1)) : 0;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 // Input size from the manifest written by scripts/make-models (224x224 when absent).
 std::pair<int, int> input_size(const std::string& manifest) {
   std::ifstream in(manifest);
@@ -131,9 +137,9 @@ ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, Mod
     exec.run(id, Tier::Host, one, probs);
     colds.push_back(std::max(0.0, seconds_since(t1) - p.batch_latency(1)));
   }
-  double load_mean, load_sd, cold_mean, cold_sd;
-  mean_stddev(loads, &load_mean, &load_sd);
-  mean_stddev(colds, &cold_mean, &cold_sd);
+  // Medians: the simulator takes a load's time exactly, and one disturbed sample of five (a
+  // neighbour's burst) moved the mean from ~32 to ~98 ms.
+  double load_mean = median(loads), cold_mean = median(colds);
   p.set_load_time(Tier::Disk, Tier::Host, load_mean + cold_mean);
   if (log) log(name + ": disk->host load " + std::to_string(load_mean * 1e3) +
                " ms + first-batch penalty " + std::to_string(cold_mean * 1e3) + " ms");
