@@ -2,6 +2,7 @@
 #include "workloads/loadgen/connection.h"
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
@@ -35,6 +36,23 @@ void Connection::send(const Request& request, double timeout, Done done) {
   }
 }
 
+void Connection::open(double timeout, Done done) {
+  assert(!busy_);
+  if (connected_) {
+    asio::post(io_, [done = std::move(done)] { done(Exchange{}); });
+    return;
+  }
+  busy_ = true;
+  request_ = nullptr;
+  done_ = std::move(done);
+  retried_ = true;  // nothing to resend
+  reused_ = false;
+  deadline_ = std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(timeout));
+  connect();
+}
+
 void Connection::connect() {
   stream_ = std::make_unique<beast::tcp_stream>(io_);
   buffer_.consume(buffer_.size());
@@ -46,6 +64,7 @@ void Connection::connect() {
     self->connected_ = true;
     error_code ignored;
     self->stream_->socket().set_option(tcp::no_delay(true), ignored);
+    if (!self->request_) return self->finish(Exchange{});  // open() only
     self->write();
   });
 }
@@ -60,6 +79,7 @@ void Connection::write() {
                        if (ec) return self->on_failure(ec);
                        Exchange e;
                        e.status = self->response_.result_int();
+                       e.body = std::move(self->response_.body());
                        if (!self->response_.keep_alive()) self->close();
                        self->finish(e);
                      });

@@ -24,6 +24,7 @@ struct Exchange {
   unsigned status = 0;
   bool timed_out = false;       // the client-side deadline passed
   std::string error;            // transport error message when status == 0
+  std::string body;             // response body (the server's JSON answer)
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -40,6 +41,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // before any response arrives (the server closed it while idle), reconnects and resends
   // once. `timeout` (seconds) bounds the whole exchange. The connection is busy until `done`.
   void send(const Request& request, double timeout, Done done);
+  // Opens the TCP connection without sending anything (a no-op when already connected) and
+  // calls `done` once: status 0 with an empty error on success, the error otherwise. The
+  // connection is busy until then.
+  void open(double timeout, Done done);
   bool busy() const { return busy_; }
 
  private:

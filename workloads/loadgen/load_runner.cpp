@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -56,6 +57,7 @@ struct Run {
     auto& r = records.requests[i];
     r.finish = now();
     r.status = status_of(e);
+    if (r.status == RequestStatus::Ok) apply_server_timing(e.body, r);
     if (!e.error.empty() && !e.timed_out && stats.first_error.empty()) stats.first_error = e.error;
   }
   std::shared_ptr<Connection> connection() {
@@ -128,6 +130,16 @@ class ClosedLoop {
     for (size_t s = 0; s < n; ++s)
       clients_.push_back(std::make_unique<Client>(Client{run.connection(), asio::steady_timer(run.io)}));
   }
+  // Opens the clients' connections (if pre-connecting), then calls `ready`.
+  void prepare(std::function<void()> ready) {
+    if (!run_.options.preconnect || clients_.empty()) return ready();
+    ready_ = std::move(ready);
+    for (auto& c : clients_)
+      c->connection->open(run_.options.timeout, [this](const Exchange&) {
+        // A failed open is retried by the first send, which reports the error per request.
+        if (++opened_ == clients_.size()) ready_();
+      });
+  }
   void start() {
     for (auto& c : clients_) step(*c);
   }
@@ -158,7 +170,8 @@ class ClosedLoop {
 
   Run& run_;
   std::vector<std::unique_ptr<Client>> clients_;
-  size_t next_ = 0;
+  size_t next_ = 0, opened_ = 0;
+  std::function<void()> ready_;
 };
 
 void check_inputs(const LoadOptions& o, const workloads::Workload& w) {
@@ -210,14 +223,21 @@ results::RunRecords run_load(const LoadOptions& options, const workloads::Worklo
     r.dispatch = r.start = nan;
   }
 
-  run.t0 = Clock::now();
+  auto begin = [&run, &options] {
+    if (options.before_start) options.before_start();
+    run.t0 = Clock::now();
+  };
   double lag_sum = 0;
   if (workload.closed_loop) {
     ClosedLoop loop(run);
-    loop.start();
+    loop.prepare([&] {
+      begin();
+      loop.start();
+    });
     run.io.run();
   } else {
     OpenLoop loop(run);
+    begin();
     loop.start();
     run.io.run();
     lag_sum = loop.lag_sum();

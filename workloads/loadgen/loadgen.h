@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,13 @@ struct LoadOptions {
   double timeout = 30;                   // seconds per request (connect + send + receive)
   uint32_t max_connections = 1024;       // open loop: at most this many sockets at once
   std::optional<double> slo;             // seconds; copied into RunRecords::slo
+  // Closed loop: open every client's connection before the clock starts, so that TCP set-up
+  // and the server's accepts are not part of the first requests (a server that serves
+  // clients already connected, as in steady state).
+  bool preconnect = true;
+  // Runs on the generator's thread right before the clock starts (after pre-connecting),
+  // e.g. to line the start up with the server's quantum ticks. May be empty.
+  std::function<void()> before_start;
 };
 
 // What the generator itself observed, beyond the per-request records.
@@ -37,9 +45,12 @@ struct LoadStats {
 // Sends every request of `workload` and waits for all responses (or their timeouts); blocks
 // the calling thread, running its own single-threaded Asio loop. Times in the records are
 // seconds from the start of the run: `arrival` is when the request was sent, `finish` when
-// the response (or the error) came back; dispatch/start are NaN, batch_size 0.
-// Closed loop: `concurrency` keep-alive connections each send, wait for the response, wait
-// the think time, and send the next request. Open loop: each request is sent at its scheduled
+// the response (or the error) came back. Where the server's answer carries its time split
+// (a ServeLab server does), batch_size, dispatch and start come from it (see
+// apply_server_timing); otherwise dispatch/start are NaN and batch_size 0.
+// Closed loop: `concurrency` keep-alive connections (opened before the clock starts unless
+// preconnect is off) each send, wait for the response, wait the think time, and send the
+// next request. Open loop: each request is sent at its scheduled
 // time on an idle keep-alive connection or a new one, without waiting for earlier responses.
 // Status: HTTP 200 Ok, 503 Rejected, 504 Timeout, other codes Failed; a client-side timeout
 // is Timeout, a transport error (refused, reset) Failed. Throws std::invalid_argument on a bad
@@ -47,6 +58,14 @@ struct LoadStats {
 // threads at once (no shared state).
 results::RunRecords run_load(const LoadOptions& options, const workloads::Workload& workload,
                              LoadStats* stats = nullptr);
+
+// Fills `r`'s server-side fields from a ServeLab classify answer (JSON with batch_size,
+// load_ms and compute_ms): batch_size; start = finish - compute; dispatch = start - load;
+// waited_for_load = load > 0. The server reports durations, so they are placed back from the
+// client's receive time `r.finish`: the response's transfer (tens of microseconds on
+// loopback) counts as compute. Returns false and leaves `r` as it was when the body lacks
+// them (another server, an error answer, not JSON).
+bool apply_server_timing(const std::string& body, results::RequestRecord& r);
 
 // The parts of an http:// URL. Throws std::invalid_argument with the URL in the message.
 struct Url {

@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
 #include <utility>  // before Asio: Boost 1.74 awaitable.hpp uses std::exchange unincluded
 #include <boost/asio.hpp>
 #include <filesystem>
@@ -231,4 +234,61 @@ TEST_CASE("servelab load writes records and summary in the shared format",
   argv.clear();
   for (auto& a : args) argv.push_back(a.data());
   CHECK(cli::load_main(static_cast<int>(argv.size()), argv.data()) == 2);
+}
+
+TEST_CASE("closed loop opens every connection before its clock starts",
+          "[loadgen][integration]") {
+  FixedDelayServer server(0.02);
+  for (bool preconnect : {true, false}) {
+    CAPTURE(preconnect);
+    auto options = options_for(server);
+    options.preconnect = preconnect;
+    uint64_t base = server.connections(), seen = 0, requests_then = 0;
+    int calls = 0;
+    options.before_start = [&] {
+      ++calls;
+      // The server's accepts may lag the client's completed connects a little.
+      for (int i = 0; i < 200 && server.connections() - base < 8; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      seen = server.connections() - base;
+      requests_then = server.requests();
+    };
+    const uint64_t before = server.requests();
+    loadgen::LoadStats stats;
+    const auto records = loadgen::run_load(options, closed_loop(8, 16), &stats);
+    CHECK(calls == 1);
+    CHECK(requests_then == before);  // nothing sent before the clock starts
+    CHECK(seen == (preconnect ? 8u : 0u));
+    CHECK(stats.connections == 8);
+    CHECK(count_status(records, RequestStatus::Ok) == 16);
+  }
+}
+
+TEST_CASE("a ServeLab answer's time split fills the server-side fields",
+          "[loadgen][integration]") {
+  results::RequestRecord r;
+  r.arrival = 1.0;
+  r.finish = 2.0;
+  r.dispatch = r.start = std::nan("");
+  REQUIRE(loadgen::apply_server_timing(
+      R"({"model":"m","top":[],"batch_size":6,"queue_ms":3.5,"load_ms":40,"compute_ms":250})", r));
+  CHECK(r.batch_size == 6);
+  CHECK(r.start == Approx(1.75));
+  CHECK(r.dispatch == Approx(1.71));
+  CHECK(r.waited_for_load);
+  CHECK(r.finish == 2.0);
+  CHECK(r.arrival == 1.0);
+
+  for (const char* body : {"not json", "{\"error\":\"unknown model\"}", "[1,2]",
+                           R"({"batch_size":0,"load_ms":0,"compute_ms":1})",
+                           R"({"batch_size":2,"load_ms":0,"compute_ms":-1})",
+                           R"({"batch_size":"2","load_ms":0,"compute_ms":1})"}) {
+    CAPTURE(body);
+    results::RequestRecord q;
+    q.finish = 2.0;
+    q.start = std::nan("");
+    CHECK_FALSE(loadgen::apply_server_timing(body, q));
+    CHECK(q.batch_size == 0);
+    CHECK(std::isnan(q.start));
+  }
 }
