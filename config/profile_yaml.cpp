@@ -34,7 +34,7 @@ BatchCost parse_batch(const YAML::Node& n, const Where& w) {
 }
 
 ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Where& w) {
-  check_keys(n, w, {"size_bytes", "size_mb", "batch_latency_ms", "load_ms",
+  check_keys(n, w, {"size_bytes", "size_mb", "batch_latency_ms", "load_ms", "load_samples_ms",
                     "request_overhead_ms", "note"});
   ModelProfile m;
   m.name = name;
@@ -65,6 +65,24 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
              "disk->device)");
       }
       m.set_load_time(from, to, as_double(kv.second, wl.child(key)) / 1e3);
+    }
+  }
+  Where ws = w.child("load_samples_ms");
+  require_map(n["load_samples_ms"], ws);
+  if (n["load_samples_ms"] && n["load_samples_ms"].IsMap()) {
+    for (const auto& kv : n["load_samples_ms"]) {
+      std::string key = kv.first.as<std::string>();
+      Tier from, to;
+      if (!parse_tier_pair(key, &from, &to) || std::isnan(m.load_time[int(from)][int(to)]))
+        fail(ws.child(key), kv.first,
+             "'" + key + "' has samples but no load_ms entry (expected a measured tier pair)");
+      if (!kv.second.IsSequence()) fail(ws.child(key), kv.second, "expected a list of numbers");
+      std::vector<double>& xs = m.load_samples[int(from)][int(to)];
+      for (size_t i = 0; i < kv.second.size(); ++i) {
+        double v = as_double(kv.second[i], ws.child(key)) / 1e3;
+        if (!(v >= 0)) fail(ws.child(key), kv.second[i], "load samples must be >= 0");
+        xs.push_back(v);
+      }
     }
   }
   if (const YAML::Node& o = n["request_overhead_ms"]) {
@@ -131,6 +149,15 @@ YAML::Node profile_to_yaml(const CostProfile& profile) {
       }
     }
     n["load_ms"] = loads;
+    YAML::Node load_samples(YAML::NodeType::Map);
+    for (int f = 0; f < kTierCount; ++f)
+      for (int t = f + 1; t < kTierCount; ++t)
+        if (!m.load_samples[f][t].empty()) {
+          YAML::Node xs(YAML::NodeType::Sequence);
+          for (double x : m.load_samples[f][t]) xs.push_back(x * 1e3);
+          load_samples[std::string(tier_name(Tier(f))) + "->" + tier_name(Tier(t))] = xs;
+        }
+    if (load_samples.size()) n["load_samples_ms"] = load_samples;
     if (m.overhead_before > 0 || m.overhead_after > 0) {
       n["request_overhead_ms"]["before"] = m.overhead_before * 1e3;
       n["request_overhead_ms"]["after"] = m.overhead_after * 1e3;

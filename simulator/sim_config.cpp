@@ -110,8 +110,16 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
 
   Where ws = w.child("simulation");
   const YAML::Node& sim = root["simulation"];
-  check_keys(sim, ws, {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads"});
+  check_keys(sim, ws,
+             {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale"});
+  double cost_scale = 1;
   if (sim && sim.IsMap()) {
+    if (sim["cost_scale"]) {
+      cost_scale = config::as_double(sim["cost_scale"], ws.child("cost_scale"));
+      if (!(cost_scale > 0) || !std::isfinite(cost_scale))
+        fail(ws.child("cost_scale"), sim["cost_scale"], "expected a positive number");
+      for (SimModel& m : s.models) m.profile.scale_costs(cost_scale);
+    }
     if (sim["noise"]) {
       // true = normal, false = none, or the kind by name.
       std::string v = as_string(sim["noise"], ws.child("noise"));
@@ -176,6 +184,7 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
   else sn["max_time_s"] = s.max_time;
   sn["event_list"] = s.event_list;
   sn["io_threads"] = s.io_threads;
+  sn["cost_scale"] = cost_scale;
   r["simulation"] = sn;
   c.resolved = r;
   return c;

@@ -30,7 +30,7 @@ class Run final : public EventHandler {
  public:
   Run(const SimulationSetup& s, const workloads::Workload& w)
       : setup_(s), work_(w), sim_(make_event_list(s.event_list)), ctl_(s.control),
-        rng_(s.seed), workers_(s.control.workers), running_(s.models.size(), 0),
+        rng_(s.seed), load_rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), workers_(s.control.workers), running_(s.models.size(), 0),
         resident_(s.models.size()), done_(w.models.size(), 0) {}
 
   SimulationResult go();
@@ -65,7 +65,9 @@ class Run final : public EventHandler {
   Controller ctl_;
   ActionBuffer out_;
   std::vector<EvictAction> evicts_;
-  std::mt19937_64 rng_;
+  std::mt19937_64 rng_;       // batch latency draws
+  std::mt19937_64 load_rng_;  // load time draws (own stream: profiles without load samples
+                              // draw nothing, and batch draws do not shift when they do)
   SimulationResult result_;
 
   std::vector<Worker> workers_;
@@ -325,7 +327,8 @@ void Run::load(const LoadAction& l, Time now) {
   if (++loads_in_flight_ > setup_.control.max_loads_in_flight) {
     violation("more than max_loads_in_flight loads at t=" + std::to_string(now));
   }
-  Time cost = setup_.models[l.model].profile.load_seconds(l.from, l.to);
+  Time cost = setup_.models[l.model].profile.sample_load_seconds(l.from, l.to, setup_.noise,
+                                                                  load_rng_);
   ++pending_work_;
   sim_.schedule(now + cost, this, make_tag(kLoadDone, uint64_t(l.model) * kTierCount + int(l.to)));
 }

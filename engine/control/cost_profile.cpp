@@ -96,6 +96,31 @@ double ModelProfile::sample_batch_latency(uint32_t b, CostNoise noise,
   return mean;
 }
 
+double ModelProfile::sample_load_seconds(Tier from, Tier to, CostNoise noise,
+                                         std::mt19937_64& rng) const {
+  const double mean = load_seconds(from, to);
+  if (noise == CostNoise::None || int(from) >= int(to)) return mean;
+  const std::vector<double>& xs = load_samples[int(from)][int(to)];
+  if (xs.size() < 2 || !(mean > 0)) return mean;
+  double sum = 0;
+  for (double x : xs) sum += x;
+  const double sample_mean = sum / double(xs.size());
+  if (!(sample_mean > 0)) return mean;
+  const double k = mean / sample_mean;
+  if (noise == CostNoise::Empirical) {
+    size_t i = std::min(xs.size() - 1, size_t(uniform01(rng) * double(xs.size())));
+    return xs[i] * k;
+  }
+  double var = 0;
+  for (double x : xs) var += (x - sample_mean) * (x - sample_mean);
+  const double sd = std::sqrt(var / double(xs.size() - 1)) * k;
+  for (int tries = 0; tries < 64; ++tries) {
+    double x = mean + sd * standard_normal(rng);
+    if (x > 0) return x;
+  }
+  return mean;
+}
+
 bool ModelProfile::has_load_time(Tier from, Tier to) const {
   int f = int(from), t = int(to);
   if (f >= t) return false;
@@ -120,6 +145,22 @@ double ModelProfile::load_seconds(Tier from, Tier to) const {
 
 void ModelProfile::set_load_time(Tier from, Tier to, double seconds) {
   load_time[int(from)][int(to)] = seconds;
+}
+
+void ModelProfile::scale_costs(double k) {
+  for (BatchCost& c : batches) {
+    c.mean *= k;
+    c.stddev *= k;
+    for (double& v : c.samples) v *= k;
+  }
+  for (auto& row : load_time)
+    for (double& t : row) t *= k;  // NaN (not measured) stays NaN
+  for (auto& row : load_samples)
+    for (auto& xs : row)
+      for (double& x : xs) x *= k;
+  overhead_before *= k;
+  overhead_after *= k;
+  overhead_preprocess *= k;
 }
 
 void ModelProfile::validate() const {

@@ -36,6 +36,8 @@ struct ModelProfile {
   std::vector<BatchCost> batches;  // sorted by batch size, sizes distinct, at least one
   // load_time[from][to] in seconds; NaN where not measured. Indexed by Tier values.
   std::array<std::array<double, kTierCount>, kTierCount> load_time;
+  // Optional raw measurements of a measured pair's load (seconds), for noisy draws.
+  std::array<std::array<std::vector<double>, kTierCount>, kTierCount> load_samples;
   // Per-request cost outside the batch, as a client of the real engine sees it (seconds):
   // `overhead_before` from the client's send until the controller sees the arrival (HTTP
   // request, image decode and preprocessing on the IO thread, hand-off to the control
@@ -66,10 +68,19 @@ struct ModelProfile {
   // host->device). Throws ConfigError naming the model and tiers if no path is measured.
   double load_seconds(Tier from, Tier to) const;
   bool has_load_time(Tier from, Tier to) const;
+  // One draw of a load's time: load_seconds(from, to) exactly unless `noise` asks for noise
+  // and the pair has raw samples; then one of them (empirical) or a normal with their
+  // standard deviation (truncated at > 0), either scaled so that the draws' mean is
+  // load_seconds. Draws nothing from `rng` when it returns the exact time.
+  double sample_load_seconds(Tier from, Tier to, CostNoise noise, std::mt19937_64& rng) const;
   void set_load_time(Tier from, Tier to, double seconds);
 
   // Checks invariants (sorted distinct sizes, non-negative numbers); throws ConfigError.
   void validate() const;
+
+  // Multiplies every time in the profile (batch latencies with their spread and samples, load
+  // times, request overheads) by `k` > 0: the same machine running k times slower.
+  void scale_costs(double k);
 };
 
 // A set of model profiles, looked up by name.

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
+#include <random>
 
 #include "config/engine_yaml.h"
 #include "config/profile_yaml.h"
@@ -202,4 +204,53 @@ TEST_CASE("overrides (--set) write into nested mappings", "[simulator][config]")
   CHECK(root["workload"]["access"]["alpha"].as<double>() == 1.1);
   CHECK(root["engine"]["workers"].as<int>() == 3);
   CHECK_THROWS_AS(config::apply_override(root, "novalue"), ConfigError);
+}
+
+TEST_CASE("load time draws: exact without samples, else around the load time",
+          "[simulator][profile]") {
+  ModelProfile p = three_points();
+  p.set_load_time(Tier::Disk, Tier::Host, 0.040);
+  std::mt19937_64 rng(7), untouched(7);
+  // No samples: the exact time, and the stream is not advanced.
+  for (CostNoise n : {CostNoise::None, CostNoise::Normal, CostNoise::Empirical})
+    CHECK(p.sample_load_seconds(Tier::Disk, Tier::Host, n, rng) == 0.040);
+  CHECK(rng() == untouched());
+
+  // Samples 10, 20, 30 ms (mean 20) around a load time of 40: draws are scaled by 2.
+  p.load_samples[int(Tier::Disk)][int(Tier::Host)] = {0.010, 0.020, 0.030};
+  CHECK(p.sample_load_seconds(Tier::Disk, Tier::Host, CostNoise::None, rng) == 0.040);
+  std::map<long, int> counts;
+  for (int i = 0; i < 30000; ++i)
+    ++counts[std::lround(1e3 * p.sample_load_seconds(Tier::Disk, Tier::Host,
+                                                       CostNoise::Empirical, rng))];
+  REQUIRE(counts.size() == 3);
+  for (long ms : {20L, 40L, 60L}) CHECK(counts[ms] == Approx(10000).epsilon(0.05));
+  // Normal: samples 30, 40, 50 around 40 ms: mean 40, standard deviation 10 (truncation at
+  // zero, 4 deviations below, is negligible).
+  p.load_samples[int(Tier::Disk)][int(Tier::Host)] = {0.030, 0.040, 0.050};
+  double sum = 0, sq = 0;
+  const int n = 40000;
+  for (int i = 0; i < n; ++i) {
+    double x = p.sample_load_seconds(Tier::Disk, Tier::Host, CostNoise::Normal, rng);
+    REQUIRE(x > 0);
+    sum += x;
+    sq += x * x;
+  }
+  CHECK(sum / n == Approx(0.040).epsilon(0.01));
+  CHECK(std::sqrt(sq / n - (sum / n) * (sum / n)) == Approx(0.010).epsilon(0.03));
+
+  // Read and written back in milliseconds; samples need their pair's load_ms.
+  YAML::Node y = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
+                            "load_ms: {disk->host: 40}, "
+                            "load_samples_ms: {disk->host: [10, 20, 30]}}}");
+  CostProfile c = config::parse_profile(y, "p.yaml");
+  CHECK(c.models[0].load_samples[int(Tier::Disk)][int(Tier::Host)] ==
+        std::vector<double>{0.010, 0.020, 0.030});
+  CostProfile back = config::parse_profile(config::profile_to_yaml(c), "back");
+  CHECK(back.models[0].load_samples[int(Tier::Disk)][int(Tier::Host)].size() == 3);
+  YAML::Node bad = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
+                              "load_ms: {disk->host: 40}, load_samples_ms: {host->device: [1]}}}");
+  CHECK_THROWS_WITH(config::parse_profile(bad, "p.yaml"), Contains("no load_ms entry"));
+  c.models[0].scale_costs(0.5);
+  CHECK(c.models[0].load_samples[int(Tier::Disk)][int(Tier::Host)][2] == Approx(0.015));
 }

@@ -1,0 +1,76 @@
+// simulation.cost_scale: the same machine k times slower. Ground truth by hand: one closed-loop
+// client in event mode without noise waits exactly overhead_before + batch(1) + overhead_after
+// per request, so every latency scales by k and the throughput by 1/k.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "results/records.h"
+#include "simulator/sim_config.h"
+#include "workloads/workload.h"
+
+using namespace servelab;
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Batch 1: 10 ms (sd 1), batch 4: 16 ms; load disk->host 30 ms; overheads 2 + 1 ms.
+const char* kProfile = R"(models:
+  m:
+    size_bytes: 1000
+    batch_latency_ms:
+      - {batch: 1, mean: 10, stddev: 1, samples: [9, 10, 11]}
+      - {batch: 4, mean: 16, stddev: 2}
+    load_ms: {disk->host: 30}
+    request_overhead_ms: {before: 2, after: 1, preprocess: 0.5}
+)";
+
+sim::SimConfig scaled_config(const fs::path& dir, const std::string& scale) {
+  std::string yaml = "models: [m]\nprofile: profile.yaml\n"
+                     "engine: {workers: 1, quantum_ms: 0, exec_tier: host}\n"
+                     "workload: {requests: 50, arrival: {type: closed, concurrency: 1}}\n"
+                     "simulation: {noise: none" +
+                     (scale.empty() ? "" : ", cost_scale: " + scale) + "}\n";
+  return sim::parse_sim_config(YAML::Load(yaml), "c.yaml", dir.string());
+}
+
+}  // namespace
+
+TEST_CASE("cost_scale multiplies every cost of the profile", "[simulator][profile]") {
+  fs::path dir = fs::temp_directory_path() / "servelab-cost-scale";
+  fs::create_directories(dir);
+  std::ofstream(dir / "profile.yaml") << kProfile;
+
+  const sim::SimConfig one = scaled_config(dir, "");
+  const sim::SimConfig two = scaled_config(dir, "2.5");
+  const ModelProfile& a = one.setup.models[0].profile;
+  const ModelProfile& b = two.setup.models[0].profile;
+  CHECK(b.batch_latency(1) == Approx(2.5 * 0.010));
+  CHECK(b.batch_latency(3) == Approx(2.5 * 0.014));  // interpolated, then scaled
+  CHECK(b.batch_stddev(4) == Approx(2.5 * 0.002));
+  CHECK(b.batches[0].samples[2] == Approx(2.5 * 0.011));
+  CHECK(b.load_seconds(Tier::Disk, Tier::Host) == Approx(2.5 * 0.030));
+  CHECK(b.overhead_before == Approx(2.5 * 0.002));
+  CHECK(b.overhead_after == Approx(2.5 * 0.001));
+  CHECK(b.overhead_preprocess == Approx(2.5 * 0.0005));
+  CHECK(a.batch_latency(1) == Approx(0.010));
+  CHECK(two.resolved["simulation"]["cost_scale"].as<double>() == 2.5);
+  CHECK(one.resolved["simulation"]["cost_scale"].as<double>() == 1);
+
+  // One client, no waiting anywhere: latency = 2 + 10 + 1 ms, times the scale.
+  for (const sim::SimConfig* c : {&one, &two}) {
+    const double k = c == &one ? 1 : 2.5;
+    auto r = sim::simulate(c->setup, workloads::generate(c->workload));
+    REQUIRE(r.records.requests.size() == 50);
+    for (const auto& q : r.records.requests) REQUIRE(q.finish - q.arrival == Approx(k * 0.013));
+    auto s = results::summarize(r.records);
+    CHECK(s["throughput_rps"].get<double>() == Approx(1 / (k * 0.013)).epsilon(0.001));
+  }
+
+  CHECK_THROWS_WITH(scaled_config(dir, "0"), Contains("simulation.cost_scale") && Contains("positive"));
+  CHECK_THROWS_WITH(scaled_config(dir, "-1"), Contains("positive"));
+  CHECK_THROWS_WITH(scaled_config(dir, "fast"), Contains("cost_scale"));
+  fs::remove_all(dir);
+}
