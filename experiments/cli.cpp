@@ -71,6 +71,10 @@ int run_main(int argc, char** argv) {
       "calibrate",
       "measure this machine's profile of the experiment's models again first (the machine "
       "as it is now: load, threads, request image), then run")(
+      "match-speed",
+      "both modes: run each point's real run first and simulate it on the profile scaled to "
+      "the speed the machine had during that run (from the engine's reported compute "
+      "times); sim summaries keep the unscaled result too")(
       "report", "render the report when done (servelab report OUT)")(
       "fail-fast", "stop at the first failed run")("quiet,q", "no progress bar")(
       "verbose,v", "print what each body does");
@@ -97,6 +101,7 @@ int run_main(int argc, char** argv) {
     ro.out_dir = vm["out"].as<std::string>();
     ro.fail_fast = vm.count("fail-fast") > 0;
     ro.quiet = vm.count("quiet") > 0;
+    ro.match_speed = vm.count("match-speed") > 0;
     bool verbose = vm.count("verbose") > 0;
     std::string models_dir = vm["models-dir"].as<std::string>();
     std::string base_dir =
@@ -140,7 +145,7 @@ int profile_main(int argc, char** argv) {
       "models-dir", po::value<std::string>()->default_value("models"), "TorchScript models")(
       "batch-sizes", po::value<std::string>()->default_value("1-32"),
       "comma list of sizes or ranges (1-8,16)")(
-      "samples", po::value<uint32_t>()->default_value(6), "timed passes per batch size")(
+      "samples", po::value<uint32_t>()->default_value(6), "timed passes per batch size, at least (cheap sizes take more, up to 1 s of passes)")(
       "threads", po::value<int>()->default_value(1), "LibTorch intra-op threads")(
       "image", po::value<std::string>()->default_value(""),
       "request image for preprocessing and the overhead probe (default "

@@ -36,7 +36,7 @@ void save_profile(const std::string& path, const CostProfile& measured, const Pr
   root["description"] = "Measured by `servelab profile` on this machine (CPU, LibTorch).";
   root["source"] = std::string("host ") + host + ", " + std::to_string(o.threads) +
                    " intra-op thread(s), batch sizes " + sizes + ", " +
-                   std::to_string(o.samples) + " samples per size";
+                   std::to_string(o.samples) + " or more samples per size (1 s of passes for cheap sizes)";
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
   YAML::Emitter e;
   e << root;

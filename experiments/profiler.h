@@ -23,14 +23,19 @@ inline std::vector<uint32_t> dense_sizes(uint32_t max) {
 struct ProfileOptions {
   std::string models_dir = "models";        // holds <name>.pt and <name>.json manifests
   std::vector<std::string> models;          // names; must be non-empty
-  // Every size up to 32: on a CPU the cost is not linear in between (LibTorch switches
-  // convolution algorithms at a batch size; squeezenet1_1 with 1 thread costs ~1 s at batch 15
-  // and ~0.4 s at 16), so interpolating across a coarse grid mispredicts whole ranges.
+  // Every size up to 32: on a CPU the cost need not be linear in between (LibTorch switches
+  // convolution algorithms at batch 16: MKL-DNN instead of im2col + BLAS for 1x1 kernels with
+  // one thread), so interpolating across a coarse grid can mispredict whole ranges.
   std::vector<uint32_t> batch_sizes = dense_sizes(32);
-  uint32_t samples = 6;                     // timed forward passes per batch size
+  uint32_t samples = 6;                     // timed forward passes per batch size (at least)
   uint32_t warmup = 1;                      // untimed passes per batch size
+  // Cheap sizes keep sampling (in the same rounds) until they have spent this much time, up
+  // to max_samples: enough draws to show a shared machine's slow passes, which decide tail
+  // latencies (a pass that misses a quantum tick costs a whole quantum more).
+  double min_seconds_per_size = 1.0;
+  uint32_t max_samples = 200;
   double max_seconds_per_size = 2.0;        // stop sampling a size after this much time
-  uint32_t load_samples = 5;                // timed loads (+ first batch) per model
+  uint32_t load_samples = 15;               // timed loads (+ first batch) per model
   int threads = 1;                          // LibTorch intra-op threads (the engine default)
   std::string image;                        // request image; default models_dir/images/gradient.jpg
   uint32_t overhead_requests = 100;         // probe round trips for the request overhead

@@ -16,7 +16,8 @@ const std::vector<std::pair<const char*, const char*>> kMetrics = {
     {"latency_p99_ms", "/latency_ms/p99"}, {"latency_p999_ms", "/latency_ms/p999"},
     {"latency_max_ms", "/latency_ms/max"}, {"slo_attainment", "/slo_attainment"},
     {"overdue", "/overdue"}, {"loads", "/loads"}, {"evictions", "/evictions"},
-    {"hits", "/hits"}, {"misses", "/misses"}, {"mean_batch_size", "/mean_batch_size"}};
+    {"hits", "/hits"}, {"misses", "/misses"}, {"mean_batch_size", "/mean_batch_size"},
+    {"speed_factor", "/speed_factor"}, {"cost_scale", "/cost_scale"}};
 
 // RAII prepared statement.
 struct Stmt {

@@ -4,7 +4,8 @@
 //   runs(run_id, point_id, mode, repetition, seed, dir, status, error, wall_s, started_at)
 //   summaries(run_id, requests, completed, failed, throughput_rps, latency_{mean,p50,p80,p90,
 //             p99,p999,max}_ms, slo_attainment, overdue, loads, evictions, hits, misses,
-//             mean_batch_size, summary JSON)
+//             mean_batch_size, speed_factor (real runs, with --match-speed), cost_scale
+//             (their sim runs), summary JSON)
 //   view results: runs joined with points and summaries.
 // Not thread-safe: one runner thread owns it.
 #pragma once

@@ -1,9 +1,12 @@
 #include "experiments/runner.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "experiments/progress.h"
 #include "experiments/results_index.h"
@@ -21,6 +24,10 @@ double config_requests(const YAML::Node& config) {
 }
 
 double Backend::weight(const YAML::Node& config) const { return config_requests(config); }
+
+double Backend::speed_factor(const YAML::Node&, uint64_t, const results::RunRecords&) const {
+  return std::numeric_limits<double>::quiet_NaN();
+}
 
 namespace {
 
@@ -64,12 +71,19 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
                             "(sim needs the simulator; real needs the engine, server and "
                             "load generator)");
   }
+  if (options.match_speed &&
+      (std::find(modes.begin(), modes.end(), "sim") == modes.end() ||
+       std::find(modes.begin(), modes.end(), "real") == modes.end()))
+    throw ExperimentError("matching the simulator's speed to the real runs needs both modes "
+                          "(--mode both)");
+  // Matching speed: a point's real run comes before its sim run, which needs its records.
+  if (options.match_speed) modes = {"real", "sim"};
   auto points = expand_sweep(spec);
   // Resolve every config up front: a broken sweep path fails before anything runs.
   std::vector<Job> jobs;
   for (const auto& p : points)
-    for (const auto& mode : modes)
-      for (uint32_t r = 0; r < spec.repetitions; ++r) {
+    for (uint32_t r = 0; r < spec.repetitions; ++r)
+      for (const auto& mode : modes) {
         YAML::Node cfg = resolve_config(spec, p, mode, spec.seeds[r]);
         double w = backends.at(mode)->weight(cfg);
         jobs.push_back(Job{&p, mode, r, spec.seeds[r], cfg, w});
@@ -92,7 +106,14 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   double total = 0;
   for (const auto& j : jobs) total += j.weight;
   ProgressBar bar(jobs.size(), total, options.quiet ? nullptr : stderr);
-  for (const auto& job : jobs) {
+  double speed = std::numeric_limits<double>::quiet_NaN();  // of the last real run
+  for (auto& job : jobs) {
+    bool scaled = false;
+    if (job.mode == "real") speed = std::numeric_limits<double>::quiet_NaN();
+    if (options.match_speed && job.mode == "sim" && std::isfinite(speed)) {
+      job.config["simulation"]["cost_scale"] = speed;
+      scaled = true;
+    }
     char name[64];
     std::snprintf(name, sizeof name, "p%03u-%s-r%u", job.point->index, job.mode.c_str(),
                   job.repetition);
@@ -105,8 +126,23 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
     nlohmann::json summary;
     auto t0 = std::chrono::steady_clock::now();
     try {
-      results::RunRecords records = backends.at(job.mode)->run(job.config, job.seed, dir.string());
+      Backend& body = *backends.at(job.mode);
+      nlohmann::json unscaled;
+      if (scaled) {  // first, so that the scaled run leaves its config.yaml
+        YAML::Node plain = YAML::Clone(job.config);
+        plain["simulation"]["cost_scale"] = 1.0;
+        unscaled = results::summarize(body.run(plain, job.seed, dir.string()));
+      }
+      results::RunRecords records = body.run(job.config, job.seed, dir.string());
       summary = results::summarize(records);
+      if (options.match_speed && job.mode == "real") {
+        speed = backends.at("sim")->speed_factor(job.config, job.seed, records);
+        summary["speed_factor"] = std::isfinite(speed) ? nlohmann::json(speed) : nlohmann::json();
+      }
+      if (scaled) {
+        summary["cost_scale"] = speed;
+        summary["unscaled"] = std::move(unscaled);
+      }
       results::write_requests_csv((dir / "requests.csv").string(), records);
       results::write_json((dir / "summary.json").string(), summary);
     } catch (const std::exception& e) {

@@ -34,6 +34,13 @@ class Backend {
   virtual void prepare(const std::vector<YAML::Node>& configs) {}
   // Rough cost of a config in progress units (e.g. its request count), for the ETA.
   virtual double weight(const YAML::Node& config) const;
+  // How much slower (> 1) or faster (< 1) than this body's costs for `config` the machine ran
+  // during `real`, a real run of the same config: over the batches whose compute time the
+  // records carry, the sum of measured compute times divided by the sum of this body's mean
+  // latencies for the same batch sizes. NaN when it cannot say (no timed batches, a body
+  // without costs).
+  virtual double speed_factor(const YAML::Node& config, uint64_t seed,
+                              const results::RunRecords& real) const;
 };
 
 struct RunOptions {
@@ -41,6 +48,10 @@ struct RunOptions {
   std::string out_dir;                // empty: results/<name>-<timestamp>
   bool fail_fast = false;             // stop at the first failed run
   bool quiet = false;                 // no progress bar
+  // Both modes: run each point's real run first, then its sim run on the profile scaled by
+  // the real run's speed factor (Backend::speed_factor; simulation.cost_scale). The sim run's
+  // summary.json gets "cost_scale" and "unscaled" (the summary at cost_scale 1).
+  bool match_speed = false;
 };
 
 struct RunOutcome {

@@ -6,6 +6,7 @@
 #include "config/profile_yaml.h"
 #include "experiments/backends.h"
 #include "experiments/profiler.h"
+#include "experiments/speed_match.h"
 #include "simulator/sim_config.h"
 
 namespace servelab::experiments {
@@ -49,6 +50,13 @@ class SimBackend : public Backend {
     if (!r.violations.empty())
       throw std::runtime_error("simulator reported a contract violation: " + r.violations[0]);
     return std::move(r.records);
+  }
+
+  double speed_factor(const YAML::Node& config, uint64_t seed,
+                      const results::RunRecords& real) const override {
+    YAML::Node c = YAML::Clone(config);
+    if (uses_local_profile(c)) c["profile"] = std::filesystem::absolute(o_.profile).string();
+    return measured_speed_factor(sim::parse_sim_config(c, "", o_.base_dir, seed).setup, real);
   }
 
  private:

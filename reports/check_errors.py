@@ -3,7 +3,9 @@
     python3 reports/check_errors.py RESULTS_DIR... [--tput 0.10] [--mean 0.10] [--p99 0.20]
 
 Prints, per results folder and point, sim and real throughput, mean and p99 latency and the
-relative error (sim - real) / real; a point misses when any error exceeds its bound.
+relative error (sim - real) / real; a point misses when any error exceeds its bound. Runs made
+with --match-speed also show the point's speed factor (the machine's speed during the real
+run against the profile) and, for information, the errors of the unscaled simulation.
 Exit status 0 when every point is within bounds, 1 otherwise (or when a point lacks a mode).
 """
 import argparse
@@ -52,9 +54,13 @@ def main():
         drift = machine_drift(d)
         if drift:
             print(drift)
-        print(f"{'point':<40} " + "  ".join(f"{s:>24}" for _, _, s in bounds) + "  ok")
+        print(f"{'point':<40} {'speed':>5} " + "  ".join(f"{s:>24}" for _, _, s in bounds) +
+              "  ok    unscaled sim: tput/mean/p99 error")
         for pid, point in sorted(exp.points.items()):
             cells, ok = [], True
+            speed = exp.value("sim", pid, "cost_scale")[0]
+            raw = [relative_error(exp.value("sim", pid, "unscaled_" + m)[0],
+                                  exp.value("real", pid, m)[0]) for m, _, _ in bounds]
             for metric, bound, short in bounds:
                 sim = exp.value("sim", pid, metric)[0]
                 real = exp.value("real", pid, metric)[0]
@@ -63,8 +69,10 @@ def main():
                 ok &= not miss
                 cells.append(f"{sim:9.1f}/{real:9.1f} {e:+5.0%}{'!' if miss else ' '}")
             misses += not ok
-            print(f"{point['label'][:40]:<40} " + "  ".join(f"{c:>24}" for c in cells) +
-                  ("  ok" if ok else "  MISS"))
+            print(f"{point['label'][:40]:<40} {speed:5.2f} " +
+                  "  ".join(f"{c:>24}" for c in cells) + ("  ok  " if ok else "  MISS") +
+                  ("" if all(math.isnan(e) for e in raw) else
+                   "  " + "/".join(f"{e:+.0%}" for e in raw)))
     print(f"\nbounds: throughput {a.tput:.0%}, mean latency {a.mean:.0%}, p99 {a.p99:.0%} "
           f"(cells: sim/real error); {misses} point(s) miss")
     return 1 if misses else 0

@@ -29,6 +29,11 @@ def figure_section(exp, fig, files):
     cols = [m for m in dict.fromkeys(ERROR_METRICS + metrics)]
     modes = [m for m in ("sim", "real") if m in exp.modes]
     header = [plots.short(fig.get("x")) or "point"] + (["series"] if any(series) else [])
+    # --match-speed: each sim point ran on the profile scaled to its real run's machine speed.
+    matched = "sim" in modes and any(
+        not math.isnan(exp.value("sim", pid, "cost_scale")[0]) for pid in exp.points)
+    if matched:
+        header.append("speed")
     for m in cols:
         header += [f"{ERR_SHORT.get(m, m)} {mode}" for mode in modes]
         if len(modes) == 2 and m in ERROR_METRICS:
@@ -40,6 +45,8 @@ def figure_section(exp, fig, files):
                 continue
             pid = by_x[x]
             row = [plots.value_label(x)] + ([label] if any(series) else [])
+            if matched:
+                row.append(_fmt(exp.value("sim", pid, "cost_scale")[0], 2))
             for m in cols:
                 vals = {mode: exp.value(mode, pid, m)[0] for mode in modes}
                 row += [_fmt(vals[mode]) for mode in modes]
@@ -65,6 +72,11 @@ def _intro(exp):
     lines = [f"Experiment **{spec.get('name', '?')}**"
              + (f" ({spec['paper']}, figure {spec.get('figure', '?')})" if spec.get("paper") else "")
              + f": {ok} runs ok, {len(failed)} failed; modes: {', '.join(exp.modes)}."]
+    if any(mode == "sim" and not math.isnan(st.get("cost_scale", (math.nan,))[0])
+           for (mode, _), st in exp.stats.items()):
+        lines.append("Speed matched (servelab run --match-speed): each point was simulated on "
+                     "the profile scaled by the machine's speed during its real run (column "
+                     "speed: the engine's batch compute times over the profile's).")
     if spec.get("scaled_down"):
         lines.append("Scaled down from the paper: " + " ".join(str(spec["scaled_down"]).split()))
     for r in failed[:5]:

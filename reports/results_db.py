@@ -79,6 +79,13 @@ def load(results_dir):
     rows = [dict(r) for r in con.execute(
         "SELECT runs.*, summaries.* FROM runs JOIN summaries USING (run_id) "
         "WHERE runs.status = 'ok' ORDER BY runs.run_id")]
+    # Sim runs with --match-speed also hold their summary on the unscaled profile.
+    for r in rows:
+        unscaled = json.loads(r.get("summary") or "{}").get("unscaled")
+        if isinstance(unscaled, dict):
+            for metric, value in flat_metrics(unscaled).items():
+                r["unscaled_" + metric] = value
+    metric_cols += sorted({k for r in rows for k in r if k.startswith("unscaled_")})
     runs = [dict(r) for r in con.execute("SELECT * FROM runs ORDER BY run_id")]
     con.close()
     grouped = {}
@@ -88,6 +95,14 @@ def load(results_dir):
     for key, group in grouped.items():
         stats[key] = {m: _mean_std([g.get(m) for g in group]) for m in metric_cols}
     return Experiment(spec, points, stats, runs)
+
+
+def flat_metrics(summary):
+    """The summaries-table columns of a summary.json dict (throughput_rps, latency_*_ms)."""
+    out = {"throughput_rps": summary.get("throughput_rps")}
+    for k, v in (summary.get("latency_ms") or {}).items():
+        out[f"latency_{k}_ms"] = v
+    return {k: v for k, v in out.items() if isinstance(v, (int, float))}
 
 
 def relative_error(sim, real):
