@@ -88,11 +88,13 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
   if (const YAML::Node& o = n["request_overhead_ms"]) {
     Where wo = w.child("request_overhead_ms");
     require_map(o, wo);
-    check_keys(o, wo, {"before", "after", "preprocess"});
+    check_keys(o, wo, {"before", "after", "preprocess", "client", "stddev"});
     if (o["before"]) m.overhead_before = as_double(o["before"], wo.child("before")) / 1e3;
     if (o["after"]) m.overhead_after = as_double(o["after"], wo.child("after")) / 1e3;
     if (o["preprocess"])
       m.overhead_preprocess = as_double(o["preprocess"], wo.child("preprocess")) / 1e3;
+    if (o["client"]) m.overhead_client = as_double(o["client"], wo.child("client")) / 1e3;
+    if (o["stddev"]) m.overhead_stddev = as_double(o["stddev"], wo.child("stddev")) / 1e3;
   }
   try {
     m.validate();
@@ -162,6 +164,8 @@ YAML::Node profile_to_yaml(const CostProfile& profile) {
       n["request_overhead_ms"]["before"] = m.overhead_before * 1e3;
       n["request_overhead_ms"]["after"] = m.overhead_after * 1e3;
       n["request_overhead_ms"]["preprocess"] = m.overhead_preprocess * 1e3;
+      if (m.overhead_client > 0) n["request_overhead_ms"]["client"] = m.overhead_client * 1e3;
+      if (m.overhead_stddev > 0) n["request_overhead_ms"]["stddev"] = m.overhead_stddev * 1e3;
     }
     models[m.name] = n;
   }

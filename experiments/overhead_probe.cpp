@@ -6,6 +6,7 @@
 // round trip is the overhead alone. No LibTorch here.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -46,26 +47,30 @@ RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32
   lo.model_names = {"probe"};
   lo.body = image;
   lo.content_type = "image/jpeg";
+  loadgen::LoadStats stats;
   auto load = [&](uint32_t concurrency, uint32_t n) {
     workloads::Workload w;
     w.closed_loop = true;
     w.concurrency = concurrency;
     w.models.assign(n, 0);
-    return loadgen::run_load(lo, w);
+    return loadgen::run_load(lo, w, &stats);
   };
   RoundTrip out;
   // Concurrency 1: the round trip of one request alone.
   results::RunRecords r = load(1, warmup + requests);
-  double sum = 0;
+  out.client_seconds = stats.client_cpu_s / double(warmup + requests);
+  double sum = 0, sq = 0;
   uint32_t n = 0;
   for (size_t i = warmup; i < r.requests.size(); ++i) {
     const auto& q = r.requests[i];
     if (q.status != RequestStatus::Ok) continue;
     sum += q.finish - q.arrival;
+    sq += (q.finish - q.arrival) * (q.finish - q.arrival);
     ++n;
   }
   if (n == 0) throw std::runtime_error("profile: the overhead probe got no answers");
   out.seconds = sum / n;
+  out.stddev = n > 1 ? std::sqrt(std::max(0.0, (sq - sum * sum / n) / (n - 1))) : 0;
   // A burst, as closed-loop clients send when a batch ends: how fast the server's IO side
   // (accept, parse, decode, preprocess; the load generator on the same cores) takes requests.
   r = load(32, 32 * 8);

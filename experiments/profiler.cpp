@@ -210,10 +210,14 @@ CostProfile measure_profile(const ProfileOptions& o,
     profile.models[i].overhead_before = serial + rest / 2;
     profile.models[i].overhead_after = rest / 2;
     profile.models[i].overhead_preprocess = serial;
+    profile.models[i].overhead_client = rt.client_seconds;
+    profile.models[i].overhead_stddev = rt.stddev;
   }
   if (log) log("request overhead (HTTP round trip on a zero-cost model) " +
                std::to_string(rt.seconds * 1e3) + " ms; burst capacity " +
-               std::to_string(rt.capacity_rps) + " req/s");
+               std::to_string(rt.capacity_rps) + " req/s; load generator " +
+               std::to_string(rt.client_seconds * 1e3) + " ms CPU per request; sd " +
+               std::to_string(rt.stddev * 1e3) + " ms");
   return profile;
 }
 

@@ -49,6 +49,8 @@ struct ProfileOptions {
 struct RoundTrip {
   double seconds = 0;
   double capacity_rps = 0;
+  double client_seconds = 0;  // the load generator's thread CPU time per request
+  double stddev = 0;          // of single round trips
 };
 RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup = 10);
 

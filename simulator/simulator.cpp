@@ -16,7 +16,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Event tags: the kind in the top bits, its payload (request index, worker, load) below.
 enum Kind : uint64_t {
-  kSend = 0, kBatchDone = 1, kLoadDone = 2, kTimer = 3, kIoEnter = 4, kIoDone = 5
+  kSend = 0, kBatchDone = 1, kLoadDone = 2, kTimer = 3, kIoEnter = 4, kIoDone = 5,
+  kClientSend = 6
 };
 constexpr int kKindShift = 60;
 constexpr uint64_t kPayloadMask = (uint64_t(1) << kKindShift) - 1;
@@ -30,7 +31,8 @@ class Run final : public EventHandler {
  public:
   Run(const SimulationSetup& s, const workloads::Workload& w)
       : setup_(s), work_(w), sim_(make_event_list(s.event_list)), ctl_(s.control),
-        rng_(s.seed), load_rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), workers_(s.control.workers), running_(s.models.size(), 0),
+        rng_(s.seed), io_rng_(s.seed ^ 0xc2b2ae3d27d4eb4fULL),
+        load_rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), workers_(s.control.workers), running_(s.models.size(), 0),
         resident_(s.models.size()), done_(w.models.size(), 0) {}
 
   SimulationResult go();
@@ -66,6 +68,7 @@ class Run final : public EventHandler {
   ActionBuffer out_;
   std::vector<EvictAction> evicts_;
   std::mt19937_64 rng_;       // batch latency draws
+  std::mt19937_64 io_rng_;    // preprocessing draws (own stream, as loads)
   std::mt19937_64 load_rng_;  // load time draws (own stream: profiles without load samples
                               // draw nothing, and batch draws do not shift when they do)
   SimulationResult result_;
@@ -84,6 +87,7 @@ class Run final : public EventHandler {
   uint64_t next_send_ = 0, completed_ = 0, pending_work_ = 0;  // pending non-timer events
   Time last_progress_ = 0;
   std::vector<uint8_t> done_;
+  Time client_free_ = 0;              // the load generator's thread is busy until then
   uint32_t io_busy_ = 0;              // IO threads preprocessing a request
   std::vector<uint64_t> io_queue_;    // requests waiting for one, FIFO from io_next_
   size_t io_next_ = 0;
@@ -183,12 +187,26 @@ void Run::on_event(uint64_t tag, Time now) {
   uint64_t payload = tag & kPayloadMask;
   switch (Kind(tag >> kKindShift)) {
     case kSend: {
-      --pending_work_;
-      result_.records.requests[payload].arrival = now;  // the client's send, as loadgen records
       if (!work_.closed_loop && next_send_ < work_.models.size()) {
         schedule_send(next_send_, work_.send_times[next_send_]);
         ++next_send_;
       }
+      // The load generator's thread sends one request at a time: a send that finds it busy
+      // goes out when it is free.
+      const ModelProfile& p = setup_.models[work_.models[payload]].profile;
+      if (p.overhead_client > 0) {
+        Time at = std::max(now, client_free_);
+        client_free_ = at + p.overhead_client;
+        if (at > now) {
+          sim_.schedule(at, this, make_tag(kClientSend, payload));
+          return;  // still pending
+        }
+      }
+      [[fallthrough]];
+    }
+    case kClientSend: {
+      --pending_work_;
+      result_.records.requests[payload].arrival = now;  // the client's send, as loadgen records
       // The request reaches the controller after the client-side overhead the profile
       // measured (HTTP, then decode and preprocessing on an IO thread); 0 for server-side
       // profiles.
@@ -244,7 +262,7 @@ void Run::arrive(uint64_t index, Time now) {
 void Run::start_io(uint64_t index, Time now) {
   ++io_busy_;
   const ModelProfile& p = setup_.models[work_.models[index]].profile;
-  sim_.schedule(now + p.overhead_preprocess, this, make_tag(kIoDone, index));
+  sim_.schedule(now + p.sample_preprocess(setup_.noise, io_rng_), this, make_tag(kIoDone, index));
 }
 
 void Run::on_timer_event(uint64_t gen, Time now) {

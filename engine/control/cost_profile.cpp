@@ -121,6 +121,13 @@ double ModelProfile::sample_load_seconds(Tier from, Tier to, CostNoise noise,
   return mean;
 }
 
+double ModelProfile::sample_preprocess(CostNoise noise, std::mt19937_64& rng) const {
+  if (noise == CostNoise::None || !(overhead_stddev > 0) || !(overhead_preprocess > 0))
+    return overhead_preprocess;
+  return std::max(0.1 * overhead_preprocess,
+                  overhead_preprocess + overhead_stddev * standard_normal(rng));
+}
+
 bool ModelProfile::has_load_time(Tier from, Tier to) const {
   int f = int(from), t = int(to);
   if (f >= t) return false;
@@ -161,6 +168,8 @@ void ModelProfile::scale_costs(double k) {
   overhead_before *= k;
   overhead_after *= k;
   overhead_preprocess *= k;
+  overhead_client *= k;
+  overhead_stddev *= k;
 }
 
 void ModelProfile::validate() const {
@@ -177,7 +186,8 @@ void ModelProfile::validate() const {
       if (!(s > 0)) fail("non-positive latency sample");
     }
   }
-  if (!(overhead_before >= 0) || !(overhead_after >= 0) || !(overhead_preprocess >= 0))
+  if (!(overhead_before >= 0) || !(overhead_after >= 0) || !(overhead_preprocess >= 0) ||
+      !(overhead_client >= 0) || !(overhead_stddev >= 0))
     fail("negative request overhead");
   if (overhead_preprocess > overhead_before) fail("request overhead: preprocess > before");
   for (const auto& row : load_time) {

@@ -49,6 +49,14 @@ struct ModelProfile {
   double overhead_before = 0;
   double overhead_after = 0;
   double overhead_preprocess = 0;
+  // The load generator's own work per request (reading an answer, sending the next request)
+  // on its single thread: requests sent at the same moment leave it this far apart. Part of
+  // `overhead_before`'s round trip already; it only serializes simultaneous sends.
+  double overhead_client = 0;
+  // Spread (standard deviation) of a single request's round trip: one request of a burst may
+  // reach the controller later than another sent with it, and a quantum tick between them
+  // splits their batch.
+  double overhead_stddev = 0;
 
   ModelProfile();
 
@@ -62,6 +70,10 @@ struct ModelProfile {
   // Draws are our own arithmetic over the engine's output: the same seed gives the same
   // values with every standard library.
   double sample_batch_latency(uint32_t b, CostNoise noise, std::mt19937_64& rng) const;
+  // One draw of the IO thread's hold (overhead_preprocess): exact without noise or spread,
+  // else a normal with overhead_stddev, kept above a tenth of the mean. Draws nothing from
+  // `rng` when it returns the exact time.
+  double sample_preprocess(CostNoise noise, std::mt19937_64& rng) const;
 
   // Time to move the model from tier `from` to tier `to` (to > from). A pair that was not
   // measured is the sum of the measured steps in between (disk->device = disk->host +

@@ -5,6 +5,7 @@
 #include <boost/beast/version.hpp>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <deque>
 #include <functional>
 #include <limits>
@@ -22,6 +23,12 @@ using Clock = std::chrono::steady_clock;
 using detail::Connection;
 using detail::Exchange;
 using detail::Request;
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
 
 Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
@@ -228,6 +235,7 @@ results::RunRecords run_load(const LoadOptions& options, const workloads::Worklo
     run.t0 = Clock::now();
   };
   double lag_sum = 0;
+  const double cpu0 = thread_cpu_seconds();
   if (workload.closed_loop) {
     ClosedLoop loop(run);
     loop.prepare([&] {
@@ -242,6 +250,7 @@ results::RunRecords run_load(const LoadOptions& options, const workloads::Worklo
     run.io.run();
     lag_sum = loop.lag_sum();
   }
+  run.stats.client_cpu_s = thread_cpu_seconds() - cpu0;
   if (!workload.closed_loop && !workload.send_times.empty())
     run.stats.send_lag_mean = lag_sum / static_cast<double>(workload.send_times.size());
   if (stats) *stats = run.stats;

@@ -39,6 +39,7 @@ struct LoadStats {
   double send_lag_max = 0;       // open loop: worst lag (grows when max_connections binds)
   uint64_t connections = 0;      // TCP connections opened (keep-alive reuse keeps it low)
   uint64_t retries = 0;          // requests resent once because an idle keep-alive socket died
+  double client_cpu_s = 0;       // CPU time of the generator's thread (its own cost)
   std::string first_error;       // first transport error message, empty if none
 };
 

@@ -3,6 +3,7 @@
 // per request, so every latency scales by k and the throughput by 1/k.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -73,4 +74,31 @@ TEST_CASE("cost_scale multiplies every cost of the profile", "[simulator][profil
   CHECK_THROWS_WITH(scaled_config(dir, "-1"), Contains("positive"));
   CHECK_THROWS_WITH(scaled_config(dir, "fast"), Contains("cost_scale"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("the load generator's thread spaces simultaneous sends by its cost",
+          "[simulator][profile]") {
+  // Four clients send at t = 0; each send holds the one client thread for 1 ms, so the
+  // records' send times are 0, 1, 2, 3 ms (hand-computed); without the cost all are 0.
+  sim::SimulationSetup s;
+  s.control.workers = 1;
+  ModelProfile p;
+  p.batches = {{1, 0.010, 0, {}}};
+  p.overhead_before = 0.002;
+  p.overhead_preprocess = 0.001;
+  p.overhead_client = 0.001;
+  s.models.push_back({"m", p, 1, 0});
+  workloads::Workload w;
+  w.closed_loop = true;
+  w.concurrency = 4;
+  w.models.assign(4, 0);
+  auto r = sim::simulate(s, w);
+  std::vector<double> sends;
+  for (const auto& q : r.records.requests) sends.push_back(q.arrival);
+  std::sort(sends.begin(), sends.end());
+  REQUIRE(sends.size() == 4);
+  for (int i = 0; i < 4; ++i) CHECK(sends[i] == Approx(0.001 * i).margin(1e-12));
+  s.models[0].profile.overhead_client = 0;
+  auto plain = sim::simulate(s, w);
+  for (const auto& q : plain.records.requests) CHECK(q.arrival == 0);
 }

@@ -254,3 +254,33 @@ TEST_CASE("load time draws: exact without samples, else around the load time",
   c.models[0].scale_costs(0.5);
   CHECK(c.models[0].load_samples[int(Tier::Disk)][int(Tier::Host)][2] == Approx(0.015));
 }
+
+TEST_CASE("request overhead spread and client cost: read, scaled, drawn", "[simulator][profile]") {
+  YAML::Node n = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
+                            "request_overhead_ms: {before: 2, preprocess: 1.5, client: 0.1, "
+                            "stddev: 0.2}}}");
+  CostProfile c = config::parse_profile(n, "p.yaml");
+  ModelProfile& m = c.models[0];
+  CHECK(m.overhead_client == Approx(0.0001));
+  CHECK(m.overhead_stddev == Approx(0.0002));
+  CostProfile back = config::parse_profile(config::profile_to_yaml(c), "back");
+  CHECK(back.models[0].overhead_stddev == Approx(0.0002));
+  CHECK(back.models[0].overhead_client == Approx(0.0001));
+
+  std::mt19937_64 rng(3), untouched(3);
+  CHECK(m.sample_preprocess(CostNoise::None, rng) == 0.0015);
+  CHECK(rng() == untouched());
+  double sum = 0, sq = 0;
+  const int draws = 40000;
+  for (int i = 0; i < draws; ++i) {
+    double x = m.sample_preprocess(CostNoise::Normal, rng);
+    REQUIRE(x >= 0.00015);
+    sum += x;
+    sq += x * x;
+  }
+  CHECK(sum / draws == Approx(0.0015).epsilon(0.01));
+  CHECK(std::sqrt(sq / draws - (sum / draws) * (sum / draws)) == Approx(0.0002).epsilon(0.03));
+  m.scale_costs(2);
+  CHECK(m.overhead_stddev == Approx(0.0004));
+  CHECK(m.overhead_client == Approx(0.0002));
+}
