@@ -39,6 +39,15 @@ double standard_normal(std::mt19937_64& rng) {  // Box-Muller, one value per two
   return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
+// Normal truncated at > 0 by rejection; if the mass above zero is tiny, gives up on noise.
+double positive_normal(double mean, double sd, std::mt19937_64& rng) {
+  for (int tries = 0; tries < 64; ++tries) {
+    double x = mean + sd * standard_normal(rng);
+    if (x > 0) return x;
+  }
+  return mean;
+}
+
 }  // namespace
 
 bool parse_cost_noise(const std::string& s, CostNoise* out) {
@@ -88,12 +97,7 @@ double ModelProfile::sample_batch_latency(uint32_t b, CostNoise noise,
   }
   double sd = batch_stddev(b);
   if (!(sd > 0) || !(mean > 0)) return mean;
-  // Truncated at > 0 by rejection; if the mass above zero is tiny, give up on noise.
-  for (int tries = 0; tries < 64; ++tries) {
-    double x = mean + sd * standard_normal(rng);
-    if (x > 0) return x;
-  }
-  return mean;
+  return positive_normal(mean, sd, rng);
 }
 
 double ModelProfile::sample_load_seconds(Tier from, Tier to, CostNoise noise,
@@ -113,12 +117,7 @@ double ModelProfile::sample_load_seconds(Tier from, Tier to, CostNoise noise,
   }
   double var = 0;
   for (double x : xs) var += (x - sample_mean) * (x - sample_mean);
-  const double sd = std::sqrt(var / double(xs.size() - 1)) * k;
-  for (int tries = 0; tries < 64; ++tries) {
-    double x = mean + sd * standard_normal(rng);
-    if (x > 0) return x;
-  }
-  return mean;
+  return positive_normal(mean, std::sqrt(var / double(xs.size() - 1)) * k, rng);
 }
 
 double ModelProfile::sample_preprocess(CostNoise noise, std::mt19937_64& rng) const {
