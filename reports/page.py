@@ -30,8 +30,7 @@ def figure_section(exp, fig, files):
     modes = [m for m in ("sim", "real") if m in exp.modes]
     header = [plots.short(fig.get("x")) or "point"] + (["series"] if any(series) else [])
     # --match-speed: each sim point ran on the profile scaled to its real run's machine speed.
-    matched = "sim" in modes and any(
-        not math.isnan(exp.value("sim", pid, "cost_scale")[0]) for pid in exp.points)
+    matched = "sim" in modes and exp.speed_matched()
     if matched:
         header.append("speed")
     for m in cols:
@@ -72,8 +71,7 @@ def _intro(exp):
     lines = [f"Experiment **{spec.get('name', '?')}**"
              + (f" ({spec['paper']}, figure {spec.get('figure', '?')})" if spec.get("paper") else "")
              + f": {ok} runs ok, {len(failed)} failed; modes: {', '.join(exp.modes)}."]
-    if any(mode == "sim" and not math.isnan(st.get("cost_scale", (math.nan,))[0])
-           for (mode, _), st in exp.stats.items()):
+    if exp.speed_matched():
         lines.append("Speed matched (servelab run --match-speed): each point was simulated on "
                      "the profile scaled by the machine's speed during its real run (column "
                      "speed: the engine's batch compute times over the profile's).")

@@ -45,6 +45,10 @@ class Experiment:
         sweep = self.spec.get("sweep") or {}
         return list(sweep.keys())
 
+    def speed_matched(self):
+        """Whether sim points ran on a profile scaled to their real run (--match-speed)."""
+        return any(not math.isnan(self.value("sim", pid, "cost_scale")[0]) for pid in self.points)
+
     def value(self, mode, point_id, metric):
         s = self.stats.get((mode, point_id), {}).get(metric)
         return s if s else (math.nan, math.nan, 0)
