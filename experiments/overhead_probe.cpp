@@ -1,81 +1,117 @@
 // The per-request overhead a client of the real engine sees beyond the batch itself: the
 // load generator's send, HTTP parsing, image decode and preprocessing on the IO thread, the
 // hand-offs to the control and worker threads, the response and the client's read. Measured
-// end to end with the same in-process server and load generator as real mode, on a probe
-// model whose batches cost nothing (the profiled executor with a zero-cost profile), so the
-// round trip is the overhead alone. No LibTorch here.
+// end to end with the same in-process server and load generator as real mode: on a probe
+// model whose batches cost nothing (the profiled executor with a zero-cost profile) for the
+// IO side's burst capacity, and on the real model for the overhead around a real batch.
+// LibTorch runs inside the engine only; no LibTorch includes here.
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "engine/server/http_server.h"
 #include "experiments/profiler.h"
 #include "workloads/loadgen/loadgen.h"
 
 namespace servelab::experiments {
+namespace {
 
-RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup) {
-  namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() /
-                 ("servelab-overhead-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  struct Cleanup {
-    fs::path d;
-    ~Cleanup() { std::error_code ec; fs::remove_all(d, ec); }
-  } cleanup{dir};
-  std::ofstream(dir / "probe.yaml")
-      << "models:\n  probe:\n    size_bytes: 1\n"
-         "    batch_latency_ms: [{batch: 1, mean: 0}]\n    load_ms: {disk->host: 0}\n";
-  runtime::EngineOptions eo;  // one worker, event mode, no batching: nothing waits
-  eo.executor = "profiled";
-  eo.profile_file = (dir / "probe.yaml").string();
-  server::ServerOptions so;   // the same IO threads as real mode
-  so.store_dir = (dir / "store").string();
-  so.log = false;
-  server::HttpServer srv(so, eo);
-  srv.start();
-  runtime::ModelSpec spec;
-  spec.name = "probe";
-  spec.file = (dir / "probe.pt").string();  // never read by the profiled executor
-  srv.engine().register_model(spec);
+namespace fs = std::filesystem;
 
-  loadgen::LoadOptions lo;
-  lo.url = "http://127.0.0.1:" + std::to_string(srv.port());
-  lo.model_names = {"probe"};
-  lo.body = image;
-  lo.content_type = "image/jpeg";
-  loadgen::LoadStats stats;
-  auto load = [&](uint32_t concurrency, uint32_t n) {
+// An in-process server (the same IO threads as real mode) serving one model, and a
+// closed-loop load generator against it. With the profiled executor and no profile file, the
+// model is a zero-cost probe. Owns a temporary folder, removed on destruction.
+class ProbeServer {
+ public:
+  ProbeServer(runtime::EngineOptions eo, runtime::ModelSpec spec, const std::string& image)
+      : dir_{fs::temp_directory_path() /
+             ("servelab-overhead-" + std::to_string(::getpid()) + "-" + spec.name)} {
+    const fs::path& dir = dir_.path;
+    if (eo.executor == "profiled" && eo.profile_file.empty()) {
+      std::ofstream(dir / "probe.yaml")
+          << "models:\n  " << spec.name << ":\n    size_bytes: 1\n"
+          << "    batch_latency_ms: [{batch: 1, mean: 0}]\n    load_ms: {disk->host: 0}\n";
+      eo.profile_file = (dir / "probe.yaml").string();
+      spec.file = (dir / "probe.pt").string();  // never read by the profiled executor
+    }
+    server::ServerOptions so;
+    so.store_dir = (dir / "store").string();
+    so.log = false;
+    srv_ = std::make_unique<server::HttpServer>(so, std::move(eo));
+    srv_->start();
+    srv_->engine().register_model(spec);
+    lo_.url = "http://127.0.0.1:" + std::to_string(srv_->port());
+    lo_.model_names = {spec.name};
+    lo_.body = image;
+    lo_.content_type = "image/jpeg";
+  }
+
+  results::RunRecords load(uint32_t concurrency, uint32_t n, loadgen::LoadStats* stats) {
     workloads::Workload w;
     w.closed_loop = true;
     w.concurrency = concurrency;
     w.models.assign(n, 0);
-    return loadgen::run_load(lo, w, &stats);
-  };
-  RoundTrip out;
-  // Concurrency 1: the round trip of one request alone.
-  results::RunRecords r = load(1, warmup + requests);
-  out.client_seconds = stats.client_cpu_s / double(warmup + requests);
+    return loadgen::run_load(lo_, w, stats);
+  }
+
+ private:
+  struct TempDir {  // removed last, also when the constructor throws
+    explicit TempDir(fs::path p) : path(std::move(p)) { fs::create_directories(path); }
+    ~TempDir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+    fs::path path;
+  } dir_;
+  std::unique_ptr<server::HttpServer> srv_;  // stops on destruction
+  loadgen::LoadOptions lo_;
+};
+
+// Mean and sample standard deviation of `span(record)` over the answered records after the
+// first `skip`; throws when none was answered.
+template <class Span>
+void answered_mean_sd(const results::RunRecords& r, size_t skip, Span span, double* mean,
+                      double* sd) {
   double sum = 0, sq = 0;
   uint32_t n = 0;
-  for (size_t i = warmup; i < r.requests.size(); ++i) {
+  for (size_t i = skip; i < r.requests.size(); ++i) {
     const auto& q = r.requests[i];
     if (q.status != RequestStatus::Ok) continue;
-    sum += q.finish - q.arrival;
-    sq += (q.finish - q.arrival) * (q.finish - q.arrival);
+    const double x = span(q);
+    if (!std::isfinite(x)) continue;
+    sum += x;
+    sq += x * x;
     ++n;
   }
   if (n == 0) throw std::runtime_error("profile: the overhead probe got no answers");
-  out.seconds = sum / n;
-  out.stddev = n > 1 ? std::sqrt(std::max(0.0, (sq - sum * sum / n) / (n - 1))) : 0;
+  *mean = sum / n;
+  *sd = n > 1 ? std::sqrt(std::max(0.0, (sq - sum * sum / n) / (n - 1))) : 0;
+}
+
+}  // namespace
+
+RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup) {
+  runtime::EngineOptions eo;
+  eo.executor = "profiled";
+  runtime::ModelSpec spec;
+  spec.name = "probe";
+  ProbeServer probe(eo, spec, image);
+  loadgen::LoadStats stats;
+  RoundTrip out;
+  // Concurrency 1: the round trip of one request alone.
+  results::RunRecords r = probe.load(1, warmup + requests, &stats);
+  out.client_seconds = stats.client_cpu_s / double(warmup + requests);
+  answered_mean_sd(r, warmup, [](const results::RequestRecord& q) { return q.finish - q.arrival; },
+                   &out.seconds, &out.stddev);
   // A burst, as closed-loop clients send when a batch ends: how fast the server's IO side
   // (accept, parse, decode, preprocess; the load generator on the same cores) takes requests.
-  r = load(32, 32 * 8);
+  r = probe.load(32, 32 * 8, nullptr);
   double first = 1e300, last = 0;
-  n = 0;
+  uint32_t n = 0;
   for (const auto& q : r.requests) {
     if (q.status != RequestStatus::Ok) continue;
     first = std::min(first, q.arrival);
@@ -83,7 +119,22 @@ RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32
     ++n;
   }
   if (n > 1 && last > first) out.capacity_rps = n / (last - first);
-  srv.stop();
+  return out;
+}
+
+ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
+                                     const runtime::ModelSpec& spec, const std::string& image,
+                                     uint32_t requests, uint32_t warmup) {
+  ProbeServer probe(eo, spec, image);
+  // The load generator reads the engine's time split from each answer: dispatch - arrival
+  // is then the round trip less the batch's load and compute.
+  results::RunRecords r = probe.load(1, warmup + requests, nullptr);
+  ModelOverhead out;
+  answered_mean_sd(r, warmup,
+                   [](const results::RequestRecord& q) {
+                     return q.batch_size ? q.dispatch - q.arrival : std::nan("");
+                   },
+                   &out.seconds, &out.stddev);
   return out;
 }
 

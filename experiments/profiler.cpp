@@ -60,9 +60,8 @@ std::string read_bytes(const std::string& path) {
 // loads are the executor's Disk -> Host load (what the loader thread does), batches are the
 // executor's run() on preprocessed copies of the request image (stacking, normalization,
 // forward under InferenceMode, softmax), with the engine's intra-op thread setting.
-ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
-                           const std::string& name, const std::string& image,
-                           double* preprocess_s, const std::function<void(const std::string&)>& log) {
+// The model as the engine would serve it: file and input size from models_dir.
+runtime::ModelSpec model_spec(const ProfileOptions& o, const std::string& name) {
   namespace fs = std::filesystem;
   std::string file = (fs::path(o.models_dir) / (name + ".pt")).string();
   if (!fs::exists(file))
@@ -74,6 +73,13 @@ ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, Mod
   spec.file = file;
   spec.preprocess.input_height = h;
   spec.preprocess.input_width = w;
+  return spec;
+}
+
+ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
+                           const std::string& name, const std::string& image,
+                           double* preprocess_s, const std::function<void(const std::string&)>& log) {
+  const runtime::ModelSpec spec = model_spec(o, name);
   uint32_t max_batch = *std::max_element(o.batch_sizes.begin(), o.batch_sizes.end());
   runtime::ModelMeasure mm;
   try {
@@ -139,10 +145,13 @@ ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, Mod
   // As in the engine, the eviction and the load run on a loader thread of their own and the
   // batch on this one: a module deserialized on another core costs its first batch more
   // (measured on squeezenet1_1: ~30% more load plus penalty than on one thread).
+  // One untimed load first: a fresh loader thread's first load often costs more (squeezenet1_1:
+  // up to ~90 against ~50 ms), which the engine's long-lived loader paid before any measured
+  // run (real mode warms up); as one of 15 samples it set the simulated p99 of uniform access.
   std::vector<double> loads, colds;
   std::vector<const runtime::Input*> one(1, &input);
   runtime::TaskThread loader;
-  for (uint32_t i = 0; i < std::max(1u, o.load_samples); ++i) {
+  for (uint32_t i = 0; i <= std::max(1u, o.load_samples); ++i) {
     std::promise<double> loaded;
     loader.post([&] {
       try {
@@ -154,9 +163,11 @@ ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, Mod
         loaded.set_exception(std::current_exception());
       }
     });
-    loads.push_back(loaded.get_future().get());
+    const double load_s = loaded.get_future().get();
     auto t1 = Clock::now();
     exec.run(id, Tier::Host, one, probs);
+    if (i == 0) continue;  // the warm-up
+    loads.push_back(load_s);
     colds.push_back(std::max(0.0, seconds_since(t1) - p.batch_latency(1)));
   }
   // Medians: one disturbed sample of five (a neighbour's burst) moved the mean from ~32 to
@@ -197,27 +208,43 @@ CostProfile measure_profile(const ProfileOptions& o,
   }).join();
   if (error) std::rethrow_exception(error);
   exec.reset();
-  // The round trip holds the preprocessing (on the IO thread, before the arrival); the rest
-  // (HTTP, hand-offs) is split evenly between request and response. The simulator queues the
-  // preprocessing part on `io_threads` servers: under a burst each holds one for
-  // io_threads / capacity (more than the preprocessing alone when parsing, accepting and the
-  // load generator compete for the same cores).
+  // Each model's overhead is its real round trip less load and compute; it holds the
+  // preprocessing (on the IO thread, before the arrival); the rest (HTTP, hand-offs) is split
+  // evenly between request and response. The simulator queues the preprocessing part on
+  // `io_threads` servers: under a burst each holds one for io_threads / capacity (more than
+  // the preprocessing alone when parsing, accepting and the load generator compete for the
+  // same cores), measured on the zero-cost probe with the load generator's CPU per request.
   RoundTrip rt = measure_round_trip(image, std::max(1u, o.overhead_requests));
   double burst = rt.capacity_rps > 0 ? o.io_threads / rt.capacity_rps : 0;
+  if (log) log("zero-cost probe: round trip " + std::to_string(rt.seconds * 1e3) +
+               " ms; burst capacity " + std::to_string(rt.capacity_rps) +
+               " req/s; load generator " + std::to_string(rt.client_seconds * 1e3) +
+               " ms CPU per request");
+  runtime::EngineOptions engine;  // one worker, event mode, no batching: nothing waits
+  engine.executor = "torch";
+  engine.device = "cpu";
+  engine.intra_op_threads = std::max(1, o.threads);
   for (size_t i = 0; i < profile.models.size(); ++i) {
-    double serial = std::max(preprocess_s[i], burst);
-    double rest = std::max(0.0, rt.seconds - serial);
-    profile.models[i].overhead_before = serial + rest / 2;
-    profile.models[i].overhead_after = rest / 2;
-    profile.models[i].overhead_preprocess = serial;
-    profile.models[i].overhead_client = rt.client_seconds;
-    profile.models[i].overhead_stddev = rt.stddev;
+    ModelProfile& m = profile.models[i];
+    // About a second of calls (at least 20, at most overhead_requests).
+    const double per_call = m.batch_latency(1) + rt.seconds;
+    const uint32_t calls = std::clamp<uint32_t>(
+        static_cast<uint32_t>(1.0 / std::max(per_call, 1e-3)), 20,
+        std::max(20u, o.overhead_requests));
+    ModelOverhead mo = measure_model_overhead(engine, model_spec(o, m.name), image, calls);
+    // The IO hold is at most the whole overhead: a disturbed burst (measured 2.7 against the
+    // usual 1.5 ms per request) must not make a lone request slower than it was measured.
+    double serial = std::min(std::max(preprocess_s[i], burst), mo.seconds);
+    double rest = std::max(0.0, mo.seconds - serial);
+    m.overhead_before = serial + rest / 2;
+    m.overhead_after = rest / 2;
+    m.overhead_preprocess = serial;
+    m.overhead_client = rt.client_seconds;
+    m.overhead_stddev = mo.stddev;
+    if (log) log(m.name + ": request overhead (round trip less load and compute) " +
+                 std::to_string(mo.seconds * 1e3) + " ms (sd " +
+                 std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) + ")");
   }
-  if (log) log("request overhead (HTTP round trip on a zero-cost model) " +
-               std::to_string(rt.seconds * 1e3) + " ms; burst capacity " +
-               std::to_string(rt.capacity_rps) + " req/s; load generator " +
-               std::to_string(rt.client_seconds * 1e3) + " ms CPU per request; sd " +
-               std::to_string(rt.stddev * 1e3) + " ms");
   return profile;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/control/cost_profile.h"
+#include "engine/runtime/engine.h"
 
 namespace servelab::experiments {
 
@@ -53,6 +54,21 @@ struct RoundTrip {
   double stddev = 0;          // of single round trips
 };
 RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup = 10);
+
+// The overhead around a real batch: classify calls at concurrency 1 against the in-process
+// server running `spec` with engine options `eo` (the profiler: LibTorch on the CPU, one
+// worker, event mode, no batching), each call's round trip less the batch's load and compute
+// as the engine reports them; mean and stddev after `warmup` calls. More than the zero-cost probe's round trip: after a real batch the
+// caches are cold and the server's threads have slept through it (squeezenet1_1 on the 2-core
+// VM: ~1.9 ms against ~1.5 ms), and at concurrency 1 with quantum ticks that difference
+// decides how many ticks each request waits.
+struct ModelOverhead {
+  double seconds = 0;
+  double stddev = 0;
+};
+ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
+                                     const runtime::ModelSpec& spec, const std::string& image,
+                                     uint32_t requests, uint32_t warmup = 5);
 
 // Measures every model. Throws std::runtime_error naming the model and file on a missing or
 // broken model. `log` (may be empty) receives one line per measured item.

@@ -1,0 +1,46 @@
+// measure_model_overhead: the round trip around a batch, without the batch. Ground truth: a
+// profiled model whose batches sleep a known 30 ms; the overhead must not contain them, and
+// must match the zero-cost probe's whole round trip (the same server path) to within the
+// machine's jitter.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "experiments/profiler.h"
+
+using namespace servelab;
+namespace fs = std::filesystem;
+
+TEST_CASE("the model overhead leaves out the batch's compute", "[experiments][overhead]") {
+  const fs::path dir = fs::temp_directory_path() / "servelab-overhead-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "slow.yaml") << "models:\n  slow:\n    size_bytes: 1\n"
+                                      "    batch_latency_ms: [{batch: 1, mean: 30}]\n"
+                                      "    load_ms: {disk->host: 0}\n";
+  std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/models/images/gradient.jpg",
+                   std::ios::binary);
+  REQUIRE(in);
+  const std::string image((std::istreambuf_iterator<char>(in)), {});
+
+  runtime::EngineOptions eo;
+  eo.executor = "profiled";
+  eo.profile_file = (dir / "slow.yaml").string();
+  runtime::ModelSpec spec;
+  spec.name = "slow";
+  spec.file = (dir / "slow.pt").string();  // never read by the profiled executor
+  const experiments::ModelOverhead o = experiments::measure_model_overhead(eo, spec, image, 20);
+  const experiments::RoundTrip probe = experiments::measure_round_trip(image, 20);
+  CAPTURE(o.seconds, o.stddev, probe.seconds);
+  CHECK(o.seconds > 0);
+  CHECK(o.seconds < 0.015);  // not the 30 ms batch
+  CHECK(o.stddev >= 0);
+  CHECK(o.seconds == Approx(probe.seconds).margin(0.010));
+
+  // A model that cannot be served: the error names it, nothing is left running.
+  spec.name = "missing";
+  CHECK_THROWS(experiments::measure_model_overhead(eo, spec, image, 5));
+  fs::remove_all(dir);
+}
