@@ -70,6 +70,26 @@ std::vector<ModelEntry> parse_models(const YAML::Node& n, const Where& w) {
   return out;
 }
 
+// `speed_trace:` a list of [from_s, factor] pairs, from_s strictly increasing and >= 0,
+// factor > 0.
+std::vector<SimulationSetup::SpeedWindow> parse_speed_trace(const YAML::Node& n, const Where& w) {
+  if (!n.IsSequence()) fail(w, n, "expected a list of [from_s, factor] pairs");
+  std::vector<SimulationSetup::SpeedWindow> out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    Where wi = w.child(std::to_string(i));
+    const YAML::Node& e = n[i];
+    if (!e.IsSequence() || e.size() != 2) fail(wi, e, "expected [from_s, factor]");
+    SimulationSetup::SpeedWindow sw{config::as_double(e[0], wi.child("0")),
+                                    config::as_double(e[1], wi.child("1"))};
+    if (!(sw.from >= 0) || !std::isfinite(sw.from) || (!out.empty() && !(sw.from > out.back().from)))
+      fail(wi.child("0"), e[0], "expected a time in seconds >= 0, after the previous entry's");
+    if (!(sw.factor > 0) || !std::isfinite(sw.factor))
+      fail(wi.child("1"), e[1], "expected a positive factor");
+    out.push_back(sw);
+  }
+  return out;
+}
+
 }  // namespace
 
 SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
@@ -111,7 +131,8 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
   Where ws = w.child("simulation");
   const YAML::Node& sim = root["simulation"];
   check_keys(sim, ws,
-             {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale"});
+             {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale",
+              "speed_trace"});
   double cost_scale = 1;
   if (sim && sim.IsMap()) {
     if (sim["cost_scale"]) {
@@ -120,6 +141,7 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
         fail(ws.child("cost_scale"), sim["cost_scale"], "expected a positive number");
       for (SimModel& m : s.models) m.profile.scale_costs(cost_scale);
     }
+    if (sim["speed_trace"]) s.speed_trace = parse_speed_trace(sim["speed_trace"], ws.child("speed_trace"));
     if (sim["noise"]) {
       // true = normal, false = none, or the kind by name.
       std::string v = as_string(sim["noise"], ws.child("noise"));
@@ -185,6 +207,17 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
   sn["event_list"] = s.event_list;
   sn["io_threads"] = s.io_threads;
   sn["cost_scale"] = cost_scale;
+  if (!s.speed_trace.empty()) {
+    YAML::Node t;
+    for (const auto& w : s.speed_trace) {
+      YAML::Node pair;
+      pair.push_back(w.from);
+      pair.push_back(w.factor);
+      pair.SetStyle(YAML::EmitterStyle::Flow);
+      t.push_back(pair);
+    }
+    sn["speed_trace"] = t;
+  }
   r["simulation"] = sn;
   c.resolved = r;
   return c;

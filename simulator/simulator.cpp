@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <random>
 
@@ -336,7 +337,8 @@ void Run::dispatch(const Batch& b, Time now) {
   ++batches_;
   batched_requests_ += b.requests.size();
   uint32_t size = static_cast<uint32_t>(b.requests.size());
-  Time cost = setup_.models[b.model].profile.sample_batch_latency(size, setup_.noise, rng_);
+  Time cost = setup_.models[b.model].profile.sample_batch_latency(size, setup_.noise, rng_) *
+              setup_.speed_at(now);
   ++pending_work_;
   sim_.schedule(now + cost, this, make_tag(kBatchDone, b.worker));
 }
@@ -346,7 +348,8 @@ void Run::load(const LoadAction& l, Time now) {
     violation("more than max_loads_in_flight loads at t=" + std::to_string(now));
   }
   Time cost = setup_.models[l.model].profile.sample_load_seconds(l.from, l.to, setup_.noise,
-                                                                  load_rng_);
+                                                                  load_rng_) *
+              setup_.speed_at(now);
   ++pending_work_;
   sim_.schedule(now + cost, this, make_tag(kLoadDone, uint64_t(l.model) * kTierCount + int(l.to)));
 }
@@ -391,6 +394,13 @@ void Run::complete(const RequestOutcome& o, Time now) {
 }
 
 }  // namespace
+
+double SimulationSetup::speed_at(Time t) const {
+  if (speed_trace.empty() || t < speed_trace.front().from) return 1;
+  auto it = std::upper_bound(speed_trace.begin(), speed_trace.end(), t,
+                             [](Time x, const SpeedWindow& w) { return x < w.from; });
+  return std::prev(it)->factor;
+}
 
 SimulationResult simulate(const SimulationSetup& setup, const workloads::Workload& workload) {
   Run run(setup, workload);

@@ -47,6 +47,15 @@ struct SimulationSetup {
   // The server's IO threads (HTTP server default 2): each request's preprocessing overhead
   // (ModelProfile::overhead_preprocess) holds one, first come first served.
   uint32_t io_threads = 2;
+  // The machine's speed over time (simulation.speed_trace): from `from` on, batch and load
+  // costs drawn from the profile are multiplied by `factor`, until the next entry's `from`.
+  // Sorted by `from`; empty: constant speed. --match-speed fills it from a real run.
+  struct SpeedWindow {
+    Time from = 0;
+    double factor = 1;
+  };
+  std::vector<SpeedWindow> speed_trace;
+  double speed_at(Time t) const;  // 1 before the first window
 };
 
 struct SimulationResult {

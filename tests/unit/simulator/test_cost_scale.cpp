@@ -102,3 +102,45 @@ TEST_CASE("the load generator's thread spaces simultaneous sends by its cost",
   auto plain = sim::simulate(s, w);
   for (const auto& q : plain.records.requests) CHECK(q.arrival == 0);
 }
+
+TEST_CASE("speed_trace multiplies batch and load costs from each window's start on",
+          "[simulator][profile]") {
+  // One client in event mode without noise, cold start (no preload): the first request waits
+  // for the 30 ms load, every request pays 2 + 10 + 1 ms. From 0.1 s on the machine runs at
+  // half speed: batches dispatched from then on take 20 ms. Hand-computed: request 0 is
+  // dispatched at 2 ms and finishes at 2 + 30 + 10 + 1 = 43 ms; request i >= 1 is sent at
+  // 43 + 13 (i - 1) ms and dispatched 2 ms later: 45, 58, 71, 84, 97 (< 100), then 110 ms.
+  fs::path dir = fs::temp_directory_path() / "servelab-speed-trace";
+  fs::create_directories(dir);
+  std::ofstream(dir / "profile.yaml") << kProfile;
+  auto config = [&](const std::string& trace) {
+    return sim::parse_sim_config(
+        YAML::Load("models: [m]\nprofile: profile.yaml\n"
+                   "engine: {workers: 1, quantum_ms: 0, exec_tier: host}\n"
+                   "workload: {requests: 10, arrival: {type: closed, concurrency: 1}}\n"
+                   "simulation: {noise: none, preload: none, speed_trace: " + trace + "}\n"),
+        "c.yaml", dir.string());
+  };
+  const sim::SimConfig c = config("[[0, 1], [0.1, 2]]");
+  REQUIRE(c.setup.speed_trace.size() == 2);
+  CHECK(c.setup.speed_at(0.05) == 1);
+  CHECK(c.setup.speed_at(0.1) == 2);
+  CHECK(c.resolved["simulation"]["speed_trace"][1][1].as<double>() == 2);
+  auto r = sim::simulate(c.setup, workloads::generate(c.workload));
+  REQUIRE(r.records.requests.size() == 10);
+  const auto& q = r.records.requests;
+  CHECK(q[0].finish - q[0].arrival == Approx(0.043));
+  for (int i = 1; i <= 5; ++i) CHECK(q[i].finish - q[i].arrival == Approx(0.013));
+  for (int i = 6; i < 10; ++i) CHECK(q[i].finish - q[i].arrival == Approx(0.023));
+
+  // A load that starts in a slow window takes twice as long: everything at half speed.
+  const sim::SimConfig slow = config("[[0, 2]]");
+  auto s = sim::simulate(slow.setup, workloads::generate(slow.workload));
+  CHECK(s.records.requests[0].finish - s.records.requests[0].arrival == Approx(0.083));
+
+  CHECK_THROWS_WITH(config("[[0, 1], [0, 2]]"), Contains("speed_trace.1.0") && Contains("after"));
+  CHECK_THROWS_WITH(config("[[0, 0]]"), Contains("positive"));
+  CHECK_THROWS_WITH(config("[[0, 1, 2]]"), Contains("[from_s, factor]"));
+  CHECK_THROWS_WITH(config("2"), Contains("list"));
+  fs::remove_all(dir);
+}
