@@ -25,8 +25,8 @@ double config_requests(const YAML::Node& config) {
 
 double Backend::weight(const YAML::Node& config) const { return config_requests(config); }
 
-double Backend::speed_factor(const YAML::Node&, uint64_t, const results::RunRecords&) const {
-  return std::numeric_limits<double>::quiet_NaN();
+SpeedMatch Backend::match_speed(const YAML::Node&, uint64_t, const results::RunRecords&) const {
+  return {};
 }
 
 namespace {
@@ -106,12 +106,23 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   double total = 0;
   for (const auto& j : jobs) total += j.weight;
   ProgressBar bar(jobs.size(), total, options.quiet ? nullptr : stderr);
-  double speed = std::numeric_limits<double>::quiet_NaN();  // of the last real run
+  SpeedMatch speed;  // of the last real run
   for (auto& job : jobs) {
     bool scaled = false;
-    if (job.mode == "real") speed = std::numeric_limits<double>::quiet_NaN();
-    if (options.match_speed && job.mode == "sim" && std::isfinite(speed)) {
-      job.config["simulation"]["cost_scale"] = speed;
+    if (job.mode == "real") speed = SpeedMatch{};
+    if (options.match_speed && job.mode == "sim" && std::isfinite(speed.factor)) {
+      job.config["simulation"]["cost_scale"] = speed.factor;
+      if (!speed.trace.empty()) {
+        YAML::Node trace;
+        for (const auto& [from, factor] : speed.trace) {
+          YAML::Node pair;
+          pair.push_back(from);
+          pair.push_back(factor);
+          pair.SetStyle(YAML::EmitterStyle::Flow);
+          trace.push_back(pair);
+        }
+        job.config["simulation"]["speed_trace"] = trace;
+      }
       scaled = true;
     }
     char name[64];
@@ -131,16 +142,19 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
       if (scaled) {  // first, so that the scaled run leaves its config.yaml
         YAML::Node plain = YAML::Clone(job.config);
         plain["simulation"]["cost_scale"] = 1.0;
+        plain["simulation"].remove("speed_trace");
         unscaled = results::summarize(body.run(plain, job.seed, dir.string()));
       }
       results::RunRecords records = body.run(job.config, job.seed, dir.string());
       summary = results::summarize(records);
       if (options.match_speed && job.mode == "real") {
-        speed = backends.at("sim")->speed_factor(job.config, job.seed, records);
-        summary["speed_factor"] = std::isfinite(speed) ? nlohmann::json(speed) : nlohmann::json();
+        speed = backends.at("sim")->match_speed(job.config, job.seed, records);
+        summary["speed_factor"] =
+            std::isfinite(speed.factor) ? nlohmann::json(speed.factor) : nlohmann::json();
       }
       if (scaled) {
-        summary["cost_scale"] = speed;
+        summary["cost_scale"] = speed.factor;
+        summary["speed_windows"] = speed.trace.size();
         summary["unscaled"] = std::move(unscaled);
       }
       results::write_requests_csv((dir / "requests.csv").string(), records);

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -18,6 +20,13 @@
 #include "results/records.h"
 
 namespace servelab::experiments {
+
+// How fast the machine ran during a real run against a body's costs (Backend::match_speed).
+struct SpeedMatch {
+  double factor = std::numeric_limits<double>::quiet_NaN();  // NaN: cannot say
+  // [from_s, factor relative to `factor`] pairs: the speed's course over the run (may be empty).
+  std::vector<std::pair<double, double>> trace;
+};
 
 // One body (simulator or engine) that turns a resolved config into request records.
 class Backend {
@@ -37,10 +46,10 @@ class Backend {
   // How much slower (> 1) or faster (< 1) than this body's costs for `config` the machine ran
   // during `real`, a real run of the same config: over the batches whose compute time the
   // records carry, the sum of measured compute times divided by the sum of this body's mean
-  // latencies for the same batch sizes. NaN when it cannot say (no timed batches, a body
-  // without costs).
-  virtual double speed_factor(const YAML::Node& config, uint64_t seed,
-                              const results::RunRecords& real) const;
+  // latencies for the same batch sizes; and the same over windows of the run (the trace).
+  // Factor NaN when it cannot say (no timed batches, a body without costs).
+  virtual SpeedMatch match_speed(const YAML::Node& config, uint64_t seed,
+                                 const results::RunRecords& real) const;
 };
 
 struct RunOptions {
@@ -49,8 +58,9 @@ struct RunOptions {
   bool fail_fast = false;             // stop at the first failed run
   bool quiet = false;                 // no progress bar
   // Both modes: run each point's real run first, then its sim run on the profile scaled by
-  // the real run's speed factor (Backend::speed_factor; simulation.cost_scale). The sim run's
-  // summary.json gets "cost_scale" and "unscaled" (the summary at cost_scale 1).
+  // the real run's speed factor and its course over the run (Backend::match_speed;
+  // simulation.cost_scale and speed_trace). The sim run's summary.json gets "cost_scale",
+  // "speed_windows" (the trace's length) and "unscaled" (the summary at constant speed 1).
   bool match_speed = false;
 };
 

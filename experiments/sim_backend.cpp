@@ -52,11 +52,16 @@ class SimBackend : public Backend {
     return std::move(r.records);
   }
 
-  double speed_factor(const YAML::Node& config, uint64_t seed,
-                      const results::RunRecords& real) const override {
+  SpeedMatch match_speed(const YAML::Node& config, uint64_t seed,
+                         const results::RunRecords& real) const override {
     YAML::Node c = YAML::Clone(config);
     if (uses_local_profile(c)) c["profile"] = std::filesystem::absolute(o_.profile).string();
-    return measured_speed_factor(sim::parse_sim_config(c, "", o_.base_dir, seed).setup, real);
+    const sim::SimulationSetup setup = sim::parse_sim_config(c, "", o_.base_dir, seed).setup;
+    SpeedMatch m;
+    m.factor = measured_speed_factor(setup, real);
+    for (const auto& w : measured_speed_trace(setup, real, m.factor))
+      m.trace.emplace_back(w.from, w.factor);
+    return m;
   }
 
  private:

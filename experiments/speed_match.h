@@ -1,10 +1,14 @@
 // Matching the simulator's costs to the speed the machine had during a real run: on a shared
-// machine the speed drifts by more than the simulator's error bounds within minutes, so a
-// profile measured before the runs mispredicts them by that drift. One factor per real run,
-// from the compute times the engine reports for its own batches, rescales the profile
-// (simulation.cost_scale) without telling the simulator anything else about the run.
+// machine the speed drifts by more than the simulator's error bounds within minutes (and
+// within one run: squeezenet1_1 batches of 1 alternated between ~15 and ~19 ms phases of a
+// second or so), so a profile measured before the runs mispredicts them by that drift. The
+// compute times the engine reports for its own batches give one factor per real run
+// (simulation.cost_scale) and its course over the run (simulation.speed_trace), without
+// telling the simulator anything else about the run.
 // Pure functions; thread-compatible.
 #pragma once
+
+#include <vector>
 
 #include "results/records.h"
 #include "simulator/simulator.h"
@@ -21,5 +25,14 @@ namespace servelab::experiments {
 // engine's time split count (the load generator reads them from a ServeLab server's answers).
 // NaN when none counts.
 double measured_speed_factor(const sim::SimulationSetup& setup, const results::RunRecords& real);
+
+// The same sums over consecutive windows of `batches_per_window` batches (in order of their
+// dispatch; the last window also takes a remainder of less than half a window), each
+// window's factor divided by `overall` (measured_speed_factor): the speed relative to the
+// run's mean, from the window's first dispatch on (the first window from 0). Empty when
+// fewer than two windows' worth of batches count or `overall` is not a positive number.
+std::vector<sim::SimulationSetup::SpeedWindow> measured_speed_trace(
+    const sim::SimulationSetup& setup, const results::RunRecords& real, double overall,
+    double batches_per_window = 8);
 
 }  // namespace servelab::experiments

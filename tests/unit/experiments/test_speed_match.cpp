@@ -1,4 +1,4 @@
-// measured_speed_factor: sums worked out by hand.
+// measured_speed_factor and measured_speed_trace: sums worked out by hand.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -61,4 +61,45 @@ TEST_CASE("speed factor: measured batch compute over the profile's, each batch o
   results::RunRecords none;
   none.requests.push_back(timed(0, NAN, 1.0));
   CHECK(std::isnan(experiments::measured_speed_factor(setup, none)));
+}
+
+TEST_CASE("speed trace: the factor per window of batches, relative to the run's",
+          "[experiments][speed]") {
+  sim::SimulationSetup setup;
+  ModelProfile p;
+  p.batches = {{1, 0.010, 0, {}}, {4, 0.016, 0, {}}};
+  setup.models.push_back({"m", p, 1, 0});
+
+  // 64 batches 0.1 s apart: the first 32 take 12 ms (profile 10), the rest 8 ms; batch 40 is
+  // a batch of 4 (four records, one batch) at 16 * 0.8 ms. Overall (32 * 12 + 31 * 8 + 12.8)
+  // / (63 * 10 + 16). Windows of 16 batches: 1.2 from 0, 1.2 from 1.6 s, 0.8 from 3.2 s and
+  // from 4.8 s, over the overall factor. The records come in finish order, not dispatch order.
+  results::RunRecords real;
+  for (int i = 63; i >= 0; --i) {
+    const double at = 0.1 * i, k = i < 32 ? 1.2 : 0.8;
+    const uint32_t size = i == 40 ? 4 : 1;
+    for (uint32_t j = 0; j < size; ++j)
+      real.requests.push_back(timed(size, at, at + k * (size == 4 ? 0.016 : 0.010)));
+  }
+  const double overall = experiments::measured_speed_factor(setup, real);
+  REQUIRE(overall == Approx(644.8 / 646));
+  auto trace = experiments::measured_speed_trace(setup, real, overall, 16);
+  REQUIRE(trace.size() == 4);
+  const double from[] = {0, 1.6, 3.2, 4.8}, factor[] = {1.2, 1.2, 0.8, 0.8};
+  for (int w = 0; w < 4; ++w) {
+    CHECK(trace[w].from == Approx(from[w]));
+    CHECK(trace[w].factor == Approx(factor[w] / overall));
+  }
+  // Relative to the overall factor given.
+  CHECK(experiments::measured_speed_trace(setup, real, 2.0, 16)[0].factor == Approx(0.6));
+  // A remainder under half a window joins the last one: 64 = 3 * 20 + 4.
+  auto twenty = experiments::measured_speed_trace(setup, real, overall, 20);
+  REQUIRE(twenty.size() == 3);
+  CHECK(twenty[1].from == Approx(2.0));
+  CHECK(twenty[1].factor == Approx((12 * 12.0 + 8 * 8.0) / (20 * 10.0) / overall));  // 20..39
+  CHECK(twenty[2].from == Approx(4.0));
+  CHECK(twenty[2].factor == Approx(0.8 / overall));  // batches 40..63
+  // Fewer than two windows' worth: no trace.
+  CHECK(experiments::measured_speed_trace(setup, real, overall, 40).empty());
+  CHECK(experiments::measured_speed_trace(setup, real, std::nan(""), 16).empty());
 }
