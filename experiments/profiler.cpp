@@ -56,10 +56,6 @@ std::string read_bytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Measures through the engine's own code paths, so the profile costs what the engine runs:
-// loads are the executor's Disk -> Host load (what the loader thread does), batches are the
-// executor's run() on preprocessed copies of the request image (stacking, normalization,
-// forward under InferenceMode, softmax), with the engine's intra-op thread setting.
 // The model as the engine would serve it: file and input size from models_dir.
 runtime::ModelSpec model_spec(const ProfileOptions& o, const std::string& name) {
   namespace fs = std::filesystem;
@@ -76,6 +72,10 @@ runtime::ModelSpec model_spec(const ProfileOptions& o, const std::string& name) 
   return spec;
 }
 
+// Measures through the engine's own code paths, so the profile costs what the engine runs:
+// loads are the executor's Disk -> Host load (what the loader thread does), batches are the
+// executor's run() on preprocessed copies of the request image (stacking, normalization,
+// forward under InferenceMode, softmax), with the engine's intra-op thread setting.
 ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
                            const std::string& name, const std::string& image,
                            double* preprocess_s, const std::function<void(const std::string&)>& log) {
