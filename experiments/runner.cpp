@@ -10,6 +10,7 @@
 
 #include "experiments/progress.h"
 #include "experiments/results_index.h"
+#include "simulator/sim_config.h"
 
 namespace servelab::experiments {
 namespace fs = std::filesystem;
@@ -112,17 +113,9 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
     if (job.mode == "real") speed = SpeedMatch{};
     if (options.match_speed && job.mode == "sim" && std::isfinite(speed.factor)) {
       job.config["simulation"]["cost_scale"] = speed.factor;
-      if (!speed.trace.empty()) {
-        YAML::Node trace;
-        for (const auto& [from, factor] : speed.trace) {
-          YAML::Node pair;
-          pair.push_back(from);
-          pair.push_back(factor);
-          pair.SetStyle(YAML::EmitterStyle::Flow);
-          trace.push_back(pair);
-        }
-        job.config["simulation"]["speed_trace"] = trace;
-      }
+      if (!speed.trace.empty())
+        job.config["simulation"]["speed_trace"] = sim::speed_trace_yaml(speed.trace);
+      if (std::isfinite(speed.jitter)) job.config["simulation"]["jitter"] = speed.jitter;
       scaled = true;
     }
     char name[64];
@@ -143,6 +136,7 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
         YAML::Node plain = YAML::Clone(job.config);
         plain["simulation"]["cost_scale"] = 1.0;
         plain["simulation"].remove("speed_trace");
+        plain["simulation"].remove("jitter");
         unscaled = results::summarize(body.run(plain, job.seed, dir.string()));
       }
       results::RunRecords records = body.run(job.config, job.seed, dir.string());
@@ -155,6 +149,7 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
       if (scaled) {
         summary["cost_scale"] = speed.factor;
         summary["speed_windows"] = speed.trace.size();
+        if (std::isfinite(speed.jitter)) summary["jitter"] = speed.jitter;
         summary["unscaled"] = std::move(unscaled);
       }
       results::write_requests_csv((dir / "requests.csv").string(), records);

@@ -11,21 +11,24 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/experiment.h"
 #include "results/records.h"
+#include "simulator/simulator.h"
 
 namespace servelab::experiments {
 
 // How fast the machine ran during a real run against a body's costs (Backend::match_speed).
 struct SpeedMatch {
   double factor = std::numeric_limits<double>::quiet_NaN();  // NaN: cannot say
-  // [from_s, factor relative to `factor`] pairs: the speed's course over the run (may be empty).
-  std::vector<std::pair<double, double>> trace;
+  // The speed's course over the run relative to `factor` (simulation.speed_trace; empty when
+  // the run was too short to tell).
+  std::vector<sim::SimulationSetup::SpeedWindow> trace;
+  // Pass-to-pass spread around that course (simulation.jitter; NaN when unknown).
+  double jitter = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One body (simulator or engine) that turns a resolved config into request records.

@@ -59,8 +59,8 @@ class SimBackend : public Backend {
     const sim::SimulationSetup setup = sim::parse_sim_config(c, "", o_.base_dir, seed).setup;
     SpeedMatch m;
     m.factor = measured_speed_factor(setup, real);
-    for (const auto& w : measured_speed_trace(setup, real, m.factor))
-      m.trace.emplace_back(w.from, w.factor);
+    m.trace = measured_speed_trace(setup, real, m.factor);
+    m.jitter = measured_jitter(setup, real, m.factor, m.trace);
     return m;
   }
 

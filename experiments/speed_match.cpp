@@ -22,6 +22,7 @@ Tier load_source(const ControllerConfig& c) {
 // and predicted cost times 1/batch_size.
 struct Share {
   double at = 0, measured = 0, predicted = 0, batches = 0;
+  bool loaded = false;  // the batch waited for a load: its cost holds the load's
 };
 
 std::vector<Share> shares(const sim::SimulationSetup& setup, const results::RunRecords& real) {
@@ -40,7 +41,7 @@ std::vector<Share> shares(const sim::SimulationSetup& setup, const results::RunR
       took += r.start - r.dispatch;
     }
     const double share = 1.0 / r.batch_size;
-    out.push_back({r.dispatch, took * share, cost * share, share});
+    out.push_back({r.dispatch, took * share, cost * share, share, r.waited_for_load});
   }
   return out;
 }
@@ -87,6 +88,26 @@ std::vector<sim::SimulationSetup::SpeedWindow> measured_speed_trace(
     }
   }
   return trace;
+}
+
+double measured_jitter(const sim::SimulationSetup& setup, const results::RunRecords& real,
+                       double overall,
+                       const std::vector<sim::SimulationSetup::SpeedWindow>& trace) {
+  if (!(overall > 0) || !std::isfinite(overall) || trace.empty())
+    return std::numeric_limits<double>::quiet_NaN();
+  sim::SimulationSetup windows;
+  windows.speed_trace = trace;
+  double w = 0, sum = 0, sq = 0;
+  for (const Share& s : shares(setup, real)) {
+    if (s.loaded || !(s.predicted > 0)) continue;
+    const double x = s.measured / s.predicted / (overall * windows.speed_at(s.at));
+    w += s.batches;
+    sum += s.batches * x;
+    sq += s.batches * x * x;
+  }
+  if (!(w > 1)) return std::numeric_limits<double>::quiet_NaN();
+  const double mean = sum / w;
+  return std::sqrt(std::max(0.0, sq / w - mean * mean));
 }
 
 }  // namespace servelab::experiments

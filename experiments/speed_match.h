@@ -35,4 +35,12 @@ std::vector<sim::SimulationSetup::SpeedWindow> measured_speed_trace(
     const sim::SimulationSetup& setup, const results::RunRecords& real, double overall,
     double batches_per_window = 8);
 
+// The pass-to-pass spread of the real run's batches around their window's speed: the
+// standard deviation (weighted by batch, as above) of each batch's measured over predicted
+// cost divided by overall * its window's factor; batches that waited for a load are left
+// out (their spread is the load's). NaN without a trace or without such batches.
+double measured_jitter(const sim::SimulationSetup& setup, const results::RunRecords& real,
+                       double overall,
+                       const std::vector<sim::SimulationSetup::SpeedWindow>& trace);
+
 }  // namespace servelab::experiments

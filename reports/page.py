@@ -75,7 +75,7 @@ def _intro(exp):
         lines.append("Speed matched (servelab run --match-speed): each point was simulated on "
                      "the profile scaled by the machine's speed during its real run (column "
                      "speed: the engine's batch compute times over the profile's), following "
-                     "the speed's course over the run in windows of 8 batches.")
+                     "the speed's course over the run in windows of 8 batches and its spread.")
     if spec.get("scaled_down"):
         lines.append("Scaled down from the paper: " + " ".join(str(spec["scaled_down"]).split()))
     for r in failed[:5]:

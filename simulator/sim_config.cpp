@@ -132,7 +132,7 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
   const YAML::Node& sim = root["simulation"];
   check_keys(sim, ws,
              {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale",
-              "speed_trace"});
+              "speed_trace", "jitter"});
   double cost_scale = 1;
   if (sim && sim.IsMap()) {
     if (sim["cost_scale"]) {
@@ -142,6 +142,11 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
       for (SimModel& m : s.models) m.profile.scale_costs(cost_scale);
     }
     if (sim["speed_trace"]) s.speed_trace = parse_speed_trace(sim["speed_trace"], ws.child("speed_trace"));
+    if (sim["jitter"]) {
+      s.jitter = config::as_double(sim["jitter"], ws.child("jitter"));
+      if (!(s.jitter >= 0) || !std::isfinite(s.jitter))
+        fail(ws.child("jitter"), sim["jitter"], "expected a relative standard deviation >= 0");
+    }
     if (sim["noise"]) {
       // true = normal, false = none, or the kind by name.
       std::string v = as_string(sim["noise"], ws.child("noise"));
@@ -207,20 +212,23 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
   sn["event_list"] = s.event_list;
   sn["io_threads"] = s.io_threads;
   sn["cost_scale"] = cost_scale;
-  if (!s.speed_trace.empty()) {
-    YAML::Node t;
-    for (const auto& w : s.speed_trace) {
-      YAML::Node pair;
-      pair.push_back(w.from);
-      pair.push_back(w.factor);
-      pair.SetStyle(YAML::EmitterStyle::Flow);
-      t.push_back(pair);
-    }
-    sn["speed_trace"] = t;
-  }
+  if (!s.speed_trace.empty()) sn["speed_trace"] = speed_trace_yaml(s.speed_trace);
+  if (s.jitter >= 0) sn["jitter"] = s.jitter;
   r["simulation"] = sn;
   c.resolved = r;
   return c;
+}
+
+YAML::Node speed_trace_yaml(const std::vector<SimulationSetup::SpeedWindow>& trace) {
+  YAML::Node t;
+  for (const auto& w : trace) {
+    YAML::Node pair;
+    pair.push_back(w.from);
+    pair.push_back(w.factor);
+    pair.SetStyle(YAML::EmitterStyle::Flow);
+    t.push_back(pair);
+  }
+  return t;
 }
 
 SimConfig load_sim_config(const std::string& path, const std::vector<std::string>& overrides,

@@ -37,4 +37,8 @@ SimConfig load_sim_config(const std::string& path, const std::vector<std::string
 SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
                            const std::string& base_dir, std::optional<uint64_t> seed = std::nullopt);
 
+// simulation.speed_trace as written in a config: a list of flow-style [from_s, factor] pairs
+// (a null node for an empty trace).
+YAML::Node speed_trace_yaml(const std::vector<SimulationSetup::SpeedWindow>& trace);
+
 }  // namespace servelab::sim

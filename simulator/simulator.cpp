@@ -337,7 +337,10 @@ void Run::dispatch(const Batch& b, Time now) {
   ++batches_;
   batched_requests_ += b.requests.size();
   uint32_t size = static_cast<uint32_t>(b.requests.size());
-  Time cost = setup_.models[b.model].profile.sample_batch_latency(size, setup_.noise, rng_) *
+  const ModelProfile& p = setup_.models[b.model].profile;
+  Time cost = (setup_.jitter >= 0 && setup_.noise != CostNoise::None
+                   ? p.sample_batch_latency(size, setup_.jitter, rng_)
+                   : p.sample_batch_latency(size, setup_.noise, rng_)) *
               setup_.speed_at(now);
   ++pending_work_;
   sim_.schedule(now + cost, this, make_tag(kBatchDone, b.worker));

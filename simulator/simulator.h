@@ -56,6 +56,10 @@ struct SimulationSetup {
   };
   std::vector<SpeedWindow> speed_trace;
   double speed_at(Time t) const;  // 1 before the first window
+  // simulation.jitter: >= 0 replaces the profile's batch noise (with noise on) by a normal of
+  // this relative standard deviation around the mean (--match-speed: the real run's
+  // pass-to-pass spread within its speed windows). < 0: the profile's own noise.
+  double jitter = -1;
 };
 
 struct SimulationResult {

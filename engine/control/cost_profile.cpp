@@ -100,6 +100,12 @@ double ModelProfile::sample_batch_latency(uint32_t b, CostNoise noise,
   return positive_normal(mean, sd, rng);
 }
 
+double ModelProfile::sample_batch_latency(uint32_t b, double cv, std::mt19937_64& rng) const {
+  const double mean = batch_latency(b);
+  if (!(cv > 0) || !(mean > 0)) return mean;
+  return positive_normal(mean, cv * mean, rng);
+}
+
 double ModelProfile::sample_load_seconds(Tier from, Tier to, CostNoise noise,
                                          std::mt19937_64& rng) const {
   const double mean = load_seconds(from, to);

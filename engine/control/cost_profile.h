@@ -70,6 +70,9 @@ struct ModelProfile {
   // Draws are our own arithmetic over the engine's output: the same seed gives the same
   // values with every standard library.
   double sample_batch_latency(uint32_t b, CostNoise noise, std::mt19937_64& rng) const;
+  // One draw of batch_latency(b) times a normal of mean 1 and standard deviation `cv`,
+  // truncated at > 0: a pass-to-pass spread given from outside the profile (a real run's).
+  double sample_batch_latency(uint32_t b, double cv, std::mt19937_64& rng) const;
   // One draw of the IO thread's hold (overhead_preprocess): exact without noise or spread,
   // else a normal with overhead_stddev, kept above a tenth of the mean. Draws nothing from
   // `rng` when it returns the exact time.

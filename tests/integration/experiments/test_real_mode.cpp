@@ -89,6 +89,13 @@ simulation: {noise: normal}
     CHECK(sim_summary["unscaled"]["completed"] == 40);
     const YAML::Node cfg = YAML::LoadFile((runs / (std::string(point) + "-sim-r0") / "config.yaml").string());
     CHECK(cfg["simulation"]["cost_scale"].as<double>() == Approx(speed));
+    if (std::string(point) == "p000") {
+      // 40 batches of one request: five windows of 8, the first from 0.
+      CHECK(sim_summary["speed_windows"] == 5);
+      REQUIRE(cfg["simulation"]["speed_trace"].size() == 5);
+      CHECK(cfg["simulation"]["speed_trace"][0][0].as<double>() == 0);
+      CHECK(cfg["simulation"]["speed_trace"][4][0].as<double>() > 0);
+    }
   }
 
   // The factors are queryable.

@@ -103,3 +103,35 @@ TEST_CASE("speed trace: the factor per window of batches, relative to the run's"
   CHECK(experiments::measured_speed_trace(setup, real, overall, 40).empty());
   CHECK(experiments::measured_speed_trace(setup, real, std::nan(""), 16).empty());
 }
+
+TEST_CASE("jitter: the spread of batch costs around their window's speed",
+          "[experiments][speed]") {
+  sim::SimulationSetup setup;
+  ModelProfile p;
+  p.batches = {{1, 0.010, 0, {}}};
+  p.set_load_time(Tier::Disk, Tier::Host, 0.030);
+  setup.models.push_back({"m", p, 1, 0});
+  setup.control.exec_tier = Tier::Host;
+
+  // 32 batches alternating 11 and 9 ms (profile 10): both windows of 16 run at factor 1,
+  // each batch 10% off it. In the second half the machine is twice as slow (22 and 18 ms):
+  // that is the trace's part, not jitter.
+  results::RunRecords real;
+  for (int i = 0; i < 64; ++i) {
+    const double at = 0.1 * i, slow = i < 32 ? 1 : 2;
+    real.requests.push_back(timed(1, at, at + slow * (i % 2 ? 0.009 : 0.011)));
+  }
+  // A batch that waited for its load, at the window's speed (60 ms load + 20 ms batch against
+  // 30 + 10): not jitter (its spread is the load's); counted, it would give 0.1 * sqrt(64/65).
+  real.requests.push_back(timed(1, 6.46, 6.48));
+  real.requests.back().dispatch = 6.4;
+  real.requests.back().waited_for_load = true;
+  const double overall = experiments::measured_speed_factor(setup, real);
+  const auto trace = experiments::measured_speed_trace(setup, real, overall, 16);
+  REQUIRE(trace.size() == 4);
+  CHECK(trace[0].factor * overall == Approx(1.0));
+  CHECK(trace[2].factor * overall == Approx(2.0));
+  CHECK(experiments::measured_jitter(setup, real, overall, trace) == Approx(0.1));
+  // Without a trace there is nothing to be jitter around.
+  CHECK(std::isnan(experiments::measured_jitter(setup, real, overall, {})));
+}

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -142,5 +143,43 @@ TEST_CASE("speed_trace multiplies batch and load costs from each window's start 
   CHECK_THROWS_WITH(config("[[0, 0]]"), Contains("positive"));
   CHECK_THROWS_WITH(config("[[0, 1, 2]]"), Contains("[from_s, factor]"));
   CHECK_THROWS_WITH(config("2"), Contains("list"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("jitter replaces the profile's batch noise by a relative normal spread",
+          "[simulator][profile]") {
+  // One client in event mode: each request is one batch of 1, so batch times are finish -
+  // arrival - 3 ms of overheads. The profile's own noise (samples 9, 10, 11 ms) gives way.
+  fs::path dir = fs::temp_directory_path() / "servelab-jitter";
+  fs::create_directories(dir);
+  std::ofstream(dir / "profile.yaml") << kProfile;
+  auto batch_times = [&](const std::string& sim) {
+    const sim::SimConfig c = sim::parse_sim_config(
+        YAML::Load("models: [m]\nprofile: profile.yaml\n"
+                   "engine: {workers: 1, quantum_ms: 0, exec_tier: host}\n"
+                   "workload: {requests: 4000, arrival: {type: closed, concurrency: 1}}\n"
+                   "simulation: " + sim + "\n"),
+        "c.yaml", dir.string());
+    std::vector<double> t;
+    for (const auto& q : sim::simulate(c.setup, workloads::generate(c.workload)).records.requests)
+      t.push_back(q.finish - q.arrival - 0.003);
+    return t;
+  };
+  // jitter 0: the mean exactly, although noise is on.
+  for (double t : batch_times("{noise: empirical, jitter: 0}")) REQUIRE(t == Approx(0.010));
+  // jitter 0.2: mean 10 ms, standard deviation 2 ms (4000 draws: within 3-4 standard errors).
+  std::vector<double> t = batch_times("{noise: empirical, jitter: 0.2, seed: 7}");
+  double sum = 0, sq = 0;
+  for (double x : t) sum += x;
+  const double mean = sum / t.size();
+  for (double x : t) sq += (x - mean) * (x - mean);
+  const double sd = std::sqrt(sq / (t.size() - 1));
+  CHECK(mean == Approx(0.010).margin(0.0001));
+  CHECK(sd == Approx(0.002).margin(0.0001));
+  // Values the profile's samples never take: not drawn from them.
+  CHECK(std::count_if(t.begin(), t.end(), [](double x) { return x < 0.0085; }) > 100);
+  // jitter with noise off: no noise.
+  for (double x : batch_times("{noise: none, jitter: 0.2}")) REQUIRE(x == Approx(0.010));
+  CHECK_THROWS_WITH(batch_times("{jitter: -0.1}"), Contains("simulation.jitter"));
   fs::remove_all(dir);
 }
