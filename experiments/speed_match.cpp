@@ -95,12 +95,10 @@ double measured_jitter(const sim::SimulationSetup& setup, const results::RunReco
                        const std::vector<sim::SimulationSetup::SpeedWindow>& trace) {
   if (!(overall > 0) || !std::isfinite(overall) || trace.empty())
     return std::numeric_limits<double>::quiet_NaN();
-  sim::SimulationSetup windows;
-  windows.speed_trace = trace;
   double w = 0, sum = 0, sq = 0;
   for (const Share& s : shares(setup, real)) {
     if (s.loaded || !(s.predicted > 0)) continue;
-    const double x = s.measured / s.predicted / (overall * windows.speed_at(s.at));
+    const double x = s.measured / s.predicted / (overall * sim::speed_at(trace, s.at));
     w += s.batches;
     sum += s.batches * x;
     sq += s.batches * x * x;

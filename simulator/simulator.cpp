@@ -398,12 +398,14 @@ void Run::complete(const RequestOutcome& o, Time now) {
 
 }  // namespace
 
-double SimulationSetup::speed_at(Time t) const {
-  if (speed_trace.empty() || t < speed_trace.front().from) return 1;
-  auto it = std::upper_bound(speed_trace.begin(), speed_trace.end(), t,
-                             [](Time x, const SpeedWindow& w) { return x < w.from; });
+double speed_at(const std::vector<SimulationSetup::SpeedWindow>& trace, Time t) {
+  if (trace.empty() || t < trace.front().from) return 1;
+  auto it = std::upper_bound(trace.begin(), trace.end(), t,
+                             [](Time x, const SimulationSetup::SpeedWindow& w) { return x < w.from; });
   return std::prev(it)->factor;
 }
+
+double SimulationSetup::speed_at(Time t) const { return sim::speed_at(speed_trace, t); }
 
 SimulationResult simulate(const SimulationSetup& setup, const workloads::Workload& workload) {
   Run run(setup, workload);

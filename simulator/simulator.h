@@ -55,12 +55,16 @@ struct SimulationSetup {
     double factor = 1;
   };
   std::vector<SpeedWindow> speed_trace;
-  double speed_at(Time t) const;  // 1 before the first window
+  double speed_at(Time t) const;  // sim::speed_at(speed_trace, t)
   // simulation.jitter: >= 0 replaces the profile's batch noise (with noise on) by a normal of
   // this relative standard deviation around the mean (--match-speed: the real run's
   // pass-to-pass spread within its speed windows). < 0: the profile's own noise.
   double jitter = -1;
 };
+
+// The factor of `trace` at time t: its last window starting at or before t (1 before the
+// first).
+double speed_at(const std::vector<SimulationSetup::SpeedWindow>& trace, Time t);
 
 struct SimulationResult {
   results::RunRecords records;    // one record per workload request, indexed by request id
