@@ -71,8 +71,8 @@ class ProbeServer {
   loadgen::LoadOptions lo_;
 };
 
-// Mean and sample standard deviation of `span(record)` over the answered records after the
-// first `skip`; throws when none was answered.
+// Mean and (when `sd` is given) sample standard deviation of `span(record)` over the answered
+// records after the first `skip`; throws when none was answered.
 template <class Span>
 void answered_mean_sd(const results::RunRecords& r, size_t skip, Span span, double* mean,
                       double* sd) {
@@ -89,7 +89,7 @@ void answered_mean_sd(const results::RunRecords& r, size_t skip, Span span, doub
   }
   if (n == 0) throw std::runtime_error("profile: the overhead probe got no answers");
   *mean = sum / n;
-  *sd = n > 1 ? std::sqrt(std::max(0.0, (sq - sum * sum / n) / (n - 1))) : 0;
+  if (sd) *sd = n > 1 ? std::sqrt(std::max(0.0, (sq - sum * sum / n) / (n - 1))) : 0;
 }
 
 }  // namespace
@@ -106,7 +106,7 @@ RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32
   results::RunRecords r = probe.load(1, warmup + requests, &stats);
   out.client_seconds = stats.client_cpu_s / double(warmup + requests);
   answered_mean_sd(r, warmup, [](const results::RequestRecord& q) { return q.finish - q.arrival; },
-                   &out.seconds, &out.stddev);
+                   &out.seconds, nullptr);
   // A burst, as closed-loop clients send when a batch ends: how fast the server's IO side
   // (accept, parse, decode, preprocess; the load generator on the same cores) takes requests.
   r = probe.load(32, 32 * 8, nullptr);

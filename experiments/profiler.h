@@ -45,23 +45,22 @@ struct ProfileOptions {
 
 // Classify calls against the in-process HTTP server on a zero-cost probe model: `seconds`, the
 // mean client-observed round trip of `requests` calls at concurrency 1 (after `warmup`): the
-// per-request overhead outside the batch; `capacity_rps`, requests per second it answers
-// under a closed-loop burst (concurrency 32): the rate the IO side admits requests.
+// server's path without a batch; `capacity_rps`, requests per second it answers under a
+// closed-loop burst (concurrency 32): the rate the IO side admits requests.
 struct RoundTrip {
   double seconds = 0;
   double capacity_rps = 0;
   double client_seconds = 0;  // the load generator's thread CPU time per request
-  double stddev = 0;          // of single round trips
 };
 RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32_t warmup = 10);
 
 // The overhead around a real batch: classify calls at concurrency 1 against the in-process
 // server running `spec` with engine options `eo` (the profiler: LibTorch on the CPU, one
 // worker, event mode, no batching), each call's round trip less the batch's load and compute
-// as the engine reports them; mean and stddev after `warmup` calls. More than the zero-cost probe's round trip: after a real batch the
-// caches are cold and the server's threads have slept through it (squeezenet1_1 on the 2-core
-// VM: ~1.9 ms against ~1.5 ms), and at concurrency 1 with quantum ticks that difference
-// decides how many ticks each request waits.
+// as the engine reports them; mean and stddev after `warmup` calls. More than the zero-cost
+// probe's round trip: after a real batch the caches are cold and the server's threads have
+// slept through it (squeezenet1_1 on the 2-core VM: ~1.9 ms against ~1.5 ms), and at
+// concurrency 1 with quantum ticks that difference decides how many ticks each request waits.
 struct ModelOverhead {
   double seconds = 0;
   double stddev = 0;
