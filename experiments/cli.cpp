@@ -67,7 +67,8 @@ int run_main(int argc, char** argv) {
       "real mode: request body (default MODELS_DIR/images/gradient.jpg)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "path=value: change the config (or a sweep axis, with a list), e.g. "
-      "--set workload.requests=200 --set workload.arrival.concurrency=[1,8,64]")(
+      "--set workload.requests=200 --set workload.arrival.concurrency=[1,8,64]; "
+      "repetitions=N and seeds=[...] change the experiment's own")(
       "calibrate",
       "measure this machine's profile of the experiment's models again first (the machine "
       "as it is now: load, threads, request image), then run")(

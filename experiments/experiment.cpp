@@ -140,11 +140,48 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file) 
   return spec;
 }
 
+namespace {
+
+// --set repetitions=N / seeds=[...]: the experiment's own keys, not the base config's. The
+// document is updated too, so that OUT/experiment.yaml says how the experiment was run.
+void set_repetitions(ExperimentSpec& spec, const std::string& key, const std::string& value) {
+  const std::string where = "--set " + key;
+  YAML::Node v;
+  try {
+    v = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw ExperimentError(where + ": bad value: " + e.what());
+  }
+  if (key == "repetitions") {
+    int r = scalar_as<int>(v, where, "repetitions");
+    if (r < 1) throw ExperimentError(where + ": 'repetitions' must be at least 1");
+    spec.repetitions = static_cast<uint32_t>(r);
+  } else {
+    if (!v.IsSequence() || v.size() == 0)
+      throw ExperimentError(where + ": needs a non-empty list of seeds [1, 2, ...]");
+    spec.seeds.clear();
+    for (const auto& s : v) spec.seeds.push_back(scalar_as<uint64_t>(s, where, "seeds"));
+    if (spec.seeds.size() < spec.repetitions)
+      throw ExperimentError(where + ": lists fewer seeds than 'repetitions' (" +
+                            std::to_string(spec.repetitions) + ")");
+  }
+  for (uint64_t r = spec.seeds.size(); r < spec.repetitions; ++r) spec.seeds.push_back(r + 1);
+  spec.doc["repetitions"] = spec.repetitions;
+  spec.doc["seeds"] = YAML::Node(YAML::NodeType::Sequence);
+  for (uint32_t r = 0; r < spec.repetitions; ++r) spec.doc["seeds"].push_back(spec.seeds[r]);
+}
+
+}  // namespace
+
 void apply_set(ExperimentSpec& spec, const std::string& assignment) {
   size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ExperimentError("--set expects path=value, got '" + assignment + "'");
   std::string path = assignment.substr(0, eq);
+  if (path == "repetitions" || path == "seeds") {
+    set_repetitions(spec, path, assignment.substr(eq + 1));
+    return;
+  }
   for (auto& axis : spec.sweep) {
     if (axis.path != path) continue;
     YAML::Node v;

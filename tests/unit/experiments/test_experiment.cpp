@@ -60,6 +60,25 @@ TEST_CASE("set overrides replace a sweep axis or change the base config") {
   CHECK_THROWS_AS(apply_set(spec, "novalue"), ExperimentError);
 }
 
+
+TEST_CASE("set repetitions and seeds change the experiment, not the base config") {
+  auto spec = parse(kSpec);  // repetitions: 2, seeds not given: 1, 2
+  apply_set(spec, "repetitions=4");
+  CHECK(spec.repetitions == 4);
+  CHECK(spec.seeds == std::vector<uint64_t>{1, 2, 3, 4});
+  CHECK_FALSE(spec.base["repetitions"]);
+  CHECK(spec.doc["repetitions"].as<int>() == 4);  // OUT/experiment.yaml says how it ran
+  CHECK(spec.doc["seeds"].size() == 4);
+  apply_set(spec, "repetitions=1");
+  CHECK(spec.repetitions == 1);
+  CHECK(spec.doc["seeds"].size() == 1);
+  apply_set(spec, "seeds=[7, 9]");
+  CHECK(spec.seeds == std::vector<uint64_t>{7, 9});
+  CHECK_THROWS_WITH(apply_set(spec, "repetitions=0"), Catch::Contains("at least 1"));
+  CHECK_THROWS_WITH(apply_set(spec, "repetitions=two"), Catch::Contains("wrong type"));
+  apply_set(spec, "repetitions=2");
+  CHECK_THROWS_WITH(apply_set(spec, "seeds=[5]"), Catch::Contains("fewer seeds"));
+}
 TEST_CASE("broken experiment files give messages naming the key") {
   CHECK_THROWS_WITH(parse("modes: [gpu]\nmodels: [a]"), Catch::Contains("mode 'gpu'"));
   CHECK_THROWS_WITH(parse("sweep: {a.b: []}"), Catch::Contains("sweep 'a.b'"));
