@@ -3,9 +3,11 @@
     python3 reports/check_errors.py RESULTS_DIR... [--tput 0.10] [--mean 0.10] [--p99 0.20]
 
 Prints, per results folder and point, sim and real throughput, mean and p99 latency and the
-relative error (sim - real) / real; a point misses when any error exceeds its bound. Runs made
-with --match-speed also show the point's speed factor (the machine's speed during the real
-run against the profile) and, for information, the errors of the unscaled simulation.
+relative error (sim - real) / real; a point misses when any error exceeds its bound. With
+repetitions a point's value in each mode is its mean over them (as in the report), and the
+real runs' own spread is shown: the relative standard deviation of their throughput. Runs
+made with --match-speed also show the point's speed factor (the machine's speed during the
+real run against the profile) and, for information, the errors of the unscaled simulation.
 Exit status 0 when every point is within bounds, 1 otherwise (or when a point lacks a mode).
 """
 import argparse
@@ -55,7 +57,7 @@ def main():
         if drift:
             print(drift)
         print(f"{'point':<40} {'speed':>5} " + "  ".join(f"{s:>24}" for _, _, s in bounds) +
-              "  ok    unscaled sim: tput/mean/p99 error")
+              "  ok    reps  real tput sd  unscaled sim: tput/mean/p99 error")
         for pid, point in sorted(exp.points.items()):
             cells, ok = [], True
             speed = exp.value("sim", pid, "cost_scale")[0]
@@ -69,8 +71,11 @@ def main():
                 ok &= not miss
                 cells.append(f"{sim:9.1f}/{real:9.1f} {e:+5.0%}{'!' if miss else ' '}")
             misses += not ok
+            mean, sd, n = exp.value("real", pid, "throughput_rps")
+            spread = f"{sd / mean:12.1%}" if n > 1 and mean else f"{'-':>12}"
             print(f"{point['label'][:40]:<40} {speed:5.2f} " +
                   "  ".join(f"{c:>24}" for c in cells) + ("  ok  " if ok else "  MISS") +
+                  f"  {n:4d}  {spread}" +
                   ("" if all(math.isnan(e) for e in raw) else
                    "  " + "/".join(f"{e:+.0%}" for e in raw)))
     print(f"\nbounds: throughput {a.tput:.0%}, mean latency {a.mean:.0%}, p99 {a.p99:.0%} "

@@ -18,6 +18,11 @@ def _fmt(v, digits=1):
     return str(v)
 
 
+def _fmt_stat(mean, sd, n):
+    """A point's value: the mean over its repetitions, with their standard deviation."""
+    return _fmt(mean) + (f" ± {_fmt(sd)}" if n > 1 else "")
+
+
 def _pct(v):
     return "-" if v is None or math.isnan(v) else f"{v * 100:+.1f}%"
 
@@ -47,8 +52,9 @@ def figure_section(exp, fig, files):
             if matched:
                 row.append(_fmt(exp.value("sim", pid, "cost_scale")[0], 2))
             for m in cols:
-                vals = {mode: exp.value(mode, pid, m)[0] for mode in modes}
-                row += [_fmt(vals[mode]) for mode in modes]
+                stats = {mode: exp.value(mode, pid, m) for mode in modes}
+                vals = {mode: st[0] for mode, st in stats.items()}
+                row += [_fmt_stat(*stats[mode]) for mode in modes]
                 if len(modes) == 2 and m in ERROR_METRICS:
                     e = relative_error(vals["sim"], vals["real"])
                     errors[m].append(e)
@@ -76,6 +82,11 @@ def _intro(exp):
                      "the profile scaled by the machine's speed during its real run (column "
                      "speed: the engine's batch compute times over the profile's), following "
                      "the speed's course over the run in windows of 8 batches and its spread.")
+    reps = spec.get("repetitions", 1)
+    if isinstance(reps, int) and reps > 1:
+        lines.append(f"{reps} repetitions per point (seeds {spec.get('seeds')}): tables show "
+                     "the mean ± the standard deviation over them, plots their mean with "
+                     "error bars, and errors compare the means.")
     if spec.get("scaled_down"):
         lines.append("Scaled down from the paper: " + " ".join(str(spec["scaled_down"]).split()))
     for r in failed[:5]:

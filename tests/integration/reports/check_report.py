@@ -25,5 +25,13 @@ with tempfile.TemporaryDirectory() as tmp:
     row = next(line for line in md.splitlines() if line.startswith("| 4 | none |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[4] == expected, f"throughput error {cells[4]} != {expected}"
+    # Each cell: the mean over the two repetitions ± their sample standard deviation.
+    a, b = [r[0] for r in con.execute(
+        "SELECT throughput_rps FROM runs JOIN summaries USING (run_id) JOIN points "
+        "USING (point_id) WHERE mode='sim' AND workload_arrival_concurrency=4 AND "
+        "policies_batching_name='none' ORDER BY repetition")]
+    sd = abs(a - b) / 2 ** 0.5
+    assert cells[2] == f"{sim:.1f} ± {sd:.1f}", f"sim throughput cell {cells[2]}"
+    assert "2 repetitions per point" in md
     assert "Paper's claim: throughput grows" in md
 print("report ok")

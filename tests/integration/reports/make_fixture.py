@@ -21,6 +21,8 @@ SPEC = """name: fixture
 paper: rafiqi
 figure: "5"
 claim: throughput grows with concurrency when batching
+repetitions: 2
+seeds: [1, 2]
 sweep:
   workload.arrival.concurrency: [1, 2, 4, 8, 16]
   policies.batching.name: [rafiqi-ewma, none]
