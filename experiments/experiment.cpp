@@ -48,6 +48,27 @@ T scalar_as(const YAML::Node& n, const std::string& file, const std::string& key
   }
 }
 
+void set_repetitions(ExperimentSpec& spec, const YAML::Node& n, const std::string& where) {
+  int r = scalar_as<int>(n, where, "repetitions");
+  if (r < 1) throw ExperimentError(where + ": 'repetitions' must be at least 1");
+  spec.repetitions = static_cast<uint32_t>(r);
+}
+
+void set_seeds(ExperimentSpec& spec, const YAML::Node& n, const std::string& where) {
+  if (!n.IsSequence() || n.size() == 0)
+    throw ExperimentError(where + ": 'seeds' needs a non-empty list [1, 2, ...]");
+  spec.seeds.clear();
+  for (const auto& s : n) spec.seeds.push_back(scalar_as<uint64_t>(s, where, "seeds"));
+  if (spec.seeds.size() < spec.repetitions)
+    throw ExperimentError(where + ": 'seeds' lists fewer seeds than 'repetitions' (" +
+                          std::to_string(spec.repetitions) + ")");
+}
+
+// Repetitions without a seed of their own get 1, 2, ... by position.
+void complete_seeds(ExperimentSpec& spec) {
+  for (uint64_t r = spec.seeds.size(); r < spec.repetitions; ++r) spec.seeds.push_back(r + 1);
+}
+
 }  // namespace
 
 std::string node_text(const YAML::Node& n) {
@@ -109,17 +130,9 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file) 
       spec.modes.push_back(mode);
     }
   }
-  if (doc["repetitions"]) {
-    int r = scalar_as<int>(doc["repetitions"], file, "repetitions");
-    if (r < 1) throw ExperimentError(file + ": 'repetitions' must be at least 1");
-    spec.repetitions = static_cast<uint32_t>(r);
-  }
-  if (doc["seeds"]) {
-    for (const auto& s : doc["seeds"]) spec.seeds.push_back(scalar_as<uint64_t>(s, file, "seeds"));
-    if (spec.seeds.size() < spec.repetitions)
-      throw ExperimentError(file + ": 'seeds' lists fewer seeds than 'repetitions'");
-  }
-  for (uint64_t r = spec.seeds.size(); r < spec.repetitions; ++r) spec.seeds.push_back(r + 1);
+  if (doc["repetitions"]) set_repetitions(spec, doc["repetitions"], file);
+  if (doc["seeds"]) set_seeds(spec, doc["seeds"], file);
+  complete_seeds(spec);
   if (doc["seed_paths"]) {
     spec.seed_paths.clear();
     for (const auto& p : doc["seed_paths"])
@@ -144,7 +157,7 @@ namespace {
 
 // --set repetitions=N / seeds=[...]: the experiment's own keys, not the base config's. The
 // document is updated too, so that OUT/experiment.yaml says how the experiment was run.
-void set_repetitions(ExperimentSpec& spec, const std::string& key, const std::string& value) {
+void set_experiment_key(ExperimentSpec& spec, const std::string& key, const std::string& value) {
   const std::string where = "--set " + key;
   YAML::Node v;
   try {
@@ -152,20 +165,9 @@ void set_repetitions(ExperimentSpec& spec, const std::string& key, const std::st
   } catch (const YAML::Exception& e) {
     throw ExperimentError(where + ": bad value: " + e.what());
   }
-  if (key == "repetitions") {
-    int r = scalar_as<int>(v, where, "repetitions");
-    if (r < 1) throw ExperimentError(where + ": 'repetitions' must be at least 1");
-    spec.repetitions = static_cast<uint32_t>(r);
-  } else {
-    if (!v.IsSequence() || v.size() == 0)
-      throw ExperimentError(where + ": needs a non-empty list of seeds [1, 2, ...]");
-    spec.seeds.clear();
-    for (const auto& s : v) spec.seeds.push_back(scalar_as<uint64_t>(s, where, "seeds"));
-    if (spec.seeds.size() < spec.repetitions)
-      throw ExperimentError(where + ": lists fewer seeds than 'repetitions' (" +
-                            std::to_string(spec.repetitions) + ")");
-  }
-  for (uint64_t r = spec.seeds.size(); r < spec.repetitions; ++r) spec.seeds.push_back(r + 1);
+  if (key == "repetitions") set_repetitions(spec, v, where);
+  else set_seeds(spec, v, where);
+  complete_seeds(spec);
   spec.doc["repetitions"] = spec.repetitions;
   spec.doc["seeds"] = YAML::Node(YAML::NodeType::Sequence);
   for (uint32_t r = 0; r < spec.repetitions; ++r) spec.doc["seeds"].push_back(spec.seeds[r]);
@@ -179,7 +181,7 @@ void apply_set(ExperimentSpec& spec, const std::string& assignment) {
     throw ExperimentError("--set expects path=value, got '" + assignment + "'");
   std::string path = assignment.substr(0, eq);
   if (path == "repetitions" || path == "seeds") {
-    set_repetitions(spec, path, assignment.substr(eq + 1));
+    set_experiment_key(spec, path, assignment.substr(eq + 1));
     return;
   }
   for (auto& axis : spec.sweep) {

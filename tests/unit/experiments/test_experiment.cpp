@@ -84,6 +84,7 @@ TEST_CASE("broken experiment files give messages naming the key") {
   CHECK_THROWS_WITH(parse("sweep: {a.b: []}"), Catch::Contains("sweep 'a.b'"));
   CHECK_THROWS_WITH(parse("repetitions: 0"), Catch::Contains("repetitions"));
   CHECK_THROWS_WITH(parse("repetitions: 3\nseeds: [1]"), Catch::Contains("seeds"));
+  CHECK_THROWS_WITH(parse("seeds: 5"), Catch::Contains("non-empty list"));
   CHECK_THROWS_WITH(parse("sweep: {a..b: [1]}"), Catch::Contains("empty component"));
   CHECK_THROWS_AS(load_experiment("/nonexistent.yaml"), ExperimentError);
 }
