@@ -32,6 +32,7 @@ struct RunRecords {
   std::vector<std::string> model_names;
   std::vector<RequestRecord> requests;
   std::optional<double> slo;    // seconds; enables slo_attainment and overdue
+  double warmup = 0;            // seconds: requests sent before it are left out of summaries
   uint64_t loads = 0, evictions = 0, hits = 0, misses = 0;  // when known (simulator, engine)
   double mean_batch_size = 0;   // over batches, when known
 };
@@ -39,7 +40,10 @@ struct RunRecords {
 // summary.json: requests, completed, failed (by status), throughput_rps (completed divided by
 // the span from first arrival to last finish), latency_ms {mean,p50,p80,p90,p99,p999,max}
 // over completed requests, loads, evictions, hits, misses, slo_attainment and overdue (when an
-// SLO is set), and "per_model" with the same fields per model name.
+// SLO is set), and "per_model" with the same fields per model name. With a warm-up, every
+// field covers only the requests sent at or after it (the run's steady state), and
+// "warmup_s" and "warmup_requests" (how many were left out) say so; the run's counters (loads,
+// evictions, hits, misses, mean_batch_size) still cover the whole run; requests.csv keeps all.
 nlohmann::json summarize(const RunRecords& run);
 
 // Percentile with linear interpolation between closest ranks (numpy's default); p in [0,100].

@@ -94,7 +94,12 @@ nlohmann::json summarize(const RunRecords& run) {
   std::vector<const RequestRecord*> all;
   all.reserve(run.requests.size());
   std::vector<std::vector<const RequestRecord*>> by_model(run.model_names.size());
+  uint64_t warmup_requests = 0;
   for (const RequestRecord& r : run.requests) {
+    if (r.arrival < run.warmup) {
+      ++warmup_requests;
+      continue;
+    }
     all.push_back(&r);
     if (r.model < by_model.size()) by_model[r.model].push_back(&r);
   }
@@ -104,6 +109,10 @@ nlohmann::json summarize(const RunRecords& run) {
   j["hits"] = run.hits;
   j["misses"] = run.misses;
   j["mean_batch_size"] = number(run.mean_batch_size);
+  if (run.warmup > 0) {
+    j["warmup_s"] = run.warmup;
+    j["warmup_requests"] = warmup_requests;
+  }
   nlohmann::json per_model = nlohmann::json::object();
   for (size_t m = 0; m < run.model_names.size(); ++m) {
     per_model[run.model_names[m]] = summarize_subset(by_model[m], run.slo);

@@ -154,6 +154,7 @@ SimulationResult Run::go() {
   result_.records.model_names.reserve(setup_.models.size());
   for (const SimModel& m : setup_.models) result_.records.model_names.push_back(m.name);
   result_.records.slo = setup_.slo;
+  result_.records.warmup = work_.warmup;
   result_.records.requests.resize(total);
   for (uint64_t i = 0; i < total; ++i) {
     results::RequestRecord& r = result_.records.requests[i];

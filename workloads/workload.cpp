@@ -16,6 +16,8 @@ void validate(const WorkloadSpec& spec) {
   detail::validate_arrival(spec.arrival);
   if (!std::isfinite(spec.duration) || spec.duration < 0)
     throw std::invalid_argument("workload.duration must be a non-negative number of seconds");
+  if (!std::isfinite(spec.warmup) || spec.warmup < 0)
+    throw std::invalid_argument("workload.warmup must be a non-negative number of seconds");
   if (spec.requests > detail::kMaxRequests)
     throw std::invalid_argument("workload.requests must be at most " +
                                 std::to_string(detail::kMaxRequests));
@@ -30,6 +32,7 @@ void validate(const WorkloadSpec& spec) {
 Workload generate(const WorkloadSpec& spec) {
   validate(spec);
   Workload w;
+  w.warmup = spec.warmup;
   if (spec.arrival.type == "closed") {
     w.closed_loop = true;
     w.concurrency = spec.arrival.concurrency;

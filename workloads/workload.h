@@ -45,6 +45,8 @@ struct WorkloadSpec {
   AccessSpec access;
   uint64_t requests = 1000;       // total requests (trace: at most this many; 0 = whole trace)
   double duration = 0;            // open loop: stop generating after this many seconds (0: off)
+  double warmup = 0;              // requests sent before this many seconds are run and recorded
+                                  // but left out of summaries (a steady-state measurement)
   uint32_t num_models = 1;        // models are indices 0..num_models-1
 };
 
@@ -55,6 +57,7 @@ struct Workload {
   std::vector<uint32_t> models;        // model index of request i (all modes)
   std::vector<double> send_times;      // open loop: absolute send time of request i (sorted)
   std::vector<double> think_times;     // closed loop: think time before request i (seconds)
+  double warmup = 0;                   // WorkloadSpec::warmup, carried to the run's records
 };
 
 // Throws std::invalid_argument with a user-facing message on a bad spec or unreadable trace.

@@ -121,17 +121,18 @@ AccessSpec parse_access(const YAML::Node& n) {
 WorkloadSpec parse_workload(const YAML::Node& node, uint32_t num_models) {
   YAML::Node root = node;
   if (root.IsMap() && root.size() == 1 && root["workload"]) root = root["workload"];
-  if (!root.IsMap()) fail("workload", "expected a mapping (requests, duration, arrival, access)");
-  static const std::set<std::string> kTop = {"requests", "duration", "arrival", "access"};
+  if (!root.IsMap()) fail("workload", "expected a mapping (requests, duration, warmup, arrival, access)");
+  static const std::set<std::string> kTop = {"requests", "duration", "warmup", "arrival", "access"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (!kTop.count(key))
-      fail("workload", "unknown key '" + key + "' (allowed: requests, duration, arrival, access)");
+      fail("workload", "unknown key '" + key + "' (allowed: requests, duration, warmup, arrival, access)");
   }
   WorkloadSpec spec;
   spec.num_models = num_models;
   if (root["requests"]) spec.requests = get_uint(root["requests"], "workload.requests");
   if (root["duration"]) spec.duration = get_double(root["duration"], "workload.duration");
+  if (root["warmup"]) spec.warmup = get_double(root["warmup"], "workload.warmup");
   if (root["arrival"]) spec.arrival = parse_arrival(root["arrival"]);
   if (root["access"]) spec.access = parse_access(root["access"]);
   validate(spec);
@@ -144,6 +145,7 @@ std::string to_yaml(const WorkloadSpec& spec) {
   out << YAML::BeginMap << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "requests" << YAML::Value << spec.requests;
   out << YAML::Key << "duration" << YAML::Value << spec.duration;
+  out << YAML::Key << "warmup" << YAML::Value << spec.warmup;
   const ArrivalSpec& a = spec.arrival;
   out << YAML::Key << "arrival" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << a.type;

@@ -221,6 +221,7 @@ results::RunRecords run_load(const LoadOptions& options, const workloads::Worklo
   }
   run.records.model_names = options.model_names;
   run.records.slo = options.slo;
+  run.records.warmup = workload.warmup;
   run.records.requests.resize(workload.models.size());
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (size_t i = 0; i < workload.models.size(); ++i) {

@@ -85,7 +85,8 @@ TEST_CASE("closed loop: N in flight gives throughput N / delay (Little's law)",
 TEST_CASE("open loop keeps its send times when the server is slow", "[loadgen][integration]") {
   const double delay = 0.3, rate = 100;  // 30 requests in flight in steady state
   FixedDelayServer server(delay);
-  const auto workload = constant_rate(rate, 100);
+  auto workload = constant_rate(rate, 100);
+  workload.warmup = 0.205;  // between two sends, 10 ms apart
   loadgen::LoadStats stats;
   const auto records = loadgen::run_load(options_for(server), workload, &stats);
   REQUIRE(records.requests.size() == 100);
@@ -98,6 +99,13 @@ TEST_CASE("open loop keeps its send times when the server is slow", "[loadgen][i
   }
   CHECK(worst < 0.05);  // measured ~3 ms; a generator that waited would lag by seconds
   CHECK(stats.send_lag_max == Approx(worst));
+  // The warm-up reaches the records: the requests scheduled before it are left out.
+  const auto before = std::count_if(workload.send_times.begin(), workload.send_times.end(),
+                                    [](double t) { return t < 0.205; });
+  REQUIRE(before > 0);
+  const auto summary = results::summarize(records);
+  CHECK(summary["warmup_requests"] == before);
+  CHECK(summary["requests"] == 100 - before);
   // The server saw the schedule too: request i arrives about i / rate after request 0.
   const auto received = server.receive_times();
   REQUIRE(received.size() == 100);

@@ -46,6 +46,26 @@ TEST_CASE("k workers serve k requests at once", "[simulator]") {
   CHECK(r.end_time == Approx(1.0));
 }
 
+TEST_CASE("a warm-up leaves the opening burst out of the summary", "[simulator][ground-truth]") {
+  // One worker, 10 ms a request, 3 in flight: the opening burst waits 10, 20, 30 ms; from then
+  // on every request finds the two others ahead of it, so each takes exactly 30 ms.
+  SimulationSetup s = test::cache_setup(1, 1, test::constant_profile(0.010));
+  workloads::Workload w = test::closed_loop(std::vector<uint32_t>(300, 0), 3);
+  const nlohmann::json all = results::summarize(simulate(s, w).records);
+  CHECK(all["latency_ms"]["mean"].get<double>() < 30 - 0.05);
+  w.warmup = 0.001;  // only the burst sent at t = 0
+  SimulationResult r = simulate(s, w);
+  REQUIRE(r.violations.empty());
+  CHECK(r.records.requests.size() == 300);  // the records keep every request
+  const nlohmann::json steady = results::summarize(r.records);
+  CHECK(steady["warmup_requests"] == 3);
+  CHECK(steady["completed"] == 297);
+  CHECK(steady["latency_ms"]["mean"].get<double>() == Approx(30));
+  CHECK(steady["latency_ms"]["p50"].get<double>() == Approx(30));
+  CHECK(steady["latency_ms"]["max"].get<double>() == Approx(30));
+  CHECK(steady["throughput_rps"].get<double>() == Approx(297 / (3.0 - 0.010)));
+}
+
 TEST_CASE("request overheads: client-side times, IO threads spread a burst", "[simulator]") {
   ModelProfile p = test::constant_profile(0.010);
   p.overhead_before = 0.003;      // 1 ms of it pure delay, 2 ms preprocessing on an IO thread

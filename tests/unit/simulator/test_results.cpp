@@ -67,6 +67,24 @@ TEST_CASE("summarize counts, latency over ok requests, SLO and per model", "[res
   CHECK(e.dump().find("NaN") == std::string::npos);
 }
 
+TEST_CASE("a warm-up leaves the requests sent before it out of every summary field", "[results]") {
+  RunRecords run = sample_run();
+  run.warmup = 0.010;  // request 0 (sent at 0) is warm-up; request 1 (sent at 0.010) counts
+  nlohmann::json s = summarize(run);
+  CHECK(s["warmup_s"].get<double>() == Approx(0.010));
+  CHECK(s["warmup_requests"] == 1);
+  CHECK(s["requests"] == 3);
+  CHECK(s["completed"] == 2);                                       // 20 and 30 ms
+  CHECK(s["latency_ms"]["mean"].get<double>() == Approx(25));
+  CHECK(s["throughput_rps"].get<double>() == Approx(2 / 0.04));     // 0.010 .. 0.050
+  CHECK(s["slo_attainment"].get<double>() == Approx(1.0 / 3));      // 20 ms of 3
+  CHECK(s["per_model"]["a"]["completed"] == 1);
+  CHECK(s["per_model"]["a"]["latency_ms"]["mean"].get<double>() == Approx(30));
+  CHECK(s["loads"] == 3);  // engine counters cover the whole run
+  // Without a warm-up the summary has no warm-up fields.
+  CHECK_FALSE(summarize(sample_run()).contains("warmup_s"));
+}
+
 TEST_CASE("requests.csv round-trips and rejects foreign files", "[results]") {
   auto dir = std::filesystem::temp_directory_path() / "servelab-results-test";
   std::filesystem::create_directories(dir);

@@ -37,10 +37,14 @@ workload:
   const WorkloadSpec c = parse(R"(
 workload:
   requests: 1e4
+  warmup: 1.5
   arrival: {type: closed, concurrency: 16, think_time_ms: 250}
   access: {type: zipf, alpha: 0.9}
 )");
   CHECK(c.requests == 10000);
+  CHECK(c.warmup == 1.5);
+  CHECK(generate(c).warmup == 1.5);  // the schedule carries it to the run's records
+  CHECK(s.warmup == 0);              // default: every request is summarized
   CHECK(c.arrival.concurrency == 16);
   CHECK(c.arrival.think_time == Approx(0.25));
   CHECK(c.access.alpha == 0.9);
@@ -92,6 +96,8 @@ TEST_CASE("bad values give messages naming the field", "[workloads][yaml]") {
                     Contains("need 'requests' or 'duration'"));
   CHECK_THROWS_WITH(parse("workload: {requests: 0, arrival: {type: closed}}"),
                     Contains("at least 1 for closed-loop"));
+  CHECK_THROWS_WITH(parse("workload: {requests: 10, warmup: -1}"),
+                    Contains("workload.warmup") && Contains("non-negative"));
   CHECK_THROWS_WITH(parse("workload: {requests: 10}", 0), Contains("no models"));
   CHECK_THROWS_WITH(parse("workload: [1, 2]"), Contains("expected a mapping"));
 }
@@ -100,7 +106,8 @@ TEST_CASE("to_yaml round-trips through parse_workload", "[workloads][yaml]") {
   for (const char* text : {
            "workload: {requests: 7, duration: 3.5, arrival: {type: poisson, rate: 12.5, seed: 3},"
            " access: {type: pareto, alpha: 1.3, seed: 11}}",
-           "workload: {requests: 9, arrival: {type: closed, concurrency: 4, think_time_ms: 20},"
+           "workload: {requests: 9, warmup: 0.25,"
+           " arrival: {type: closed, concurrency: 4, think_time_ms: 20},"
            " access: {type: weights, weights: [0.5, 1, 0, 2]}}",
            "workload: {duration: 60, arrival: {type: sine, peak_base: 272, period_s: 280},"
            " access: {type: sequential}}",
@@ -112,6 +119,7 @@ TEST_CASE("to_yaml round-trips through parse_workload", "[workloads][yaml]") {
     const WorkloadSpec b = parse(emitted);
     CHECK(to_yaml(b) == emitted);
     CHECK(b.requests == a.requests);
+    CHECK(b.warmup == a.warmup);
     CHECK(b.arrival.type == a.arrival.type);
     CHECK(b.access.type == a.access.type);
     CHECK(b.access.weights == a.access.weights);
