@@ -87,6 +87,10 @@ def _intro(exp):
         lines.append(f"{reps} repetitions per point (seeds {spec.get('seeds')}): tables show "
                      "the mean ± the standard deviation over them, plots their mean with "
                      "error bars, and errors compare the means.")
+    warmup = (spec.get("workload") or {}).get("warmup") or 0
+    if warmup:
+        lines.append(f"Steady state: the requests sent in each run's first {warmup} s are run and "
+                     "recorded (requests.csv) but left out of every number here, in both modes.")
     if spec.get("scaled_down"):
         lines.append("Scaled down from the paper: " + " ".join(str(spec["scaled_down"]).split()))
     for r in failed[:5]:

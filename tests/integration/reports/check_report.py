@@ -33,5 +33,6 @@ with tempfile.TemporaryDirectory() as tmp:
     sd = abs(a - b) / 2 ** 0.5
     assert cells[2] == f"{sim:.1f} ± {sd:.1f}", f"sim throughput cell {cells[2]}"
     assert "2 repetitions per point" in md
+    assert "first 0.5 s are run and recorded" in md, "the page says the warm-up is left out"
     assert "Paper's claim: throughput grows" in md
 print("report ok")

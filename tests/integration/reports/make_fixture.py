@@ -32,6 +32,8 @@ figures:
     x: workload.arrival.concurrency
     x_scale: log2
     series: policies.batching.name
+workload:
+  warmup: 0.5
 """
 
 
