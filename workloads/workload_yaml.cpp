@@ -121,12 +121,13 @@ AccessSpec parse_access(const YAML::Node& n) {
 WorkloadSpec parse_workload(const YAML::Node& node, uint32_t num_models) {
   YAML::Node root = node;
   if (root.IsMap() && root.size() == 1 && root["workload"]) root = root["workload"];
-  if (!root.IsMap()) fail("workload", "expected a mapping (requests, duration, warmup, arrival, access)");
+  static const char* kKeys = "requests, duration, warmup, arrival, access";
+  if (!root.IsMap()) fail("workload", std::string("expected a mapping (") + kKeys + ")");
   static const std::set<std::string> kTop = {"requests", "duration", "warmup", "arrival", "access"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (!kTop.count(key))
-      fail("workload", "unknown key '" + key + "' (allowed: requests, duration, warmup, arrival, access)");
+      fail("workload", "unknown key '" + key + "' (allowed: " + kKeys + ")");
   }
   WorkloadSpec spec;
   spec.num_models = num_models;
