@@ -3,6 +3,7 @@
 // Value types; functions are thread-compatible (no shared state).
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,8 +15,9 @@
 namespace servelab::results {
 
 // One request as measured by its producer (simulator, load generator). Times in seconds,
-// relative to the run's start. `assigned`/`started` are NaN where the producer cannot see
-// them (the load generator sees only send and receive times).
+// relative to the run's start. `queued`/`dispatch`/`start` are NaN where the producer cannot
+// see them (the load generator reads them from a ServeLab server's answer; other servers give
+// only send and receive times).
 struct RequestRecord {
   uint64_t id = 0;
   uint32_t model = 0;           // index into RunRecords::model_names
@@ -26,6 +28,8 @@ struct RequestRecord {
   uint32_t batch_size = 0;      // 0 if unknown
   bool waited_for_load = false;
   RequestStatus status = RequestStatus::Ok;
+  double queued = std::numeric_limits<double>::quiet_NaN();  // joined its model's queue
+                                                            // on the server (its controller)
 };
 
 struct RunRecords {
@@ -49,8 +53,9 @@ nlohmann::json summarize(const RunRecords& run);
 // Percentile with linear interpolation between closest ranks (numpy's default); p in [0,100].
 double percentile(std::vector<double> values, double p);
 
-// Writes requests.csv with header id,model,arrival,dispatch,start,finish,batch_size,
+// Writes requests.csv with header id,model,arrival,queued,dispatch,start,finish,batch_size,
 // waited_for_load,status (model by name, status by name). Throws std::runtime_error on I/O.
+// The reader also takes files written before `queued` existed (it is then NaN).
 void write_requests_csv(const std::string& path, const RunRecords& run);
 RunRecords read_requests_csv(const std::string& path);
 void write_json(const std::string& path, const nlohmann::json& j);

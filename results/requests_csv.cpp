@@ -18,6 +18,8 @@ namespace servelab::results {
 namespace {
 
 constexpr const char* kHeader =
+    "id,model,arrival,queued,dispatch,start,finish,batch_size,waited_for_load,status";
+constexpr const char* kHeaderBeforeQueued =
     "id,model,arrival,dispatch,start,finish,batch_size,waited_for_load,status";
 
 struct FileCloser {
@@ -81,6 +83,7 @@ void write_requests_csv(const std::string& path, const RunRecords& run) {
     line += r.model < run.model_names.size() ? run.model_names[r.model] : std::to_string(r.model);
     line.push_back(',');
     put_time(line, r.arrival);
+    put_time(line, r.queued);
     put_time(line, r.dispatch);
     put_time(line, r.start);
     put_time(line, r.finish);
@@ -99,7 +102,9 @@ RunRecords read_requests_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
   std::string line;
-  if (!std::getline(in, line) || line != kHeader) {
+  const bool got_line = static_cast<bool>(std::getline(in, line));
+  const bool has_queued = got_line && line == kHeader;
+  if (!has_queued && !(got_line && line == kHeaderBeforeQueued)) {
     throw std::runtime_error(path + ": not a requests.csv (expected header '" +
                              std::string(kHeader) + "')");
   }
@@ -110,27 +115,32 @@ RunRecords read_requests_csv(const std::string& path) {
     ++line_no;
     if (line.empty()) continue;
     std::vector<std::string> f = split(line);
-    if (f.size() != 9) bad_line(path, line_no, "expected 9 fields, got " + std::to_string(f.size()));
+    const size_t fields = has_queued ? 10 : 9;
+    if (f.size() != fields)
+      bad_line(path, line_no, "expected " + std::to_string(fields) + " fields, got " +
+                                  std::to_string(f.size()));
+    if (!has_queued) f.insert(f.begin() + 3, "");  // queued unknown
     RequestRecord r;
     r.id = parse_uint(f[0], path, line_no);
     auto [it, inserted] = model_index.emplace(f[1], uint32_t(run.model_names.size()));
     if (inserted) run.model_names.push_back(f[1]);
     r.model = it->second;
     r.arrival = parse_time(f[2], path, line_no);
-    r.dispatch = parse_time(f[3], path, line_no);
-    r.start = parse_time(f[4], path, line_no);
-    r.finish = parse_time(f[5], path, line_no);
-    r.batch_size = static_cast<uint32_t>(parse_uint(f[6], path, line_no));
-    r.waited_for_load = f[7] == "1";
+    r.queued = parse_time(f[3], path, line_no);
+    r.dispatch = parse_time(f[4], path, line_no);
+    r.start = parse_time(f[5], path, line_no);
+    r.finish = parse_time(f[6], path, line_no);
+    r.batch_size = static_cast<uint32_t>(parse_uint(f[7], path, line_no));
+    r.waited_for_load = f[8] == "1";
     bool known = false;
     for (auto s : {RequestStatus::Ok, RequestStatus::Timeout, RequestStatus::Rejected,
                    RequestStatus::Failed}) {
-      if (f[8] == status_name(s)) {
+      if (f[9] == status_name(s)) {
         r.status = s;
         known = true;
       }
     }
-    if (!known) bad_line(path, line_no, "unknown status '" + f[8] + "'");
+    if (!known) bad_line(path, line_no, "unknown status '" + f[9] + "'");
     run.requests.push_back(r);
   }
   return run;

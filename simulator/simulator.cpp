@@ -258,6 +258,7 @@ void Run::on_event(uint64_t tag, Time now) {
 
 void Run::arrive(uint64_t index, Time now) {
   Request r{index, work_.models[index], now, setup_.slo ? now + *setup_.slo : kNever};
+  result_.records.requests[index].queued = now;
   ctl_.on_arrival(r, now, out_);
 }
 

@@ -47,8 +47,8 @@ struct LoadStats {
 // the calling thread, running its own single-threaded Asio loop. Times in the records are
 // seconds from the start of the run: `arrival` is when the request was sent, `finish` when
 // the response (or the error) came back. Where the server's answer carries its time split
-// (a ServeLab server does), batch_size, dispatch and start come from it (see
-// apply_server_timing); otherwise dispatch/start are NaN and batch_size 0.
+// (a ServeLab server does), batch_size, queued, dispatch and start come from it (see
+// apply_server_timing); otherwise they are NaN and batch_size 0.
 // Closed loop: `concurrency` keep-alive connections (opened before the clock starts unless
 // preconnect is off) each send, wait for the response, wait the think time, and send the
 // next request. Open loop: each request is sent at its scheduled
@@ -61,8 +61,9 @@ results::RunRecords run_load(const LoadOptions& options, const workloads::Worklo
                              LoadStats* stats = nullptr);
 
 // Fills `r`'s server-side fields from a ServeLab classify answer (JSON with batch_size,
-// load_ms and compute_ms): batch_size; start = finish - compute; dispatch = start - load;
-// waited_for_load = load > 0. The server reports durations, so they are placed back from the
+// load_ms and compute_ms, and queue_ms): batch_size; start = finish - compute; dispatch =
+// start - load; queued = dispatch - queue (when the answer has queue_ms); waited_for_load =
+// load > 0. The server reports durations, so they are placed back from the
 // client's receive time `r.finish`: the response's transfer (tens of microseconds on
 // loopback) counts as compute. Returns false and leaves `r` as it was when the body lacks
 // them (another server, an error answer, not JSON).

@@ -15,13 +15,14 @@ bool apply_server_timing(const std::string& body, results::RequestRecord& r) {
     *out = it->get<double>();
     return std::isfinite(*out) && *out >= 0;
   };
-  double batch = 0, load_ms = 0, compute_ms = 0;
+  double batch = 0, load_ms = 0, compute_ms = 0, queue_ms = 0;
   if (!number("batch_size", &batch) || !number("load_ms", &load_ms) ||
       !number("compute_ms", &compute_ms) || batch < 1 || !std::isfinite(r.finish))
     return false;
   r.batch_size = static_cast<uint32_t>(batch);
   r.start = r.finish - compute_ms * 1e-3;
   r.dispatch = r.start - load_ms * 1e-3;
+  if (number("queue_ms", &queue_ms)) r.queued = r.dispatch - queue_ms * 1e-3;
   r.waited_for_load = load_ms > 0;
   return true;
 }

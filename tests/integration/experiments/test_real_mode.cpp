@@ -71,7 +71,8 @@ simulation: {noise: normal}
       REQUIRE(r.batch_size <= 8);
       largest = std::max(largest, r.batch_size);
       // The engine's split lies inside the client's round trip (1 ms for clock reads).
-      CHECK(r.arrival <= r.dispatch + 1e-3);
+      CHECK(r.arrival <= r.queued + 1e-3);
+      CHECK(r.queued <= r.dispatch);
       CHECK(r.dispatch <= r.start);
       CHECK(r.start < r.finish);
     }

@@ -283,6 +283,7 @@ TEST_CASE("a ServeLab answer's time split fills the server-side fields",
   CHECK(r.batch_size == 6);
   CHECK(r.start == Approx(1.75));
   CHECK(r.dispatch == Approx(1.71));
+  CHECK(r.queued == Approx(1.71 - 0.0035));
   CHECK(r.waited_for_load);
   CHECK(r.finish == 2.0);
   CHECK(r.arrival == 1.0);

@@ -79,12 +79,17 @@ TEST_CASE("request overheads: client-side times, IO threads spread a burst", "[s
     for (const auto& q : r.records.requests) {
       CHECK(q.finish - q.arrival == Approx(0.014));
       CHECK(q.dispatch - q.arrival == Approx(0.003));
+      CHECK(q.queued == Approx(q.dispatch));  // nothing ahead of it
     }
     CHECK(r.records.requests[1].arrival == Approx(r.records.requests[0].finish));
   }
   SECTION("a burst queues for the IO thread: arrivals 2 ms apart") {
     SimulationResult r = simulate(s, test::closed_loop(std::vector<uint32_t>(3, 0), 3));
     REQUIRE(r.violations.empty());
+    // The IO thread passes them to the controller at 1 + 2, 1 + 4 and 1 + 6 ms.
+    CHECK(r.records.requests[0].queued == Approx(0.003));
+    CHECK(r.records.requests[1].queued == Approx(0.005));
+    CHECK(r.records.requests[2].queued == Approx(0.007));
     CHECK(r.records.requests[0].dispatch == Approx(0.003));
     CHECK(r.records.requests[1].dispatch == Approx(0.013));  // worker busy until 0.013
     CHECK(r.records.requests[2].finish == Approx(0.033 + 0.001));

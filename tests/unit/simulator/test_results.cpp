@@ -90,13 +90,15 @@ TEST_CASE("requests.csv round-trips and rejects foreign files", "[results]") {
   std::filesystem::create_directories(dir);
   std::string path = (dir / "requests.csv").string();
   RunRecords run = sample_run();
+  run.requests[0].queued = 0.0005;  // the others' are unknown (NaN)
   write_requests_csv(path, run);
   std::ifstream in(path);
   std::string header, first;
   std::getline(in, header);
   std::getline(in, first);
-  CHECK(header == "id,model,arrival,dispatch,start,finish,batch_size,waited_for_load,status");
-  CHECK(first == "0,a,0.000000000,0.001000000,0.001000000,0.010000000,1,0,ok");
+  CHECK(header ==
+        "id,model,arrival,queued,dispatch,start,finish,batch_size,waited_for_load,status");
+  CHECK(first == "0,a,0.000000000,0.000500000,0.001000000,0.001000000,0.010000000,1,0,ok");
 
   RunRecords back = read_requests_csv(path);
   REQUIRE(back.requests.size() == 4);
@@ -105,6 +107,21 @@ TEST_CASE("requests.csv round-trips and rejects foreign files", "[results]") {
   CHECK(back.requests[3].status == RequestStatus::Timeout);
   CHECK(std::isnan(back.requests[3].dispatch));
   CHECK(back.requests[2].finish == Approx(0.05));
+  CHECK(back.requests[0].queued == Approx(0.0005));
+  CHECK(std::isnan(back.requests[1].queued));
+
+  // A file written before the queued column existed still reads, with queued unknown.
+  std::ofstream(path) << "id,model,arrival,dispatch,start,finish,batch_size,waited_for_load,"
+                         "status\n7,a,0.5,0.6,0.6,0.9,2,0,ok\n";
+  RunRecords old = read_requests_csv(path);
+  REQUIRE(old.requests.size() == 1);
+  CHECK(old.requests[0].id == 7);
+  CHECK(old.requests[0].dispatch == Approx(0.6));
+  CHECK(old.requests[0].finish == Approx(0.9));
+  CHECK(std::isnan(old.requests[0].queued));
+  std::ofstream(path) << "id,model,arrival,queued,dispatch,start,finish,batch_size,"
+                         "waited_for_load,status\n7,a,0.5,0.6,0.6,0.9,2,0,ok\n";
+  CHECK_THROWS_WITH(read_requests_csv(path), Catch::Matchers::Contains("expected 10 fields"));
 
   std::ofstream(path) << "a,b\n1,2\n";
   CHECK_THROWS_WITH(read_requests_csv(path), Catch::Matchers::Contains("not a requests.csv"));
