@@ -44,10 +44,12 @@ struct RunRecords {
 // summary.json: requests, completed, failed (by status), throughput_rps (completed divided by
 // the span from first arrival to last finish), latency_ms {mean,p50,p80,p90,p99,p999,max}
 // over completed requests, loads, evictions, hits, misses, slo_attainment and overdue (when an
-// SLO is set), and "per_model" with the same fields per model name. With a warm-up, every
-// field covers only the requests sent at or after it (the run's steady state), and
-// "warmup_s" and "warmup_requests" (how many were left out) say so; the run's counters (loads,
-// evictions, hits, misses, mean_batch_size) still cover the whole run; requests.csv keeps all.
+// SLO is set), and "per_model" with the same fields per model name. With a warm-up (the run's
+// steady state), request counts, latencies and SLO fields cover only the requests sent at or
+// after it; throughput_rps is the completions from it on (of any request: the work done in
+// that window) divided by the span from it to the last finish; "warmup_s" and
+// "warmup_requests" (how many were left out) say so. The run's counters (loads, evictions,
+// hits, misses, mean_batch_size) cover the whole run; requests.csv keeps every request.
 nlohmann::json summarize(const RunRecords& run);
 
 // Percentile with linear interpolation between closest ranks (numpy's default); p in [0,100].

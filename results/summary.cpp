@@ -28,9 +28,21 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - double(lo));
 }
 
-// The summary of one subset of requests (the whole run, or one model).
-nlohmann::json summarize_subset(const std::vector<const RequestRecord*>& reqs,
+// The summary of one subset of requests (the whole run, or one model). Requests sent before
+// `warmup` count only towards throughput, as work done in the window from `warmup` on.
+nlohmann::json summarize_subset(const std::vector<const RequestRecord*>& all, double warmup,
                                 const std::optional<double>& slo) {
+  std::vector<const RequestRecord*> reqs;
+  reqs.reserve(all.size());
+  uint64_t done_in_window = 0;
+  double last_finish_any = -std::numeric_limits<double>::infinity();
+  for (const RequestRecord* r : all) {
+    if (r->arrival >= warmup) reqs.push_back(r);
+    if (r->status == RequestStatus::Ok && r->finish >= warmup) {
+      ++done_in_window;
+      last_finish_any = std::max(last_finish_any, r->finish);
+    }
+  }
   std::vector<double> latency_ms;
   latency_ms.reserve(reqs.size());
   std::map<std::string, uint64_t> failed;
@@ -59,8 +71,14 @@ nlohmann::json summarize_subset(const std::vector<const RequestRecord*>& reqs,
   }
   j["failed"] = failed_total;
   j["failed_by_status"] = f;
-  double span = last_finish - first_arrival;
-  j["throughput_rps"] = number(latency_ms.empty() || span <= 0 ? kNaN : latency_ms.size() / span);
+  if (warmup > 0) {  // completions in the window [warmup, last finish], warm-up ones too
+    const double window = last_finish_any - warmup;
+    j["throughput_rps"] =
+        number(done_in_window == 0 || window <= 0 ? kNaN : done_in_window / window);
+  } else {
+    const double span = last_finish - first_arrival;
+    j["throughput_rps"] = number(latency_ms.empty() || span <= 0 ? kNaN : latency_ms.size() / span);
+  }
 
   double mean = kNaN, max = kNaN;
   if (!latency_ms.empty()) {
@@ -96,14 +114,11 @@ nlohmann::json summarize(const RunRecords& run) {
   std::vector<std::vector<const RequestRecord*>> by_model(run.model_names.size());
   uint64_t warmup_requests = 0;
   for (const RequestRecord& r : run.requests) {
-    if (r.arrival < run.warmup) {
-      ++warmup_requests;
-      continue;
-    }
+    if (r.arrival < run.warmup) ++warmup_requests;
     all.push_back(&r);
     if (r.model < by_model.size()) by_model[r.model].push_back(&r);
   }
-  nlohmann::json j = summarize_subset(all, run.slo);
+  nlohmann::json j = summarize_subset(all, run.warmup, run.slo);
   j["loads"] = run.loads;
   j["evictions"] = run.evictions;
   j["hits"] = run.hits;
@@ -115,7 +130,7 @@ nlohmann::json summarize(const RunRecords& run) {
   }
   nlohmann::json per_model = nlohmann::json::object();
   for (size_t m = 0; m < run.model_names.size(); ++m) {
-    per_model[run.model_names[m]] = summarize_subset(by_model[m], run.slo);
+    per_model[run.model_names[m]] = summarize_subset(by_model[m], run.warmup, run.slo);
   }
   j["per_model"] = per_model;
   return j;
