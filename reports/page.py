@@ -90,7 +90,8 @@ def _intro(exp):
     warmup = (spec.get("workload") or {}).get("warmup") or 0
     if warmup:
         lines.append(f"Steady state: the requests sent in each run's first {warmup} s are run and "
-                     "recorded (requests.csv) but left out of every number here, in both modes.")
+                     "recorded (requests.csv) but left out of the latency figures, in both "
+                     "modes; throughput is each run's whole.")
     if spec.get("scaled_down"):
         lines.append("Scaled down from the paper: " + " ".join(str(spec["scaled_down"]).split()))
     for r in failed[:5]:

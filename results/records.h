@@ -46,8 +46,8 @@ struct RunRecords {
 // over completed requests, loads, evictions, hits, misses, slo_attainment and overdue (when an
 // SLO is set), and "per_model" with the same fields per model name. With a warm-up (the run's
 // steady state), request counts, latencies and SLO fields cover only the requests sent at or
-// after it; throughput_rps is the completions from it on (of any request: the work done in
-// that window) divided by the span from it to the last finish; "warmup_s" and
+// after it; throughput_rps stays the whole run's (answers come back in batch-sized lumps, and a
+// window cut through them at an arbitrary time swings by a batch's worth); "warmup_s" and
 // "warmup_requests" (how many were left out) say so. The run's counters (loads, evictions,
 // hits, misses, mean_batch_size) cover the whole run; requests.csv keeps every request.
 nlohmann::json summarize(const RunRecords& run);
