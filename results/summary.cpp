@@ -32,23 +32,21 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
 // `warmup` count only towards throughput, which stays the whole run's.
 nlohmann::json summarize_subset(const std::vector<const RequestRecord*>& all, double warmup,
                                 const std::optional<double>& slo) {
-  std::vector<const RequestRecord*> reqs;
-  reqs.reserve(all.size());
-  uint64_t done = 0;
+  uint64_t counted = 0, done = 0;
   double first_sent = std::numeric_limits<double>::infinity();
   double last_done = -std::numeric_limits<double>::infinity();
-  for (const RequestRecord* r : all) {
-    if (r->arrival >= warmup) reqs.push_back(r);
-    first_sent = std::min(first_sent, r->arrival);
-    if (r->status != RequestStatus::Ok) continue;
-    ++done;
-    last_done = std::max(last_done, r->finish);
-  }
   std::vector<double> latency_ms;
-  latency_ms.reserve(reqs.size());
+  latency_ms.reserve(all.size());
   std::map<std::string, uint64_t> failed;
   uint64_t within_slo = 0;
-  for (const RequestRecord* r : reqs) {
+  for (const RequestRecord* r : all) {
+    first_sent = std::min(first_sent, r->arrival);
+    if (r->status == RequestStatus::Ok) {
+      ++done;
+      last_done = std::max(last_done, r->finish);
+    }
+    if (r->arrival < warmup) continue;
+    ++counted;
     if (r->status != RequestStatus::Ok) {
       failed[status_name(r->status)]++;
       continue;
@@ -58,7 +56,7 @@ nlohmann::json summarize_subset(const std::vector<const RequestRecord*>& all, do
     if (slo && lat <= *slo) within_slo++;
   }
   nlohmann::json j;
-  j["requests"] = reqs.size();
+  j["requests"] = counted;
   j["completed"] = latency_ms.size();
   nlohmann::json f = nlohmann::json::object();
   uint64_t failed_total = 0;
@@ -90,8 +88,8 @@ nlohmann::json summarize_subset(const std::vector<const RequestRecord*>& all, do
   if (slo) {
     // Attainment over all requests: a timed-out or failed request missed its SLO.
     j["slo_ms"] = *slo * 1e3;
-    j["slo_attainment"] = number(reqs.empty() ? kNaN : double(within_slo) / reqs.size());
-    j["overdue"] = reqs.size() - within_slo;
+    j["slo_attainment"] = number(counted == 0 ? kNaN : double(within_slo) / counted);
+    j["overdue"] = counted - within_slo;
   }
   return j;
 }
@@ -107,9 +105,7 @@ nlohmann::json summarize(const RunRecords& run) {
   std::vector<const RequestRecord*> all;
   all.reserve(run.requests.size());
   std::vector<std::vector<const RequestRecord*>> by_model(run.model_names.size());
-  uint64_t warmup_requests = 0;
   for (const RequestRecord& r : run.requests) {
-    if (r.arrival < run.warmup) ++warmup_requests;
     all.push_back(&r);
     if (r.model < by_model.size()) by_model[r.model].push_back(&r);
   }
@@ -121,7 +117,7 @@ nlohmann::json summarize(const RunRecords& run) {
   j["mean_batch_size"] = number(run.mean_batch_size);
   if (run.warmup > 0) {
     j["warmup_s"] = run.warmup;
-    j["warmup_requests"] = warmup_requests;
+    j["warmup_requests"] = run.requests.size() - j["requests"].get<uint64_t>();
   }
   nlohmann::json per_model = nlohmann::json::object();
   for (size_t m = 0; m < run.model_names.size(); ++m) {

@@ -402,8 +402,9 @@ void Run::complete(const RequestOutcome& o, Time now) {
 
 double speed_at(const std::vector<SimulationSetup::SpeedWindow>& trace, Time t) {
   if (trace.empty() || t < trace.front().from) return 1;
+  using Window = SimulationSetup::SpeedWindow;
   auto it = std::upper_bound(trace.begin(), trace.end(), t,
-                             [](Time x, const SimulationSetup::SpeedWindow& w) { return x < w.from; });
+                             [](Time x, const Window& w) { return x < w.from; });
   return std::prev(it)->factor;
 }
 
