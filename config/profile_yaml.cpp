@@ -35,7 +35,7 @@ BatchCost parse_batch(const YAML::Node& n, const Where& w) {
 
 ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Where& w) {
   check_keys(n, w, {"size_bytes", "size_mb", "batch_latency_ms", "load_ms", "load_samples_ms",
-                    "request_overhead_ms", "note"});
+                    "request_overhead_ms", "cold_bursts_ms", "note"});
   ModelProfile m;
   m.name = name;
   if (n["size_bytes"] && n["size_mb"]) fail(w, n, "give size_bytes or size_mb, not both");
@@ -95,6 +95,17 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
       m.overhead_preprocess = as_double(o["preprocess"], wo.child("preprocess")) / 1e3;
     if (o["client"]) m.overhead_client = as_double(o["client"], wo.child("client")) / 1e3;
     if (o["stddev"]) m.overhead_stddev = as_double(o["stddev"], wo.child("stddev")) / 1e3;
+  }
+  if (const YAML::Node& bursts = n["cold_bursts_ms"]) {
+    Where wc = w.child("cold_bursts_ms");
+    if (!bursts.IsSequence()) fail(wc, bursts, "expected a list of bursts (lists of milliseconds)");
+    for (size_t i = 0; i < bursts.size(); ++i) {
+      Where wi = wc.child(std::to_string(i));
+      if (!bursts[i].IsSequence() || bursts[i].size() == 0)
+        fail(wi, bursts[i], "expected a non-empty list of milliseconds");
+      std::vector<double>& b = m.cold_bursts.emplace_back();
+      for (const auto& x : bursts[i]) b.push_back(as_double(x, wi) / 1e3);
+    }
   }
   try {
     m.validate();
@@ -166,6 +177,12 @@ YAML::Node profile_to_yaml(const CostProfile& profile) {
       n["request_overhead_ms"]["preprocess"] = m.overhead_preprocess * 1e3;
       if (m.overhead_client > 0) n["request_overhead_ms"]["client"] = m.overhead_client * 1e3;
       if (m.overhead_stddev > 0) n["request_overhead_ms"]["stddev"] = m.overhead_stddev * 1e3;
+    }
+    for (const auto& burst : m.cold_bursts) {
+      YAML::Node b(YAML::NodeType::Sequence);
+      b.SetStyle(YAML::EmitterStyle::Flow);
+      for (double x : burst) b.push_back(x * 1e3);
+      n["cold_bursts_ms"].push_back(b);
     }
     models[m.name] = n;
   }

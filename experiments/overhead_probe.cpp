@@ -7,11 +7,15 @@
 // LibTorch runs inside the engine only; no LibTorch includes here.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
+#include <thread>
 
 #include "engine/server/http_server.h"
 #include "experiments/profiler.h"
@@ -50,13 +54,17 @@ class ProbeServer {
     lo_.content_type = "image/jpeg";
   }
 
-  results::RunRecords load(uint32_t concurrency, uint32_t n, loadgen::LoadStats* stats) {
+  results::RunRecords load(uint32_t concurrency, uint32_t n, loadgen::LoadStats* stats,
+                           std::function<void()> before_start = {}) {
     workloads::Workload w;
     w.closed_loop = true;
     w.concurrency = concurrency;
     w.models.assign(n, 0);
-    return loadgen::run_load(lo_, w, stats);
+    loadgen::LoadOptions lo = lo_;
+    lo.before_start = std::move(before_start);
+    return loadgen::run_load(lo, w, stats);
   }
+  runtime::Engine& engine() { return srv_->engine(); }
 
  private:
   struct TempDir {  // removed last, also when the constructor throws
@@ -135,6 +143,53 @@ ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
                      return q.batch_size ? q.dispatch - q.arrival : std::nan("");
                    },
                    &out.seconds, &out.stddev);
+  return out;
+}
+
+std::vector<std::vector<double>> measure_cold_bursts(const std::string& image,
+                                                     const std::vector<uint32_t>& sizes,
+                                                     uint32_t per_size, double quantum) {
+  if (!(quantum > 0)) throw std::invalid_argument("cold bursts: quantum must be positive");
+  // Every request of a burst waits for the first tick after the start, where one batch takes
+  // all of them: each one's queue time then tells when it joined the queue. Nothing runs
+  // before that tick, as in a real run before its first.
+  runtime::EngineOptions eo;
+  eo.executor = "profiled";
+  eo.control.quantum = quantum;
+  eo.control.batching = {"max-delay", {}};
+  eo.control.max_batch = std::max(1u, *std::max_element(sizes.begin(), sizes.end()));
+  runtime::ModelSpec spec;
+  spec.name = "burst";
+  // One server for all bursts: a fresh one per burst, as real mode has per run, costs ~2.5 s
+  // each here, and did not change the spread beyond the machine's drift between measurements.
+  ProbeServer probe(eo, spec, image);
+  probe.load(4, 32, nullptr);  // real mode's warm-up
+  std::vector<std::vector<double>> out;
+  for (uint32_t size : sizes) {
+    for (uint32_t got = 0, tries = 0; got < per_size && tries < 3 * per_size; ++tries) {
+      Time start = 0;
+      // As real mode starts its runs: connections open, just after a tick (a quantum's pause
+      // since the last answers).
+      auto after_tick = [&] {
+        Time now = probe.engine().now();
+        std::this_thread::sleep_for(
+            std::chrono::duration<double>(std::ceil(now / quantum) * quantum - now));
+        start = probe.engine().now();
+      };
+      results::RunRecords r = probe.load(size, size, nullptr, after_tick);
+      const Time tick = (std::floor(start / quantum) + 1) * quantum;  // the first after start
+      std::vector<double> offsets;
+      for (const auto& q : r.requests) {
+        // One answered batch of the whole burst, else a request missed the first tick.
+        if (q.status != RequestStatus::Ok || q.batch_size != size) break;
+        const double queue_s = q.dispatch - q.queued;
+        offsets.push_back(std::max(0.0, tick - start - queue_s));
+      }
+      if (offsets.size() != size) continue;
+      out.push_back(std::move(offsets));
+      ++got;
+    }
+  }
   return out;
 }
 

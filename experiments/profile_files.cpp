@@ -51,7 +51,8 @@ std::vector<std::string> missing_models(const std::string& path,
   CostProfile p = config::load_profile(path);
   std::vector<std::string> missing;
   for (const auto& n : names)
-    if (const ModelProfile* m = p.find(n); !m || (m->overhead_before == 0 && m->overhead_after == 0))
+    if (const ModelProfile* m = p.find(n);
+        !m || (m->overhead_before == 0 && m->overhead_after == 0) || m->cold_bursts.empty())
       missing.push_back(n);
   return missing;
 }

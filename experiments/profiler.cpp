@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -183,6 +184,21 @@ ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, Mod
   return p;
 }
 
+// Per size: the median time until the first and the last request of a burst were queued.
+void log_cold_bursts(const std::vector<std::vector<double>>& bursts,
+                     const std::function<void(const std::string&)>& log) {
+  std::map<size_t, std::pair<std::vector<double>, std::vector<double>>> by_size;
+  for (const auto& b : bursts) {
+    auto& [first, last] = by_size[b.size()];
+    first.push_back(*std::min_element(b.begin(), b.end()));
+    last.push_back(*std::max_element(b.begin(), b.end()));
+  }
+  for (const auto& [size, fl] : by_size)
+    log("cold bursts of " + std::to_string(size) + " (" + std::to_string(fl.first.size()) +
+        "): first queued after " + std::to_string(median(fl.first) * 1e3) + " ms, last after " +
+        std::to_string(median(fl.second) * 1e3) + " ms (medians)");
+}
+
 }  // namespace
 
 CostProfile measure_profile(const ProfileOptions& o,
@@ -220,6 +236,11 @@ CostProfile measure_profile(const ProfileOptions& o,
                " ms; burst capacity " + std::to_string(rt.capacity_rps) +
                " req/s; load generator " + std::to_string(rt.client_seconds * 1e3) +
                " ms CPU per request");
+  std::vector<std::vector<double>> bursts;
+  if (!o.cold_burst_sizes.empty() && o.cold_bursts > 0) {
+    bursts = measure_cold_bursts(image, o.cold_burst_sizes, o.cold_bursts);
+    if (log) log_cold_bursts(bursts, log);
+  }
   runtime::EngineOptions engine;  // one worker, event mode, no batching: nothing waits
   engine.executor = "torch";
   engine.device = "cpu";
@@ -241,6 +262,7 @@ CostProfile measure_profile(const ProfileOptions& o,
     m.overhead_preprocess = serial;
     m.overhead_client = rt.client_seconds;
     m.overhead_stddev = mo.stddev;
+    m.cold_bursts = bursts;
     if (log) log(m.name + ": request overhead (round trip less load and compute) " +
                  std::to_string(mo.seconds * 1e3) + " ms (sd " +
                  std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) + ")");

@@ -41,6 +41,11 @@ struct ProfileOptions {
   std::string image;                        // request image; default models_dir/images/gradient.jpg
   uint32_t overhead_requests = 100;         // probe round trips for the request overhead
   uint32_t io_threads = 2;                  // the server's IO threads (ServerOptions default)
+  // Cold bursts (measure_cold_bursts) of each size, `cold_bursts` times: a closed loop of up to
+  // 64 in flight opens with one of them (a prefix of the next larger size); larger ones open
+  // through the simulator's IO-thread model. ~40 s in all on the 2-core VM.
+  std::vector<uint32_t> cold_burst_sizes = {2, 4, 8, 16, 32, 64};
+  uint32_t cold_bursts = 12;
 };
 
 // Classify calls against the in-process HTTP server on a zero-cost probe model: `seconds`, the
@@ -69,6 +74,15 @@ ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
                                      const runtime::ModelSpec& spec, const std::string& image,
                                      uint32_t requests, uint32_t warmup = 5);
 
+// Cold bursts as real mode's closed loops open: for each size in `sizes`, `per_size` times,
+// that many clients on fresh connections send at once just after a quantum tick, a quantum
+// after the last answers, to the in-process server on a zero-cost probe model. Each burst is
+// its requests' offsets (seconds, in send order) from the start until the controller queued
+// them. A burst that does not reach the controller within `quantum` is measured again.
+std::vector<std::vector<double>> measure_cold_bursts(const std::string& image,
+                                                     const std::vector<uint32_t>& sizes,
+                                                     uint32_t per_size, double quantum = 0.25);
+
 // Measures every model. Throws std::runtime_error naming the model and file on a missing or
 // broken model. `log` (may be empty) receives one line per measured item.
 CostProfile measure_profile(const ProfileOptions& options,
@@ -83,7 +97,8 @@ void save_profile(const std::string& path, const CostProfile& measured, const Pr
 std::string local_profile_path();
 
 // Models the profile file at `path` lacks (all of `names` if it does not exist), and models
-// whose entry is stale: measured before the profiler measured request overheads.
+// whose entry is stale: measured before the profiler measured request overheads and cold
+// bursts.
 std::vector<std::string> missing_models(const std::string& path,
                                         const std::vector<std::string>& names);
 

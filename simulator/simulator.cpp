@@ -18,7 +18,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Event tags: the kind in the top bits, its payload (request index, worker, load) below.
 enum Kind : uint64_t {
   kSend = 0, kBatchDone = 1, kLoadDone = 2, kTimer = 3, kIoEnter = 4, kIoDone = 5,
-  kClientSend = 6
+  kClientSend = 6, kArrive = 7
 };
 constexpr int kKindShift = 60;
 constexpr uint64_t kPayloadMask = (uint64_t(1) << kKindShift) - 1;
@@ -33,7 +33,7 @@ class Run final : public EventHandler {
   Run(const SimulationSetup& s, const workloads::Workload& w)
       : setup_(s), work_(w), sim_(make_event_list(s.event_list)), ctl_(s.control),
         rng_(s.seed), io_rng_(s.seed ^ 0xc2b2ae3d27d4eb4fULL),
-        load_rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), workers_(s.control.workers), running_(s.models.size(), 0),
+        load_rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), burst_rng_(s.seed ^ 0x165667b19e3779f9ULL), workers_(s.control.workers), running_(s.models.size(), 0),
         resident_(s.models.size()), done_(w.models.size(), 0) {}
 
   SimulationResult go();
@@ -72,6 +72,7 @@ class Run final : public EventHandler {
   std::mt19937_64 io_rng_;    // preprocessing draws (own stream, as loads)
   std::mt19937_64 load_rng_;  // load time draws (own stream: profiles without load samples
                               // draw nothing, and batch draws do not shift when they do)
+  std::mt19937_64 burst_rng_; // the opening burst's draw
   SimulationResult result_;
 
   std::vector<Worker> workers_;
@@ -92,6 +93,7 @@ class Run final : public EventHandler {
   uint32_t io_busy_ = 0;              // IO threads preprocessing a request
   std::vector<uint64_t> io_queue_;    // requests waiting for one, FIFO from io_next_
   size_t io_next_ = 0;
+  std::vector<Time> opening_;         // a closed loop's first requests: measured intake times
 };
 
 void Run::check_workload() const {
@@ -162,6 +164,14 @@ SimulationResult Run::go() {
   }
   if (work_.closed_loop) {
     uint64_t first = std::min<uint64_t>(work_.concurrency, total);
+    // All clients start at once on fresh connections: how far into the run each of them
+    // reaches the controller is drawn from the bursts the profile measured, when it has some.
+    bool together = std::all_of(work_.think_times.begin(),
+                                work_.think_times.begin() + std::min<size_t>(first, work_.think_times.size()),
+                                [](double t) { return t == 0; });
+    if (together && first > 1)
+      opening_ = setup_.models[work_.models[0]].profile.sample_cold_burst(
+          uint32_t(first), setup_.noise, burst_rng_);
     for (next_send_ = 0; next_send_ < first; ++next_send_) {
       schedule_send(next_send_, work_.think_times.empty() ? 0 : work_.think_times[next_send_]);
     }
@@ -209,6 +219,11 @@ void Run::on_event(uint64_t tag, Time now) {
     case kClientSend: {
       --pending_work_;
       result_.records.requests[payload].arrival = now;  // the client's send, as loadgen records
+      if (payload < opening_.size()) {  // the IO side's part is in the measured intake
+        ++pending_work_;
+        sim_.schedule(std::max(now, opening_[payload]), this, make_tag(kArrive, payload));
+        return;
+      }
       // The request reaches the controller after the client-side overhead the profile
       // measured (HTTP, then decode and preprocessing on an IO thread); 0 for server-side
       // profiles.
@@ -226,6 +241,10 @@ void Run::on_event(uint64_t tag, Time now) {
       if (io_busy_ < std::max(1u, setup_.io_threads)) start_io(payload, now);
       else io_queue_.push_back(payload);
       return;
+    case kArrive:
+      --pending_work_;
+      arrive(payload, now);
+      break;
     case kIoDone:
       --pending_work_;
       --io_busy_;

@@ -159,6 +159,20 @@ void ModelProfile::set_load_time(Tier from, Tier to, double seconds) {
   load_time[int(from)][int(to)] = seconds;
 }
 
+std::vector<double> ModelProfile::sample_cold_burst(uint32_t n, CostNoise noise,
+                                                    std::mt19937_64& rng) const {
+  if (noise != CostNoise::Empirical || n == 0) return {};
+  size_t size = 0;
+  for (const auto& b : cold_bursts)
+    if (b.size() >= n && (size == 0 || b.size() < size)) size = b.size();
+  if (size == 0) return {};
+  std::vector<const std::vector<double>*> pool;
+  for (const auto& b : cold_bursts)
+    if (b.size() == size) pool.push_back(&b);
+  const std::vector<double>& b = *pool[rng() % pool.size()];
+  return {b.begin(), b.begin() + n};
+}
+
 void ModelProfile::scale_costs(double k) {
   for (BatchCost& c : batches) {
     c.mean *= k;
@@ -175,6 +189,8 @@ void ModelProfile::scale_costs(double k) {
   overhead_preprocess *= k;
   overhead_client *= k;
   overhead_stddev *= k;
+  for (auto& burst : cold_bursts)
+    for (double& x : burst) x *= k;
 }
 
 void ModelProfile::validate() const {
@@ -195,6 +211,11 @@ void ModelProfile::validate() const {
       !(overhead_client >= 0) || !(overhead_stddev >= 0))
     fail("negative request overhead");
   if (overhead_preprocess > overhead_before) fail("request overhead: preprocess > before");
+  for (const auto& burst : cold_bursts) {
+    if (burst.empty()) fail("empty cold burst");
+    for (double x : burst)
+      if (!(x >= 0) || !std::isfinite(x)) fail("cold burst offsets must be finite and >= 0");
+  }
   for (const auto& row : load_time) {
     for (double v : row) {
       if (v < 0) fail("negative load time");

@@ -57,6 +57,13 @@ struct ModelProfile {
   // reach the controller later than another sent with it, and a quantum tick between them
   // splits their batch.
   double overhead_stddev = 0;
+  // Measured cold bursts (`servelab profile`): clients that open a run all at once, fresh, on
+  // an idle server. Each is one burst's offsets (seconds, in send order) from its start until
+  // each request reached the controller; bursts of several sizes (a burst's size is its
+  // length). How many reach the controller by the first quantum tick varies far more from
+  // burst to burst than the per-request model above gives, and with one worker that first
+  // batch sets the split of a closed loop for the whole run. Empty in paper profiles.
+  std::vector<std::vector<double>> cold_bursts;
 
   ModelProfile();
 
@@ -77,6 +84,10 @@ struct ModelProfile {
   // else a normal with overhead_stddev, kept above a tenth of the mean. Draws nothing from
   // `rng` when it returns the exact time.
   double sample_preprocess(CostNoise noise, std::mt19937_64& rng) const;
+  // One measured cold burst for `n` requests sent at once: the first n offsets of a burst
+  // drawn uniformly among those of the smallest measured size >= n. Empty (and nothing
+  // drawn) unless noise is empirical and such a burst was measured.
+  std::vector<double> sample_cold_burst(uint32_t n, CostNoise noise, std::mt19937_64& rng) const;
 
   // Time to move the model from tier `from` to tier `to` (to > from). A pair that was not
   // measured is the sum of the measured steps in between (disk->device = disk->host +

@@ -44,3 +44,28 @@ TEST_CASE("the model overhead leaves out the batch's compute", "[experiments][ov
   CHECK_THROWS(experiments::measure_model_overhead(eo, spec, image, 5));
   fs::remove_all(dir);
 }
+
+TEST_CASE("cold bursts: each request's intake, from the start of its burst",
+          "[experiments][overhead]") {
+  std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/models/images/gradient.jpg",
+                   std::ios::binary);
+  REQUIRE(in);
+  const std::string image((std::istreambuf_iterator<char>(in)), {});
+  const double quantum = 0.1;
+  const auto bursts = experiments::measure_cold_bursts(image, {1, 4}, 2, quantum);
+  REQUIRE(bursts.size() == 4);
+  for (size_t i = 0; i < bursts.size(); ++i) {
+    CAPTURE(i, bursts[i]);
+    CHECK(bursts[i].size() == (i < 2 ? 1u : 4u));
+    for (double t : bursts[i]) {
+      CHECK(t > 0);  // a request takes time to get through HTTP and preprocessing
+      CHECK(t < quantum);
+    }
+  }
+  // Two IO threads preprocess four requests (a decode each): the last is queued later than
+  // the first.
+  for (size_t i = 2; i < 4; ++i)
+    CHECK(*std::max_element(bursts[i].begin(), bursts[i].end()) >
+          *std::min_element(bursts[i].begin(), bursts[i].end()));
+  CHECK_THROWS(experiments::measure_cold_bursts(image, {2}, 1, 0));
+}
