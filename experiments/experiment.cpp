@@ -1,6 +1,7 @@
 // Experiment files: parsing, sweep expansion, per-run config resolution.
 #include "experiments/experiment.h"
 
+#include <algorithm>
 #include <set>
 
 #include "config/yaml_util.h"
@@ -10,7 +11,7 @@ namespace {
 
 const std::set<std::string> kExperimentKeys = {
     "name", "title", "paper", "figure", "claim", "scaled_down", "description", "modes",
-    "repetitions", "seeds", "seed_paths", "sweep", "figures", "sim", "real", "regression"};
+    "repetitions", "seeds", "more_repetitions", "seed_paths", "sweep", "figures", "sim", "real", "regression"};
 
 std::vector<std::string> split_path(const std::string& dotted) {
   std::vector<std::string> parts;
@@ -48,10 +49,14 @@ T scalar_as(const YAML::Node& n, const std::string& file, const std::string& key
   }
 }
 
-void set_repetitions(ExperimentSpec& spec, const YAML::Node& n, const std::string& where) {
+uint32_t parse_repetitions(const YAML::Node& n, const std::string& where) {
   int r = scalar_as<int>(n, where, "repetitions");
   if (r < 1) throw ExperimentError(where + ": 'repetitions' must be at least 1");
-  spec.repetitions = static_cast<uint32_t>(r);
+  return static_cast<uint32_t>(r);
+}
+
+void set_repetitions(ExperimentSpec& spec, const YAML::Node& n, const std::string& where) {
+  spec.repetitions = parse_repetitions(n, where);
 }
 
 void set_seeds(ExperimentSpec& spec, const YAML::Node& n, const std::string& where) {
@@ -64,9 +69,41 @@ void set_seeds(ExperimentSpec& spec, const YAML::Node& n, const std::string& whe
                           std::to_string(spec.repetitions) + ")");
 }
 
+uint32_t most_repetitions(const ExperimentSpec& spec) {
+  uint32_t most = spec.repetitions;
+  for (const auto& rule : spec.more_repetitions) most = std::max(most, rule.repetitions);
+  return most;
+}
+
 // Repetitions without a seed of their own get 1, 2, ... by position.
 void complete_seeds(ExperimentSpec& spec) {
-  for (uint64_t r = spec.seeds.size(); r < spec.repetitions; ++r) spec.seeds.push_back(r + 1);
+  for (uint64_t r = spec.seeds.size(); r < most_repetitions(spec); ++r) spec.seeds.push_back(r + 1);
+}
+
+void set_more_repetitions(ExperimentSpec& spec, const YAML::Node& n, const std::string& file) {
+  const std::string where = file + ": more_repetitions";
+  if (!n.IsSequence())
+    throw ExperimentError(where + ": expected a list of {where: {AXIS: VALUES}, repetitions: N}");
+  for (const auto& r : n) {
+    if (!r.IsMap() || !r["where"] || !r["where"].IsMap() || !r["repetitions"] || r.size() != 2)
+      throw ExperimentError(where + ": each entry needs exactly 'where' (a mapping of sweep "
+                                    "axes to values) and 'repetitions'");
+    RepetitionRule rule;
+    rule.repetitions = parse_repetitions(r["repetitions"], where);
+    for (const auto& kv : r["where"]) {
+      const auto path = kv.first.as<std::string>();
+      if (std::none_of(spec.sweep.begin(), spec.sweep.end(),
+                       [&](const SweepAxis& a) { return a.path == path; }))
+        throw ExperimentError(where + ": '" + path + "' is not a sweep axis");
+      std::vector<YAML::Node> values;
+      if (kv.second.IsSequence())
+        for (const auto& v : kv.second) values.push_back(v);
+      else
+        values.push_back(kv.second);
+      rule.where.emplace_back(path, std::move(values));
+    }
+    spec.more_repetitions.push_back(std::move(rule));
+  }
 }
 
 }  // namespace
@@ -132,7 +169,6 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file) 
   }
   if (doc["repetitions"]) set_repetitions(spec, doc["repetitions"], file);
   if (doc["seeds"]) set_seeds(spec, doc["seeds"], file);
-  complete_seeds(spec);
   if (doc["seed_paths"]) {
     spec.seed_paths.clear();
     for (const auto& p : doc["seed_paths"])
@@ -150,13 +186,16 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file) 
       spec.sweep.push_back(std::move(axis));
     }
   }
+  if (doc["more_repetitions"]) set_more_repetitions(spec, doc["more_repetitions"], file);
+  complete_seeds(spec);
   return spec;
 }
 
 namespace {
 
-// --set repetitions=N / seeds=[...]: the experiment's own keys, not the base config's. The
-// document is updated too, so that OUT/experiment.yaml says how the experiment was run.
+// --set repetitions=N / seeds=[...]: the experiment's own keys, not the base config's.
+// repetitions=N holds for every point (more_repetitions is dropped). The document is updated
+// too, so that OUT/experiment.yaml says how the experiment was run.
 void set_experiment_key(ExperimentSpec& spec, const std::string& key, const std::string& value) {
   const std::string where = "--set " + key;
   YAML::Node v;
@@ -165,12 +204,17 @@ void set_experiment_key(ExperimentSpec& spec, const std::string& key, const std:
   } catch (const YAML::Exception& e) {
     throw ExperimentError(where + ": bad value: " + e.what());
   }
-  if (key == "repetitions") set_repetitions(spec, v, where);
-  else set_seeds(spec, v, where);
+  if (key == "repetitions") {
+    set_repetitions(spec, v, where);
+    spec.more_repetitions.clear();
+    spec.doc.remove("more_repetitions");
+  } else {
+    set_seeds(spec, v, where);
+  }
   complete_seeds(spec);
   spec.doc["repetitions"] = spec.repetitions;
   spec.doc["seeds"] = YAML::Node(YAML::NodeType::Sequence);
-  for (uint32_t r = 0; r < spec.repetitions; ++r) spec.doc["seeds"].push_back(spec.seeds[r]);
+  for (uint32_t r = 0; r < most_repetitions(spec); ++r) spec.doc["seeds"].push_back(spec.seeds[r]);
 }
 
 }  // namespace
@@ -228,6 +272,21 @@ std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec) {
     if (p.label.empty()) p.label = "default";
   }
   return points;
+}
+
+uint32_t repetitions_at(const ExperimentSpec& spec, const SweepPoint& point) {
+  uint32_t n = spec.repetitions;
+  for (const auto& rule : spec.more_repetitions) {
+    bool match = std::all_of(rule.where.begin(), rule.where.end(), [&](const auto& cond) {
+      for (const auto& [path, v] : point.values)
+        if (path == cond.first)
+          return std::any_of(cond.second.begin(), cond.second.end(),
+                             [&](const YAML::Node& x) { return node_text(x) == node_text(v); });
+      return false;
+    });
+    if (match) n = std::max(n, rule.repetitions);
+  }
+  return n;
 }
 
 YAML::Node resolve_config(const ExperimentSpec& spec, const SweepPoint& point,

@@ -8,6 +8,9 @@
 //   modes: [sim, real]                 # default for `servelab run` (override: --mode)
 //   repetitions: 2                     # runs per point and mode
 //   seeds: [1, 2]                      # seed of repetition r (default 1..repetitions)
+//   more_repetitions:                  # points that need more runs (their value is a mean
+//     - where: {workload.arrival.concurrency: [16, 32]}   # over noisier runs), matched by
+//       repetitions: 10                # sweep values (a value or a list per axis path)
 //   seed_paths: [engine.x.seed]        # extra paths set to the seed (the backend already
 //                                      # seeds simulation, access and arrival from it)
 //   sweep: {workload.arrival.concurrency: [1, 2, 4], policies.batching.name: [none]}
@@ -37,6 +40,13 @@ struct SweepAxis {
   std::vector<YAML::Node> values;  // scalars (or small mappings) to set at `path`
 };
 
+// Points whose sweep values match `where` (for each axis path, one of the values) run
+// `repetitions` times.
+struct RepetitionRule {
+  std::vector<std::pair<std::string, std::vector<YAML::Node>>> where;
+  uint32_t repetitions = 1;
+};
+
 struct ExperimentSpec {
   std::string file;                // where it was read from
   std::string name;
@@ -46,7 +56,8 @@ struct ExperimentSpec {
   std::vector<std::string> modes{"sim"};
   std::vector<SweepAxis> sweep;    // grid, first axis outermost
   uint32_t repetitions = 1;
-  std::vector<uint64_t> seeds;     // one per repetition
+  std::vector<uint64_t> seeds;     // one per repetition (of the point with the most)
+  std::vector<RepetitionRule> more_repetitions;
   std::vector<std::string> seed_paths;
 };
 
@@ -62,12 +73,16 @@ ExperimentSpec load_experiment(const std::string& file);
 ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file);
 
 // Applies "dotted.path=VALUE" (VALUE is YAML) to the experiment: a path that is a sweep axis
-// with a list VALUE replaces the axis values; anything else changes the base config.
+// with a list VALUE replaces the axis values; `repetitions` (then for every point) and `seeds`
+// change the experiment's own keys; anything else changes the base config.
 // Throws ExperimentError on a malformed assignment.
 void apply_set(ExperimentSpec& spec, const std::string& assignment);
 
 // The full grid (cartesian product of the axes); one point with no values when no sweep.
 std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec);
+
+// How often `point` runs: `repetitions`, or more where a rule of `more_repetitions` matches it.
+uint32_t repetitions_at(const ExperimentSpec& spec, const SweepPoint& point);
 
 // The config of one run: base, then the mode's overrides (deep merge), then the point's
 // values, then `seed` at every seed path. A fresh tree (shares nothing with `spec`).

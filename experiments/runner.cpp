@@ -83,7 +83,7 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   // Resolve every config up front: a broken sweep path fails before anything runs.
   std::vector<Job> jobs;
   for (const auto& p : points)
-    for (uint32_t r = 0; r < spec.repetitions; ++r)
+    for (uint32_t r = 0, n = repetitions_at(spec, p); r < n; ++r)
       for (const auto& mode : modes) {
         YAML::Node cfg = resolve_config(spec, p, mode, spec.seeds[r]);
         double w = backends.at(mode)->weight(cfg);

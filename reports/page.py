@@ -83,10 +83,16 @@ def _intro(exp):
                      "speed: the engine's batch compute times over the profile's), following "
                      "the speed's course over the run in windows of 8 batches and its spread.")
     reps = spec.get("repetitions", 1)
-    if isinstance(reps, int) and reps > 1:
-        lines.append(f"{reps} repetitions per point (seeds {spec.get('seeds')}): tables show "
-                     "the mean ± the standard deviation over them, plots their mean with "
-                     "error bars, and errors compare the means.")
+    more = spec.get("more_repetitions") or []
+    if (isinstance(reps, int) and reps > 1) or more:
+        where = "; ".join(
+            f"{r.get('repetitions')} where " + ", ".join(f"{k} in {v}" for k, v in
+                                                         (r.get("where") or {}).items())
+            for r in more)
+        lines.append(f"{reps} repetitions per point" + (f" ({where})" if where else "") +
+                     f", seeds {spec.get('seeds')}: tables show the mean ± the standard "
+                     "deviation over them, plots their mean with error bars, and errors "
+                     "compare the means.")
     warmup = (spec.get("workload") or {}).get("warmup") or 0
     if warmup:
         lines.append(f"Steady state: the requests sent in each run's first {warmup} s are run and "

@@ -88,3 +88,31 @@ TEST_CASE("broken experiment files give messages naming the key") {
   CHECK_THROWS_WITH(parse("sweep: {a..b: [1]}"), Catch::Contains("empty component"));
   CHECK_THROWS_AS(load_experiment("/nonexistent.yaml"), ExperimentError);
 }
+
+TEST_CASE("more repetitions where a rule matches a point's sweep values") {
+  auto spec = parse(std::string(kSpec) + R"(
+more_repetitions:
+  - where: {workload.arrival.concurrency: [2, 4], policies.batching.name: rafiqi-ewma}
+    repetitions: 5
+  - where: {workload.arrival.concurrency: 4}
+    repetitions: 3
+)");
+  std::vector<uint32_t> reps;
+  for (const auto& p : expand_sweep(spec)) reps.push_back(repetitions_at(spec, p));
+  // Points: (1, none), (1, ewma), (2, none), (2, ewma), (4, none), (4, ewma).
+  CHECK(reps == std::vector<uint32_t>{2, 2, 2, 5, 3, 5});
+  CHECK(spec.seeds == std::vector<uint64_t>{1, 2, 3, 4, 5});
+  apply_set(spec, "repetitions=1");  // every point, rules dropped
+  for (const auto& p : expand_sweep(spec)) CHECK(repetitions_at(spec, p) == 1);
+  CHECK(spec.doc["seeds"].size() == 1);
+  CHECK_FALSE(spec.doc["more_repetitions"]);
+
+  CHECK_THROWS_WITH(parse(std::string(kSpec) + "more_repetitions: [{where: {engine.workers: 2}, "
+                                               "repetitions: 4}]"),
+                    Catch::Contains("'engine.workers' is not a sweep axis"));
+  CHECK_THROWS_WITH(parse(std::string(kSpec) + "more_repetitions: [{repetitions: 4}]"),
+                    Catch::Contains("more_repetitions") && Catch::Contains("'where'"));
+  CHECK_THROWS_WITH(parse(std::string(kSpec) + "more_repetitions: [{where: "
+                                               "{policies.batching.name: none}, repetitions: 0}]"),
+                    Catch::Contains("at least 1"));
+}
