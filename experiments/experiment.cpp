@@ -11,7 +11,8 @@ namespace {
 
 const std::set<std::string> kExperimentKeys = {
     "name", "title", "paper", "figure", "claim", "scaled_down", "description", "modes",
-    "repetitions", "seeds", "more_repetitions", "seed_paths", "sweep", "figures", "sim", "real", "regression"};
+    "repetitions", "seeds", "more_repetitions", "seed_paths", "sweep", "figures", "sim",
+    "real", "regression"};
 
 std::vector<std::string> split_path(const std::string& dotted) {
   std::vector<std::string> parts;
@@ -77,7 +78,8 @@ uint32_t most_repetitions(const ExperimentSpec& spec) {
 
 // Repetitions without a seed of their own get 1, 2, ... by position.
 void complete_seeds(ExperimentSpec& spec) {
-  for (uint64_t r = spec.seeds.size(); r < most_repetitions(spec); ++r) spec.seeds.push_back(r + 1);
+  const uint32_t most = most_repetitions(spec);
+  for (uint64_t r = spec.seeds.size(); r < most; ++r) spec.seeds.push_back(r + 1);
 }
 
 void set_more_repetitions(ExperimentSpec& spec, const YAML::Node& n, const std::string& file) {

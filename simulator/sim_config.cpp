@@ -100,7 +100,8 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
   // base config and ignores them (load_sim_config merges `sim:` first).
   check_keys(root, w, {"name", "models", "profile", "engine", "policies", "workload",
                        "simulation", "description", "claim", "scaled_down", "mode", "modes",
-                       "repetitions", "seeds", "seed_paths", "sweep", "figures", "sim", "real"});
+                       "title", "paper", "figure", "repetitions", "seeds", "more_repetitions",
+                       "seed_paths", "sweep", "figures", "sim", "real", "regression"});
   SimConfig c;
   c.file = file;
   c.name = root["name"] ? as_string(root["name"], w.child("name"))
@@ -108,6 +109,11 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
 
   std::vector<ModelEntry> models = parse_models(root["models"], w.child("models"));
   if (!root["profile"]) fail(w, root, "missing 'profile' (a cost profile file)");
+  if (root["profile"].IsScalar() && root["profile"].Scalar() == "local")
+    fail(w.child("profile"), root["profile"],
+         "'local' (this machine's measured profile) is resolved by `servelab run`; here give "
+         "the file: --set profile=PATH (`servelab profile` writes "
+         "experiments/profiles/local/<host>.yaml)");
   c.profile_path = resolve_path(as_string(root["profile"], w.child("profile")), base_dir);
   CostProfile profile = config::load_profile(c.profile_path);
 

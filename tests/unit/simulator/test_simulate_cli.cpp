@@ -98,6 +98,8 @@ TEST_CASE("simulation config errors name the file and key", "[simulator][config]
                  "workload: {requets: 1}"),
              Contains("s.yaml") && Contains("requets"));
   CHECK_THAT(err("profile: nope.yaml\nmodels: [caffenet]\nworkload: {}"), Contains("cannot read"));
+  CHECK_THAT(err("profile: local\nmodels: [caffenet]\nworkload: {}"),
+             Contains("profile") && Contains("servelab run") && Contains("--set profile="));
   sim::SimConfig ok = sim::parse_sim_config(
       YAML::Load(base + "models: [caffenet, {name: b, profile_model: caffenet, contexts: 3}]"),
       "s.yaml", std::string(SERVELAB_SOURCE_DIR) + "/experiments/rafiqi");
@@ -105,4 +107,20 @@ TEST_CASE("simulation config errors name the file and key", "[simulator][config]
   CHECK(ok.setup.models[1].name == "b");
   CHECK(ok.setup.models[1].contexts == 3);
   CHECK(ok.setup.models[1].profile.size_bytes == 233000000);
+}
+
+TEST_CASE("simulate takes every shipped experiment file's base config", "[simulator][config]") {
+  // Experiment keys belong to `servelab run`; simulate must ignore them, not reject them.
+  // The models and profile are swapped for the paper profile's (local ones need measuring).
+  for (const char* dir : {"rafiqi", "regression"}) {
+    const fs::path folder = fs::path(SERVELAB_SOURCE_DIR) / "experiments" / dir;
+    for (const auto& e : fs::directory_iterator(folder)) {
+      if (e.path().extension() != ".yaml") continue;
+      CAPTURE(e.path().string());
+      YAML::Node doc = YAML::LoadFile(e.path().string());
+      doc["profile"] = (fs::path(SERVELAB_SOURCE_DIR) / "experiments/profiles/rafiqi-caffenet.yaml").string();
+      doc["models"] = YAML::Load("[caffenet]");
+      CHECK_NOTHROW(sim::parse_sim_config(doc, e.path().string(), folder.string()));
+    }
+  }
 }
