@@ -33,7 +33,8 @@ class Run final : public EventHandler {
   Run(const SimulationSetup& s, const workloads::Workload& w)
       : setup_(s), work_(w), sim_(make_event_list(s.event_list)), ctl_(s.control),
         rng_(s.seed), io_rng_(s.seed ^ 0xc2b2ae3d27d4eb4fULL),
-        load_rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), burst_rng_(s.seed ^ 0x165667b19e3779f9ULL), workers_(s.control.workers), running_(s.models.size(), 0),
+        load_rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), burst_rng_(s.seed ^ 0x165667b19e3779f9ULL),
+        workers_(s.control.workers), running_(s.models.size(), 0),
         resident_(s.models.size()), done_(w.models.size(), 0) {}
 
   SimulationResult go();
@@ -164,10 +165,11 @@ SimulationResult Run::go() {
   }
   if (work_.closed_loop) {
     uint64_t first = std::min<uint64_t>(work_.concurrency, total);
-    // All clients start at once on fresh connections: how far into the run each of them
-    // reaches the controller is drawn from the bursts the profile measured, when it has some.
-    bool together = std::all_of(work_.think_times.begin(),
-                                work_.think_times.begin() + std::min<size_t>(first, work_.think_times.size()),
+    // All clients start at once on fresh connections: when each reaches the controller is
+    // drawn from the cold bursts the profile measured, when it has some (the first request's
+    // model's: the profiler measures them once, on a probe, for every model).
+    const size_t thinks = std::min<size_t>(first, work_.think_times.size());
+    bool together = std::all_of(work_.think_times.begin(), work_.think_times.begin() + thinks,
                                 [](double t) { return t == 0; });
     if (together && first > 1)
       opening_ = setup_.models[work_.models[0]].profile.sample_cold_burst(
