@@ -146,6 +146,12 @@ ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
   return out;
 }
 
+Time sleep_until_tick(runtime::Engine& engine, Time quantum) {
+  const Time now = engine.now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(std::ceil(now / quantum) * quantum - now));
+  return engine.now();
+}
+
 std::vector<std::vector<double>> measure_cold_bursts(const std::string& image,
                                                      const std::vector<uint32_t>& sizes,
                                                      uint32_t per_size, double quantum) {
@@ -170,19 +176,14 @@ std::vector<std::vector<double>> measure_cold_bursts(const std::string& image,
       Time start = 0;
       // As real mode starts its runs: connections open, just after a tick (a quantum's pause
       // since the last answers).
-      auto after_tick = [&] {
-        Time now = probe.engine().now();
-        std::this_thread::sleep_for(
-            std::chrono::duration<double>(std::ceil(now / quantum) * quantum - now));
-        start = probe.engine().now();
-      };
+      auto after_tick = [&] { start = sleep_until_tick(probe.engine(), quantum); };
       results::RunRecords r = probe.load(size, size, nullptr, after_tick);
       const Time tick = (std::floor(start / quantum) + 1) * quantum;  // the first after start
       std::vector<double> offsets;
       for (const auto& q : r.requests) {
         // One answered batch of the whole burst, else a request missed the first tick.
         if (q.status != RequestStatus::Ok || q.batch_size != size) break;
-        const double queue_s = q.dispatch - q.queued;
+        const double queue_s = q.dispatch - q.queued;  // the answer's queue_ms
         offsets.push_back(std::max(0.0, tick - start - queue_s));
       }
       if (offsets.size() != size) continue;

@@ -74,6 +74,10 @@ ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
                                      const runtime::ModelSpec& spec, const std::string& image,
                                      uint32_t requests, uint32_t warmup = 5);
 
+// Sleeps until the engine's next quantum tick (ticks fall at multiples of `quantum` in engine
+// time) and returns the engine time on waking: lines a run's start up with the ticks.
+Time sleep_until_tick(runtime::Engine& engine, Time quantum);
+
 // Cold bursts as real mode's closed loops open: for each size in `sizes`, `per_size` times,
 // that many clients on fresh connections send at once just after a quantum tick, a quantum
 // after the last answers, to the in-process server on a zero-cost probe model. Each burst is

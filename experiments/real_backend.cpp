@@ -128,10 +128,7 @@ class RealBackend : public Backend {
     // and with one worker that split persists for the whole run. The load generator calls
     // this once its connections are open, right before its clock starts.
     if (Time q = sc.engine.control.quantum; q > 0) {
-      lo.before_start = [&srv, q] {
-        Time now = srv.engine().now();
-        std::this_thread::sleep_for(std::chrono::duration<double>(std::ceil(now / q) * q - now));
-      };
+      lo.before_start = [&srv, q] { sleep_until_tick(srv.engine(), q); };
     }
     loadgen::LoadStats stats;
     results::RunRecords records = loadgen::run_load(lo, w, &stats);
