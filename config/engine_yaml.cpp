@@ -59,6 +59,8 @@ void parse_tiers(const YAML::Node& tiers, const Where& w, ControllerConfig& c) {
   }
 }
 
+}  // namespace
+
 PolicySpec parse_policy(const YAML::Node& n, const Where& w, const PolicySpec& fallback) {
   if (!n) return fallback;
   if (n.IsScalar()) return PolicySpec{n.Scalar(), {}};  // `batching: none`
@@ -78,6 +80,8 @@ YAML::Node emit_policy(const PolicySpec& spec) {
   for (const auto& [k, v] : spec.params.values()) n[k] = v;
   return n;
 }
+
+namespace {
 
 // Milliseconds without float noise for round values (5 ms stays 5, not 5.0000000001).
 double to_ms(Time t) { return std::round(t * 1e9) / 1e6; }

@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "config/yaml_util.h"
 #include "engine/control/controller.h"
 
 namespace servelab::config {
@@ -30,5 +31,10 @@ ControllerConfig parse_engine_config(const YAML::Node& root, const std::string& 
 // The resolved sections with every default written out: sets root["engine"] and
 // root["policies"]. parse_engine_section of the result gives back the same values.
 void emit_engine_section(const EngineSection& section, YAML::Node& root);
+
+// A policy (or router) selection: a name, or {name: ..., parameters...}; `fallback` when the
+// node is absent. Throws ConfigError naming `w` on another shape. emit_policy writes it back.
+PolicySpec parse_policy(const YAML::Node& n, const Where& w, const PolicySpec& fallback);
+YAML::Node emit_policy(const PolicySpec& spec);
 
 }  // namespace servelab::config

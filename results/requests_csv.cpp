@@ -1,4 +1,5 @@
 // requests.csv and JSON file I/O (format in results/records.h).
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 
 #include "results/records.h"
@@ -26,15 +28,49 @@ struct FileCloser {
   void operator()(FILE* f) const { std::fclose(f); }
 };
 
-// Seconds with nanosecond resolution; an unknown time (NaN, infinity) is an empty field.
-void put_time(std::string& line, double t) {
-  if (std::isfinite(t)) {
-    char buf[48];
-    int n = std::snprintf(buf, sizeof buf, "%.9f", t);
-    line.append(buf, n);
+// Rows go through a fixed buffer written out in large blocks; numbers are formatted with
+// std::to_chars (the same digits as printf's "%.9f", several times faster).
+class RowWriter {
+ public:
+  explicit RowWriter(FILE* f) : f_(f) {}
+  ~RowWriter() { flush(); }
+  void text(std::string_view s) {
+    reserve(s.size());
+    std::memcpy(buf_ + used_, s.data(), s.size());
+    used_ += s.size();
   }
-  line.push_back(',');
-}
+  void ch(char c) {
+    reserve(1);
+    buf_[used_++] = c;
+  }
+  void uint(uint64_t v) {
+    reserve(24);
+    used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, v).ptr - buf_);
+  }
+  // Seconds with nanosecond resolution and a comma; an unknown time (NaN, infinity) is an
+  // empty field.
+  void time(double t) {
+    if (std::isfinite(t)) {
+      reserve(350);  // the longest finite double in fixed notation
+      used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, t, std::chars_format::fixed, 9).ptr -
+                     buf_);
+    }
+    ch(',');
+  }
+  void flush() {
+    if (used_) std::fwrite(buf_, 1, used_, f_);
+    used_ = 0;
+  }
+
+ private:
+  static constexpr size_t kSize = 1 << 16;
+  void reserve(size_t n) {
+    if (used_ + n > kSize) flush();
+  }
+  FILE* f_;
+  char buf_[kSize];
+  size_t used_ = 0;
+};
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> out;
@@ -74,24 +110,26 @@ uint64_t parse_uint(const std::string& s, const std::string& path, size_t line_n
 void write_requests_csv(const std::string& path, const RunRecords& run) {
   std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "wb"));
   if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  std::string line = std::string(kHeader) + "\n";
-  std::fwrite(line.data(), 1, line.size(), f.get());
-  for (const RequestRecord& r : run.requests) {
-    line.clear();
-    line += std::to_string(r.id);
-    line.push_back(',');
-    line += r.model < run.model_names.size() ? run.model_names[r.model] : std::to_string(r.model);
-    line.push_back(',');
-    put_time(line, r.arrival);
-    put_time(line, r.queued);
-    put_time(line, r.dispatch);
-    put_time(line, r.start);
-    put_time(line, r.finish);
-    line += std::to_string(r.batch_size);
-    line += r.waited_for_load ? ",1," : ",0,";
-    line += status_name(r.status);
-    line.push_back('\n');
-    std::fwrite(line.data(), 1, line.size(), f.get());
+  {
+    auto out = std::make_unique<RowWriter>(f.get());
+    out->text(kHeader);
+    out->ch('\n');
+    for (const RequestRecord& r : run.requests) {
+      out->uint(r.id);
+      out->ch(',');
+      if (r.model < run.model_names.size()) out->text(run.model_names[r.model]);
+      else out->uint(r.model);
+      out->ch(',');
+      out->time(r.arrival);
+      out->time(r.queued);
+      out->time(r.dispatch);
+      out->time(r.start);
+      out->time(r.finish);
+      out->uint(r.batch_size);
+      out->text(r.waited_for_load ? ",1," : ",0,");
+      out->text(status_name(r.status));
+      out->ch('\n');
+    }
   }
   if (std::ferror(f.get()) || std::fflush(f.get()) != 0) {
     throw std::runtime_error("error writing " + path + ": " + std::strerror(errno));
@@ -134,7 +172,7 @@ RunRecords read_requests_csv(const std::string& path) {
     r.waited_for_load = f[8] == "1";
     bool known = false;
     for (auto s : {RequestStatus::Ok, RequestStatus::Timeout, RequestStatus::Rejected,
-                   RequestStatus::Failed}) {
+                   RequestStatus::Failed, RequestStatus::Cancelled}) {
       if (f[9] == status_name(s)) {
         r.status = s;
         known = true;

@@ -1,11 +1,14 @@
 #include "simulator/sim_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
 
 #include "config/profile_yaml.h"
 #include "config/yaml_util.h"
+#include "simulator/event_list.h"
+#include "simulator/router.h"
 
 namespace servelab::sim {
 
@@ -90,6 +93,42 @@ std::vector<SimulationSetup::SpeedWindow> parse_speed_trace(const YAML::Node& n,
   return out;
 }
 
+// `cluster:` {servers: N (1..4096), router: NAME or {name, parameters}} (router.h); absent:
+// one server.
+SimulationSetup::Cluster parse_cluster(const YAML::Node& n, const Where& w) {
+  SimulationSetup::Cluster c;
+  if (!n) return c;
+  config::require_map(n, w);
+  check_keys(n, w, {"servers", "router"});
+  if (n["servers"]) {
+    uint64_t k = as_uint(n["servers"], w.child("servers"));
+    if (k < 1 || k > 4096) fail(w.child("servers"), n["servers"], "must be in 1..4096");
+    c.servers = uint32_t(k);
+  }
+  c.router = config::parse_policy(n["router"], w.child("router"), c.router);
+  try {
+    make_router(c.router, 1);  // checks the name and parameters now, with the key's place
+  } catch (const ConfigError& e) {
+    fail(w.child("router"), n["router"], e.what());
+  }
+  return c;
+}
+
+// simulation.client_timeout_s (> 0, or none) and cancel_delay_s (>= 0).
+void parse_cancellation(const YAML::Node& sim, const Where& ws, SimulationSetup& s) {
+  if (const YAML::Node& t = sim["client_timeout_s"];
+      t && !(t.IsScalar() && t.Scalar() == "none")) {
+    s.client_timeout = config::as_double(t, ws.child("client_timeout_s"));
+    if (!(s.client_timeout > 0) || !std::isfinite(s.client_timeout))
+      fail(ws.child("client_timeout_s"), t, "expected seconds > 0 (or none)");
+  }
+  if (const YAML::Node& d = sim["cancel_delay_s"]) {
+    s.cancel_delay = config::as_double(d, ws.child("cancel_delay_s"));
+    if (!(s.cancel_delay >= 0) || !std::isfinite(s.cancel_delay))
+      fail(ws.child("cancel_delay_s"), d, "expected seconds >= 0");
+  }
+}
+
 }  // namespace
 
 SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
@@ -101,7 +140,8 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
   check_keys(root, w, {"name", "models", "profile", "engine", "policies", "workload",
                        "simulation", "description", "claim", "scaled_down", "mode", "modes",
                        "title", "paper", "figure", "repetitions", "seeds", "more_repetitions",
-                       "seed_paths", "sweep", "figures", "sim", "real", "regression"});
+                       "seed_paths", "sweep", "figures", "sim", "real", "regression",
+                       "cluster"});
   SimConfig c;
   c.file = file;
   c.name = root["name"] ? as_string(root["name"], w.child("name"))
@@ -138,7 +178,7 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
   const YAML::Node& sim = root["simulation"];
   check_keys(sim, ws,
              {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale",
-              "speed_trace", "jitter"});
+              "speed_trace", "jitter", "client_timeout_s", "cancel_delay_s"});
   double cost_scale = 1;
   if (sim && sim.IsMap()) {
     if (sim["cost_scale"]) {
@@ -175,11 +215,14 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
       s.io_threads = static_cast<uint32_t>(config::as_uint(sim["io_threads"], ws.child("io_threads")));
     if (sim["event_list"]) {
       s.event_list = as_string(sim["event_list"], ws.child("event_list"));
-      if (s.event_list != "heap" && s.event_list != "set") {
-        fail(ws.child("event_list"), sim["event_list"], "expected heap or set");
+      const auto& known = event_list_names();
+      if (std::find(known.begin(), known.end(), s.event_list) == known.end()) {
+        fail(ws.child("event_list"), sim["event_list"], "expected quad, heap or set");
       }
     }
+    parse_cancellation(sim, ws, s);
   }
+  s.cluster = parse_cluster(root["cluster"], w.child("cluster"));
   if (seed) s.seed = *seed;
 
   if (!root["workload"]) fail(w, root, "missing 'workload' (see docs/workloads.md)");
@@ -219,8 +262,12 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
   sn["io_threads"] = s.io_threads;
   sn["cost_scale"] = cost_scale;
   if (!s.speed_trace.empty()) sn["speed_trace"] = speed_trace_yaml(s.speed_trace);
+  if (s.client_timeout < kNever) sn["client_timeout_s"] = s.client_timeout;
+  sn["cancel_delay_s"] = s.cancel_delay;
   if (s.jitter >= 0) sn["jitter"] = s.jitter;
   r["simulation"] = sn;
+  r["cluster"]["servers"] = s.cluster.servers;
+  r["cluster"]["router"] = config::emit_policy(s.cluster.router);
   c.resolved = r;
   return c;
 }

@@ -13,6 +13,8 @@
 #include "cli/subcommands.h"
 #include "engine/control/policy_registry.h"
 #include "results/records.h"
+#include "simulator/event_list.h"
+#include "simulator/router.h"
 #include "simulator/sim_config.h"
 #include "simulator/simulator.h"
 
@@ -32,6 +34,9 @@ void print_policies(std::ostream& out) {
   list("batching", PolicyRegistry::batching_names());
   list("eviction", PolicyRegistry::eviction_names());
   list("scheduling", PolicyRegistry::scheduling_names());
+  out << "Routers (cluster.router, with cluster.servers > 1):\n";
+  for (const sim::RouterInfo& r : sim::routers()) out << "  " << r.name << ": " << r.help << "\n";
+  list("event lists (simulation.event_list)", sim::event_list_names());
 }
 
 void print_summary_line(const std::string& name, const nlohmann::json& s) {
@@ -67,6 +72,7 @@ int simulate_main(int argc, char** argv) {
       ("set", po::value(&sets)->composing(),
        "override a config value before parsing: --set workload.access.type=zipf "
        "(dotted key, YAML value; repeatable, applied in order)")
+      ("summary-only", "write summary.json and config.yaml, not requests.csv (large sweeps)")
       ("quiet,q", "do not print the summary line");
   po::positional_options_description pos;
   pos.add("config", 1);
@@ -114,7 +120,8 @@ int simulate_main(int argc, char** argv) {
                            {"violations", result.violations}};
   try {
     std::filesystem::create_directories(out_dir);
-    results::write_requests_csv(out_dir + "/requests.csv", result.records);
+    if (!vm.count("summary-only"))
+      results::write_requests_csv(out_dir + "/requests.csv", result.records);
     results::write_json(out_dir + "/summary.json", summary);
     std::ofstream yaml(out_dir + "/config.yaml");
     YAML::Emitter em;

@@ -1,24 +1,25 @@
-// The simulation facade: a virtual clock plus an event list. Model code (simulated workers,
-// loader, clients) sees only now() and schedule(), as in ns-3's Simulator, but there is no
-// process-wide instance: each Simulation is a value, so several can coexist in one process.
+// The simulation facade: a virtual clock plus an event list. Parts of a simulated system
+// (clients, front ends, servers, the cluster) see only now() and schedule(), as in ns-3's
+// Simulator, but there is no process-wide instance: each Simulation is a value, so several can
+// coexist in one process.
+//
+// Events are typed: an event is a call of one of a part's member functions with one small
+// trivially-copyable argument, `void Part::on_x(Arg arg, Time now)`:
+//   sim.schedule<&Server::on_batch_done>(at, this, WorkerId{2});
+// The argument travels in the event by value (at most 8 bytes); nothing is allocated.
 // Not thread-safe: one thread runs a simulation; different simulations are independent.
 #pragma once
 
+#include <bit>
 #include <cassert>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "simulator/event_list.h"
 
 namespace servelab::sim {
-
-// Something that reacts to its own events. Called from Simulation::run_one() with the clock
-// already at `now`; may schedule further events.
-class EventHandler {
- public:
-  virtual ~EventHandler() = default;
-  virtual void on_event(uint64_t tag, Time now) = 0;
-};
 
 // Virtual time: starts at 0, only moves forward.
 class VirtualClock {
@@ -33,21 +34,61 @@ class VirtualClock {
   Time now_ = 0;
 };
 
+namespace detail {
+
+template <class M>
+struct EventMethod;
+template <class P, class A>
+struct EventMethod<void (P::*)(A, Time)> {
+  using Part = P;
+  using Arg = A;
+};
+
+template <class A>
+uint64_t pack_arg(const A& a) {
+  static_assert(std::is_trivially_copyable_v<A> && sizeof(A) <= sizeof(uint64_t),
+                "an event's argument is a trivially copyable value of at most 8 bytes");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &a, sizeof(A));
+  return bits;
+}
+
+template <class A>
+A unpack_arg(uint64_t bits) {
+  A a;
+  std::memcpy(&a, &bits, sizeof(A));
+  return a;
+}
+
+template <auto Method>
+void invoke(void* target, uint64_t arg, Time now) {
+  using M = EventMethod<decltype(Method)>;
+  (static_cast<typename M::Part*>(target)->*Method)(unpack_arg<typename M::Arg>(arg), now);
+}
+
+}  // namespace detail
+
 class Simulation {
  public:
-  // Owns `list`; the default is the binary heap.
-  explicit Simulation(std::unique_ptr<EventList> list = std::make_unique<BinaryHeapEventList>())
+  // Owns `list`; the default is the four-ary heap.
+  explicit Simulation(std::unique_ptr<EventList> list = std::make_unique<QuadHeapEventList>())
       : list_(std::move(list)) {}
 
   Time now() const { return clock_.now(); }
 
-  // Calls handler->on_event(tag, at) at virtual time `at` (>= now; earlier times are clamped
-  // to now). Events at equal times run in the order they were scheduled. Cost: one insert.
-  void schedule(Time at, EventHandler* handler, uint64_t tag) {
-    list_->insert(Event{at < now() ? now() : at, next_seq_++, handler, tag});
+  // Calls (part->*Method)(arg, at) at virtual time `at` (>= now; earlier times are clamped to
+  // now). Events at equal times run in the order they were scheduled. Cost: one insert.
+  template <auto Method, class Part, class Arg>
+  void schedule(Time at, Part* part, const Arg& arg) {
+    using M = detail::EventMethod<decltype(Method)>;
+    static_assert(std::is_base_of_v<typename M::Part, Part>, "Method is not a member of part");
+    list_->insert(Event{at < now() ? now() : at, next_seq_++, &detail::invoke<Method>,
+                        static_cast<typename M::Part*>(part),
+                        detail::pack_arg(typename M::Arg(arg))});
   }
-  void schedule_in(Time delay, EventHandler* handler, uint64_t tag) {
-    schedule(now() + delay, handler, tag);
+  template <auto Method, class Part, class Arg>
+  void schedule_in(Time delay, Part* part, const Arg& arg) {
+    schedule<Method>(now() + delay, part, arg);
   }
 
   // Runs the earliest event; false when none is pending.
@@ -56,15 +97,15 @@ class Simulation {
     Event e = list_->pop();
     clock_.advance_to(e.time);
     ++events_;
-    e.handler->on_event(e.tag, e.time);
+    e.fn(e.target, e.arg, e.time);
     return true;
   }
   // Runs events until none is pending, stop() is called, or the next event is after `until`.
   void run(Time until = kNever) {
     stopped_ = false;
-    while (!stopped_ && !list_->empty() && list_->top().time <= until) run_one();
+    while (!stopped_ && !list_->empty() && list_->top_time() <= until) run_one();
   }
-  void stop() { stopped_ = true; }  // from inside a handler: run() returns after it
+  void stop() { stopped_ = true; }  // from inside an event: run() returns after it
 
   size_t pending() const { return list_->size(); }
   uint64_t events_processed() const { return events_; }

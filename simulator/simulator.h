@@ -1,12 +1,9 @@
 // The serving simulator: runs the Controller (engine/control/controller.h) exactly as the
-// engine does, with simulated workers, loader and clients in virtual time. A dispatch of b
-// requests of model m finishes at now + cost(m, b) from the model's cost profile (a draw
-// from the measured distribution when noise is on, from the simulation's own seeded RNG);
-// a load finishes at now + load time(m, from, to); evictions complete immediately.
-// Clients follow a generated workloads::Workload: closed loop (N in flight, the next request
-// sent at a completion plus its think time) or open loop (send_times). A profile's request
-// overheads (ModelProfile::overhead_before/after) delay each arrival at the controller and
-// each answer at the client, so records hold client-side times as the load generator's do.
+// engine does, in virtual time, as a system of parts (docs/architecture.md): clients (closed
+// loop, open loop, trace replay) send requests through a router to one of N servers; each
+// server's front end models the way in (network, parsing, IO threads: the profile's request
+// overheads) and out; each server runs a controller with simulated workers, loader and tiers
+// on the models' cost profiles. One server is the default.
 // simulate() keeps all state in locals: concurrent calls from different threads are safe.
 #pragma once
 
@@ -43,7 +40,7 @@ struct SimulationSetup {
   Time max_time = kNever;        // stop the run at this virtual time (requests then lost)
   // Stop when no request finished for this long while only timers fired (a stuck policy).
   Time stall_timeout = 3600;
-  std::string event_list = "heap";  // heap | set (see event_list.h)
+  std::string event_list = "quad";  // quad | heap | set (see event_list.h)
   // The server's IO threads (HTTP server default 2): each request's preprocessing overhead
   // (ModelProfile::overhead_preprocess) holds one, first come first served.
   uint32_t io_threads = 2;
@@ -60,6 +57,19 @@ struct SimulationSetup {
   // this relative standard deviation around the mean (--match-speed: the real run's
   // pass-to-pass spread within its speed windows). < 0: the profile's own noise.
   double jitter = -1;
+  // simulation.cluster: N servers, each with the whole engine above (its own controller,
+  // workers, tiers and IO threads), and the router (router.h) that picks one per request.
+  struct Cluster {
+    uint32_t servers = 1;
+    PolicySpec router{"round-robin", {}};
+  };
+  Cluster cluster;
+  // simulation.client_timeout_s: a client that has no answer this long after sending gives
+  // up (the request's status is cancelled, its finish the give-up time; a closed loop sends
+  // its next request then) and sends a cancellation that reaches the server cancel_delay
+  // later: a request still queued there is removed, a running one's result is discarded.
+  Time client_timeout = kNever;
+  Time cancel_delay = 0;
 };
 
 // The factor of `trace` at time t: its last window starting at or before t (1 before the

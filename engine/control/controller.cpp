@@ -20,6 +20,8 @@ Controller::Impl::Impl(ControllerConfig c) : cfg(std::move(c)) {
   if (!(cfg.request_timeout > 0)) throw ConfigError("controller: request_timeout must be > 0");
   if (cfg.max_batch == 0) cfg.max_batch = 1;
   scheduling = PolicyRegistry::scheduling(cfg.scheduling);
+  SchedulingPolicy::Key probe;
+  keyed = scheduling->key(ModelView{}, &probe);
   for (int t = 1; t < kTierCount; ++t)
     tiers[t] = TierCache(cfg.budgets[t], PolicyRegistry::eviction(cfg.eviction));
   // Validate the batching spec now rather than at the first add_model.
@@ -148,6 +150,14 @@ void Controller::on_timer(Time now, ActionBuffer& out) {
   impl_->pump(now, out);
 }
 
+bool Controller::cancel(RequestId id, ModelId model, Time now, ActionBuffer& out) {
+  Impl& s = *impl_;
+  s.advance_to(now, out);
+  bool held = s.cancel_queued(id, model, now, out) || s.cancel_in_batch(id);
+  s.pump(now, out);
+  return held;
+}
+
 Time Controller::next_wakeup() const {
   const Impl& s = *impl_;
   Time t = s.next_tick();
@@ -231,6 +241,7 @@ void Controller::Impl::expire(const TimeoutEntry& e, ActionBuffer& out) {
   out.completions.push_back(RequestOutcome{r, RequestStatus::Timeout});
   out.completions.back().finished = e.deadline;
   if (m.queue.empty()) unready(e.model);
+  else rekey(e.model);
 }
 
 void Controller::Impl::pump(Time now, ActionBuffer& out) {
@@ -261,10 +272,41 @@ void Controller::Impl::complete(const Request& r, RequestStatus st, Time now, Ac
     if (st == RequestStatus::Ok) ++c.completed;
     else if (st == RequestStatus::Timeout) ++c.timeouts;
     else if (st == RequestStatus::Rejected) ++c.rejected;
+    else if (st == RequestStatus::Cancelled) ++c.cancelled;
     else ++c.failed;
   }
   out.completions.push_back(RequestOutcome{r, st});
   out.completions.back().finished = now;
+}
+
+// The queue's timeout entry, if any, goes stale and is pruned like a dispatched request's.
+bool Controller::Impl::cancel_queued(RequestId id, ModelId model, Time now, ActionBuffer& out) {
+  ModelSlot* m = slot(model);
+  if (!m) return false;
+  for (size_t i = 0; i < m->queue.size(); ++i) {
+    if (m->queue[i].id != id) continue;
+    Request r = m->queue[i];
+    m->queue.erase(i);
+    --total_queued;
+    complete(r, RequestStatus::Cancelled, now, out);
+    if (m->queue.empty()) unready(model);
+    else if (i == 0) rekey(model);
+    return true;
+  }
+  return false;
+}
+
+bool Controller::Impl::cancel_in_batch(RequestId id) {
+  for (WorkerSlot& ws : workers) {
+    if (!ws.busy) continue;
+    for (const Request& r : ws.requests) {
+      if (r.id != id) continue;
+      if (std::find(ws.cancelled.begin(), ws.cancelled.end(), id) == ws.cancelled.end())
+        ws.cancelled.push_back(id);
+      return true;
+    }
+  }
+  return false;
 }
 
 void Controller::Impl::fail_queued(ModelId id, Time now, ActionBuffer& out) {

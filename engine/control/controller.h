@@ -76,7 +76,7 @@ struct ActionBuffer {
 };
 
 struct ModelCounters {
-  uint64_t arrivals = 0, completed = 0, timeouts = 0, rejected = 0, failed = 0;
+  uint64_t arrivals = 0, completed = 0, timeouts = 0, rejected = 0, failed = 0, cancelled = 0;
   uint64_t batches = 0, hits = 0, misses = 0, loads = 0, evictions = 0;
 };
 
@@ -122,6 +122,11 @@ class Controller {
   void on_load_done(ModelId model, Tier to, bool ok, Time now, ActionBuffer& out);
   void on_evict_done(ModelId model, Tier tier, Time now, ActionBuffer& out);
   void on_timer(Time now, ActionBuffer& out);
+  // Cancels request `id` of `model` (its client is gone): a queued request is removed and
+  // completes now with Cancelled; one in a batch (running, or held for a load) completes with
+  // Cancelled when its batch ends, which still runs: its result is discarded. False when the
+  // controller does not hold it (completed, or never arrived). O(queue length + workers x batch).
+  bool cancel(RequestId id, ModelId model, Time now, ActionBuffer& out);
 
   // Earliest time at which on_timer must be called (quantum tick, max-delay expiry, request
   // timeout); kNever when nothing is pending. Calling on_timer early or late is harmless.

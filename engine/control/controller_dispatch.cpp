@@ -46,8 +46,12 @@ void Controller::Impl::mark_ready(ModelId id, uint32_t size) {
   assert(size > 0 && !m.queue.empty());
   m.ready_size = size;
   m.wait_until = kNever;
-  if (!m.ready) {
-    m.ready = true;
+  if (m.ready) return;
+  m.ready = true;
+  if (keyed) {
+    scheduling->key(view(id), &m.key);
+    ready_keys.insert(m.key);
+  } else {
     ready.push_back(id);
   }
 }
@@ -56,7 +60,16 @@ void Controller::Impl::unready(ModelId id) {
   ModelSlot& m = models[id];
   if (!m.ready) return;
   m.ready = false;
-  ready.erase(std::find(ready.begin(), ready.end(), id));
+  if (keyed) ready_keys.erase(m.key);
+  else ready.erase(std::find(ready.begin(), ready.end(), id));
+}
+
+void Controller::Impl::rekey(ModelId id) {
+  ModelSlot& m = models[id];
+  if (!keyed || !m.ready) return;
+  ready_keys.erase(m.key);
+  scheduling->key(view(id), &m.key);
+  ready_keys.insert(m.key);
 }
 
 // A ready model can take a worker when it has a free context and is resident, or its load
@@ -68,7 +81,15 @@ bool Controller::Impl::dispatchable(ModelId id) const {
   return can_start_load(id);
 }
 
+// Keyed policies: the first dispatchable model in key order, O(log n) plus the models
+// skipped (waiting for a context or a load). Otherwise the policy picks among all of them.
 void Controller::Impl::dispatch_loop(Time now, ActionBuffer& out) {
+  while (keyed && !free_workers.empty() && !ready_keys.empty()) {
+    auto it = std::find_if(ready_keys.begin(), ready_keys.end(),
+                           [&](const SchedulingPolicy::Key& k) { return dispatchable(k.model); });
+    if (it == ready_keys.end()) return;
+    assign(it->model, now, out);
+  }
   while (!free_workers.empty() && !ready.empty()) {
     views.clear();
     for (ModelId id : ready)
@@ -88,6 +109,7 @@ void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
   WorkerSlot& ws = workers[w];
   size_t n = std::min<size_t>({m.ready_size, m.queue.size(), m.max_batch});
   ws.requests.clear();
+  ws.cancelled.clear();
   m.queue.take_front(n, ws.requests);
   total_queued -= n;
   unready(id);
@@ -143,7 +165,9 @@ void Controller::Impl::finish_worker(WorkerId w, RequestStatus s, Time now, Acti
   bool ran = !ws.held;
   uint32_t size = uint32_t(ws.requests.size());
   for (const Request& r : ws.requests) {
-    complete(r, s, now, out);
+    bool cancelled = !ws.cancelled.empty() &&
+                     std::find(ws.cancelled.begin(), ws.cancelled.end(), r.id) != ws.cancelled.end();
+    complete(r, cancelled ? RequestStatus::Cancelled : s, now, out);
     RequestOutcome& o = out.completions.back();
     o.assigned = ws.assigned;
     o.started = ran ? ws.started : kNever;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <deque>
+#include <set>
 #include <memory>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct ModelSlot {
   std::array<bool, kTierCount> resident{};
   std::array<bool, kTierCount> loading{};  // a load into that tier is in flight
   bool waiting_load = false;               // in Impl::load_waiters
+  SchedulingPolicy::Key key;               // its place in Impl::ready_keys while ready
 };
 
 // One worker: idle, holding a batch whose load is pending, or running a batch.
@@ -45,6 +47,7 @@ struct WorkerSlot {
   BatchId batch = 0;
   ModelId model = 0;
   std::vector<Request> requests;  // reused across batches
+  std::vector<RequestId> cancelled;  // of those, cancelled while in the batch
   Time assigned = kNever;
   Time started = kNever;
   bool waited_for_load = false;
@@ -73,7 +76,11 @@ struct Controller::Impl {
   std::vector<ModelSlot> models;            // indexed by ModelId
   std::vector<WorkerSlot> workers;
   std::vector<WorkerId> free_workers;       // stack; lowest id on top initially
-  std::vector<ModelId> ready;               // ready models, in the order they became ready
+  // Ready models: ordered by the scheduling policy's key when it has one (keyed), else in the
+  // order they became ready (the policy's pick() chooses among them).
+  bool keyed = false;
+  std::set<SchedulingPolicy::Key> ready_keys;
+  std::vector<ModelId> ready;
   std::deque<ModelId> load_waiters;         // held batches whose next load hop cannot start yet
   uint32_t loads_in_flight = 0;
   RingQueue<TimeoutEntry> timeouts;         // push order; deadlines non-decreasing
@@ -102,12 +109,16 @@ struct Controller::Impl {
   void prune();
   void complete(const Request& r, RequestStatus s, Time now, ActionBuffer& out);
   void fail_queued(ModelId m, Time now, ActionBuffer& out);
+  bool cancel_queued(RequestId id, ModelId m, Time now, ActionBuffer& out);
+  bool cancel_in_batch(RequestId id);
 
   // controller_dispatch.cpp
   ModelView view(ModelId m) const;
   void decide(ModelId m, Time now);               // event mode readiness
   void mark_ready(ModelId m, uint32_t size);
   void unready(ModelId m);
+  void rekey(ModelId m);                          // its queue head changed while ready
+  bool any_ready() const { return keyed ? !ready_keys.empty() : !ready.empty(); }
   bool dispatchable(ModelId m) const;
   void dispatch_loop(Time now, ActionBuffer& out);
   void assign(ModelId m, Time now, ActionBuffer& out);

@@ -54,6 +54,13 @@ class RingQueue {
     }
     size_ -= n;
   }
+  // Removes the i-th element from the front, keeping the others in order. O(size - i).
+  void erase(size_t i) {
+    assert(i < size_);
+    for (size_t k = i; k + 1 < size_; ++k)
+      buf_[(head_ + k) & mask()] = std::move(buf_[(head_ + k + 1) & mask()]);
+    --size_;
+  }
   void clear() {
     head_ = 0;
     size_ = 0;

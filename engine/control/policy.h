@@ -65,6 +65,19 @@ class SchedulingPolicy {
  public:
   virtual ~SchedulingPolicy() = default;
   virtual size_t pick(std::span<const ModelView> candidates, Time now) = 0;
+
+  // A priority order over models: the least key goes first. Keys must be distinct (end with
+  // the model id) and depend only on a model's queue head (oldest_arrival, oldest_deadline)
+  // and last_dispatch, which change only when the controller says so.
+  struct Key {
+    double first = 0, second = 0;
+    ModelId model = 0;
+    auto operator<=>(const Key&) const = default;
+  };
+  // A policy whose pick() always returns the candidate of least key implements this too; the
+  // controller then keeps ready models ordered by key and picks in O(log n) without calling
+  // pick(). Policies that need the whole candidate list return false (the default).
+  virtual bool key(const ModelView& m, Key* out) const { return false; }
 };
 
 }  // namespace servelab

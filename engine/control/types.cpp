@@ -25,6 +25,7 @@ const char* status_name(RequestStatus s) {
     case RequestStatus::Timeout: return "timeout";
     case RequestStatus::Rejected: return "rejected";
     case RequestStatus::Failed: return "failed";
+    case RequestStatus::Cancelled: return "cancelled";
   }
   return "?";
 }

@@ -30,6 +30,8 @@ enum class RequestStatus : uint8_t {
   Timeout,      // still waiting (not dispatched) at arrival + request_timeout (Rafiqi 3.5)
   Rejected,     // per-model queue full on arrival
   Failed,       // execution or load failed, or model removed while queued
+  Cancelled,    // cancelled by its client (Controller::cancel): removed from its queue, or
+                // its batch's result discarded
 };
 const char* status_name(RequestStatus s);
 

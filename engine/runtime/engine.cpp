@@ -201,6 +201,7 @@ void Engine::Impl::finish(const RequestOutcome& o) {
     case RequestStatus::Ok: r.top = std::move(p->top); break;
     case RequestStatus::Timeout: r.error = "timed out waiting in the queue"; break;
     case RequestStatus::Rejected: r.error = "the model's queue is full"; break;
+    case RequestStatus::Cancelled: r.error = "the request was cancelled"; break;
     case RequestStatus::Failed:
       r.error = p->error.empty() ? "the request failed (model load failed or model removed)"
                                  : p->error;

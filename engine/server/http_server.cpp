@@ -47,6 +47,8 @@ HttpResponse classify_response(const std::string& model, const runtime::Classify
     case RequestStatus::Timeout:
       return error_response(504, "request to model '" + model + "' timed out in its queue" +
                                      (r.error.empty() ? "" : ": " + r.error));
+    case RequestStatus::Cancelled:  // the engine cancels nothing today; a client gone is 499
+      return error_response(499, "request to model '" + model + "' was cancelled");
     case RequestStatus::Failed:
       return error_response(500, "classification with model '" + model + "' failed" +
                                      (r.error.empty() ? "" : ": " + r.error));

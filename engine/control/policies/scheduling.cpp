@@ -2,34 +2,37 @@
 //   lru-order:    least recently dispatched model first (Rafiqi's fairness order).
 //   oldest-first: the model whose queue head arrived first.
 //   edf:          earliest head deadline first, ties by oldest head.
-#include <tuple>
 
 #include "engine/control/policies/builtin.h"
 
 namespace servelab::detail {
 namespace {
 
-template <class Key>
+// The candidate of least key; the controller orders ready models by the same key.
+template <class KeyOf>
 class MinBy final : public SchedulingPolicy {
  public:
   size_t pick(std::span<const ModelView> c, Time) override {
     size_t best = 0;
     for (size_t i = 1; i < c.size(); ++i)
-      if (Key{}(c[i]) < Key{}(c[best])) best = i;
+      if (KeyOf{}(c[i]) < KeyOf{}(c[best])) best = i;
     return best;
+  }
+  bool key(const ModelView& v, Key* out) const override {
+    *out = KeyOf{}(v);
+    return true;
   }
 };
 
+using Key = SchedulingPolicy::Key;
 struct LastDispatch {
-  auto operator()(const ModelView& v) const { return std::make_tuple(v.last_dispatch, v.model); }
+  Key operator()(const ModelView& v) const { return {v.last_dispatch, 0, v.model}; }
 };
 struct OldestHead {
-  auto operator()(const ModelView& v) const { return std::make_tuple(v.oldest_arrival, v.model); }
+  Key operator()(const ModelView& v) const { return {v.oldest_arrival, 0, v.model}; }
 };
 struct Deadline {
-  auto operator()(const ModelView& v) const {
-    return std::make_tuple(v.oldest_deadline, v.oldest_arrival, v.model);
-  }
+  Key operator()(const ModelView& v) const { return {v.oldest_deadline, v.oldest_arrival, v.model}; }
 };
 
 }  // namespace

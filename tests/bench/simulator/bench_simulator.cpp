@@ -16,14 +16,14 @@ namespace {
 
 // Each event reschedules itself a pseudo-random delay later, so the list keeps `pending`
 // events with mixed times: a hold model, the classic event-list benchmark.
-struct Hold final : EventHandler {
+struct Hold {
   Simulation* sim = nullptr;
   uint64_t x = 88172645463325252ull;
-  void on_event(uint64_t tag, Time now) override {
+  void on_event(uint64_t tag, Time now) {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    sim->schedule(now + double(x % 1024) * 1e-6, this, tag);
+    sim->schedule<&Hold::on_event>(now + double(x % 1024) * 1e-6, this, tag);
   }
 };
 
@@ -32,7 +32,7 @@ void BM_EventLoop(benchmark::State& state, const char* list) {
   Simulation sim(make_event_list(list));
   Hold h;
   h.sim = &sim;
-  for (size_t i = 0; i < pending; ++i) sim.schedule(double(i) * 1e-6, &h, i);
+  for (size_t i = 0; i < pending; ++i) sim.schedule<&Hold::on_event>(double(i) * 1e-6, &h, i);
   const int batch = 1 << 16;
   for (auto _ : state) {
     for (int i = 0; i < batch; ++i) sim.run_one();
@@ -41,6 +41,7 @@ void BM_EventLoop(benchmark::State& state, const char* list) {
   state.counters["events_per_s"] =
       benchmark::Counter(double(state.iterations()) * batch, benchmark::Counter::kIsRate);
 }
+BENCHMARK_CAPTURE(BM_EventLoop, quad, "quad")->Arg(16)->Arg(1024)->Arg(65536);
 BENCHMARK_CAPTURE(BM_EventLoop, heap, "heap")->Arg(16)->Arg(1024)->Arg(65536);
 BENCHMARK_CAPTURE(BM_EventLoop, set, "set")->Arg(1024);
 
@@ -88,6 +89,40 @@ void BM_Simulation(benchmark::State& state) {
   state.counters["events_per_request"] = double(events) / (double(state.iterations()) * requests);
 }
 BENCHMARK(BM_Simulation)->Args({5, 1})->Args({5, 64})->Args({20, 256})->Unit(benchmark::kMillisecond);
+
+// Scheduling among many ready models: `models` models all resident, 4 workers, batching none,
+// a closed loop of 4 requests per model spread uniformly, so nearly every model has a queue
+// and each free worker chooses among ~`models` ready ones (scheduling policy by name).
+void BM_ManyReadyModels(benchmark::State& state, const char* scheduling) {
+  const uint32_t models = uint32_t(state.range(0));
+  const size_t requests = 400000;
+  ModelProfile p;
+  p.name = "m";
+  p.size_bytes = 1000;
+  p.batches = {{1, 0.001, 0, {}}};
+  p.set_load_time(Tier::Disk, Tier::Host, 0.01);
+  SimulationSetup s;
+  s.control.workers = 4;
+  s.control.batching = {"none", {}};
+  s.control.scheduling = {scheduling, {}};
+  for (uint32_t i = 0; i < models; ++i) s.models.push_back({"m" + std::to_string(i), p, 4, 0});
+  workloads::Workload w;
+  w.closed_loop = true;
+  w.concurrency = 4 * models;
+  std::mt19937_64 rng(3);
+  for (size_t i = 0; i < requests; ++i) w.models.push_back(uint32_t(rng() % models));
+  for (auto _ : state) {
+    SimulationResult r = simulate(s, w);
+    if (r.lost || !r.violations.empty()) state.SkipWithError("simulation lost requests");
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["requests_per_s"] =
+      benchmark::Counter(double(state.iterations()) * requests, benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_ManyReadyModels, oldest_first, "oldest-first")
+    ->Arg(10)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ManyReadyModels, lru_order, "lru-order")
+    ->Arg(1000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

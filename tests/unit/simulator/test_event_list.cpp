@@ -13,28 +13,38 @@ using namespace servelab::sim;
 namespace {
 
 // Records (time, tag) of every event it receives; optionally schedules follow-ups.
-struct Recorder : EventHandler {
+struct Recorder {
   Simulation* sim = nullptr;
   std::vector<std::pair<Time, uint64_t>> seen;
   bool chain = false;
-  void on_event(uint64_t tag, Time now) override {
+  void on_event(uint64_t tag, Time now) {
     REQUIRE(sim->now() == now);
     seen.push_back({now, tag});
-    if (chain && tag < 5) sim->schedule(now, this, tag + 100);  // same time: runs after queued
+    if (chain && tag < 5) sim->schedule<&Recorder::on_event>(now, this, tag + 100);  // runs after queued
   }
+};
+
+// A typed event argument of two fields, as the simulator's parts use them.
+struct Pair {
+  uint32_t a;
+  float b;
+};
+struct PairRecorder {
+  std::vector<std::pair<uint32_t, float>> seen;
+  void on_pair(Pair p, Time) { seen.push_back({p.a, p.b}); }
 };
 
 }  // namespace
 
 TEST_CASE("event lists pop in (time, sequence) order", "[simulator][event_list]") {
-  for (std::string kind : {"heap", "set"}) {
+  for (const std::string& kind : event_list_names()) {
     SECTION(kind) {
       auto list = make_event_list(kind);
       std::mt19937_64 rng(7);
       std::uniform_int_distribution<int> t(0, 50);  // many equal times
       std::vector<Event> events;
       for (uint64_t i = 0; i < 5000; ++i) {
-        Event e{double(t(rng)), i, nullptr, i};
+        Event e{double(t(rng)), i, nullptr, nullptr, i};
         events.push_back(e);
         list->insert(e);
         if (i % 3 == 0) {  // interleave pops with inserts
@@ -48,7 +58,7 @@ TEST_CASE("event lists pop in (time, sequence) order", "[simulator][event_list]"
       std::stable_sort(events.begin(), events.end(),
                        [](const Event& a, const Event& b) { return a.time < b.time; });
       for (const Event& expected : events) {
-        REQUIRE(list->top().seq == expected.seq);
+        REQUIRE(list->top_time() == expected.time);
         Event e = list->pop();
         REQUIRE(e.seq == expected.seq);
         REQUIRE(e.time == expected.time);
@@ -60,15 +70,15 @@ TEST_CASE("event lists pop in (time, sequence) order", "[simulator][event_list]"
 
 TEST_CASE("equal times run in scheduling order, including events scheduled at now",
           "[simulator][event_list]") {
-  for (std::string kind : {"heap", "set"}) {
+  for (const std::string& kind : event_list_names()) {
     SECTION(kind) {
       Simulation sim(make_event_list(kind));
       Recorder r;
       r.sim = &sim;
       r.chain = true;
-      for (uint64_t tag = 0; tag < 5; ++tag) sim.schedule(1.0, &r, tag);
-      sim.schedule(0.5, &r, 50);
-      sim.schedule(2.0, &r, 60);
+      for (uint64_t tag = 0; tag < 5; ++tag) sim.schedule<&Recorder::on_event>(1.0, &r, tag);
+      sim.schedule<&Recorder::on_event>(0.5, &r, 50);
+      sim.schedule<&Recorder::on_event>(2.0, &r, 60);
       sim.run();
       std::vector<uint64_t> tags;
       for (auto& [t, tag] : r.seen) tags.push_back(tag);
@@ -84,13 +94,13 @@ TEST_CASE("the clock never goes back and run(until) stops before later events",
   Simulation sim;
   Recorder r;
   r.sim = &sim;
-  sim.schedule(3, &r, 1);
-  sim.schedule(1, &r, 2);
+  sim.schedule<&Recorder::on_event>(3, &r, 1);
+  sim.schedule<&Recorder::on_event>(1, &r, 2);
   sim.run(2.0);
   REQUIRE(r.seen.size() == 1);
   REQUIRE(sim.now() == 1);
   REQUIRE(sim.pending() == 1);
-  sim.schedule(0.5, &r, 3);  // in the past: clamped to now
+  sim.schedule<&Recorder::on_event>(0.5, &r, 3);  // in the past: clamped to now
   sim.run();
   REQUIRE(r.seen[1] == std::pair<Time, uint64_t>{1, 3});
   REQUIRE(r.seen[2] == std::pair<Time, uint64_t>{3, 1});
@@ -101,8 +111,8 @@ TEST_CASE("two simulations coexist without sharing state", "[simulator][event_li
   Recorder ra, rb;
   ra.sim = &a;
   rb.sim = &b;
-  a.schedule(1, &ra, 1);
-  b.schedule(5, &rb, 2);
+  a.schedule<&Recorder::on_event>(1, &ra, 1);
+  b.schedule<&Recorder::on_event>(5, &rb, 2);
   a.run_one();
   REQUIRE(a.now() == 1);
   REQUIRE(b.now() == 0);
@@ -110,4 +120,17 @@ TEST_CASE("two simulations coexist without sharing state", "[simulator][event_li
   REQUIRE(b.now() == 5);
   REQUIRE(ra.seen.size() == 1);
   REQUIRE(rb.seen.size() == 1);
+}
+
+TEST_CASE("an event carries its typed argument by value", "[simulator][event_list]") {
+  Simulation sim;
+  PairRecorder r;
+  sim.schedule<&PairRecorder::on_pair>(2, &r, Pair{7, 0.5f});
+  sim.schedule<&PairRecorder::on_pair>(1, &r, Pair{UINT32_MAX, -3.25f});
+  sim.run();
+  REQUIRE(r.seen == std::vector<std::pair<uint32_t, float>>{{UINT32_MAX, -3.25f}, {7, 0.5f}});
+}
+
+TEST_CASE("an unknown event list is a clear error", "[simulator][event_list]") {
+  CHECK_THROWS_WITH(make_event_list("calendar"), Catch::Contains("known: quad, heap, set"));
 }

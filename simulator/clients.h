@@ -1,0 +1,76 @@
+// Simulated clients: where requests come from. A closed loop keeps N requests in flight (the
+// next one sent when an answer comes back, after its think time); an open loop sends at the
+// workload's send times (Poisson, constant, sine, or a replayed trace's timestamps). Both send
+// through one load-generator thread whose own work per request (ModelProfile::overhead_client)
+// spaces out requests sent at the same moment, as `servelab load` does.
+// Parts of one run (run_context.h); one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "simulator/run_context.h"
+
+namespace servelab::sim {
+
+// Where clients hand their requests (the cluster): `submit` is the moment the request leaves
+// the client, recorded as its arrival.
+class RequestSink {
+ public:
+  virtual ~RequestSink() = default;
+  virtual void submit(RequestId id, Time now) = 0;
+};
+
+class Clients {
+ public:
+  Clients(RunContext& ctx, RequestSink& sink) : ctx_(ctx), sink_(sink) {}
+  virtual ~Clients() = default;
+  // Schedules the first sends.
+  virtual void start() = 0;
+  // The answer to request `id` reached its client at `at` (>= now).
+  virtual void answered(RequestId id, Time at) = 0;
+
+  // Events.
+  void on_send(RequestId id, Time now);         // the client wants to send `id`
+  void on_thread_free(RequestId id, Time now);  // the load generator's thread sends it
+
+ protected:
+  void schedule_send(RequestId id, Time at);
+  virtual void sent(RequestId id, Time now) {}  // after on_send, before the thread's delay
+
+  RunContext& ctx_;
+
+ private:
+  RequestSink& sink_;
+  Time thread_free_ = 0;  // the load generator's thread is busy until then
+};
+
+// N requests in flight; request i + N is sent when an answer comes back (in answer order),
+// after its think time. With every think time zero the first N leave together.
+class ClosedLoopClients final : public Clients {
+ public:
+  using Clients::Clients;
+  void start() override;
+  void answered(RequestId id, Time at) override;
+  bool start_together() const;  // the first requests are all sent at time 0
+
+ private:
+  uint64_t next_ = 0;
+};
+
+// Request i is sent at send_times[i]; each send schedules the next, so one send is pending.
+class OpenLoopClients final : public Clients {
+ public:
+  using Clients::Clients;
+  void start() override;
+  void answered(RequestId, Time) override {}
+
+ private:
+  void sent(RequestId id, Time now) override;
+};
+
+// The clients the workload asks for (closed or open loop). Throws ConfigError on a workload
+// whose lengths do not match.
+std::unique_ptr<Clients> make_clients(RunContext& ctx, RequestSink& sink);
+
+}  // namespace servelab::sim

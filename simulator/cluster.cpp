@@ -1,0 +1,120 @@
+#include "simulator/cluster.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace servelab::sim {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+double finite_or_nan(Time t) { return std::isfinite(t) ? t : kNaN; }
+
+// Server 0 draws from the run's own seed (a one-server run is the simulator it always was);
+// server k > 0 from a stream of its own.
+uint64_t server_seed(uint64_t seed, uint32_t k) {
+  return k == 0 ? seed : seed ^ (0xd1b54a32d192ed03ULL * (k + 1));
+}
+
+}  // namespace
+
+Cluster::Cluster(RunContext& ctx) : ctx_(ctx) {
+  const SimulationSetup& s = ctx.setup;
+  if (s.cluster.servers == 0) throw ConfigError("cluster.servers must be at least 1");
+  for (uint32_t k = 0; k < s.cluster.servers; ++k) {
+    uint64_t seed = server_seed(s.seed, k);
+    servers_.push_back(std::make_unique<Server>(ctx, *this, k, seed));
+    front_ends_.push_back(
+        std::make_unique<FrontEnd>(ctx, *servers_.back(), seed ^ 0xc2b2ae3d27d4eb4fULL));
+  }
+  if (servers_.size() > 1) router_ = make_router(s.cluster.router, s.seed ^ 0x94d049bb133111ebULL);
+  server_of_.assign(ctx.work.models.size(), 0);
+  for (auto& server : servers_) server->add_models();
+}
+
+Cluster::~Cluster() = default;
+
+void Cluster::start(Clients& clients) {
+  clients_ = &clients;
+  clients.start();
+  for (auto& server : servers_) server->start();
+}
+
+size_t Cluster::pick_server(RequestId id, Time now) {
+  if (servers_.size() == 1) return 0;
+  views_.clear();
+  for (const auto& s : servers_)
+    views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
+  size_t k = router_->route(id, ctx_.model_of(id), views_, now);
+  if (k >= servers_.size()) {
+    ctx_.violation("router picked server " + std::to_string(k) + " of " +
+                   std::to_string(servers_.size()));
+    k = 0;
+  }
+  return k;
+}
+
+void Cluster::submit(RequestId id, Time now) {
+  size_t k = pick_server(id, now);
+  server_of_[id] = uint32_t(k);
+  if (ctx_.setup.client_timeout < kNever)
+    ctx_.sim.schedule<&Cluster::on_give_up>(now + ctx_.setup.client_timeout, this, id);
+  front_ends_[k]->receive(id, now);
+}
+
+void Cluster::on_outcome(Server& server, const RequestOutcome& o, Time now) {
+  RequestId id = o.request.id;
+  if (id >= ctx_.done.size() || ctx_.done[id] == kDone) {
+    ctx_.violation("request " + std::to_string(id) + " completed twice or unknown");
+    return;
+  }
+  if (ctx_.done[id] == kGivenUp) return;  // its client gave up: the result is discarded
+  ctx_.done[id] = kDone;
+  results::RequestRecord& r = ctx_.records.requests[id];
+  r.dispatch = finite_or_nan(o.assigned);
+  r.start = finite_or_nan(o.started);
+  // The client has the answer once the response overhead has passed.
+  Time finished = std::isfinite(o.finished) ? o.finished : now;
+  r.finish = front_ends_[server.index()]->answer_time(r.model, finished);
+  r.batch_size = o.batch_size;
+  r.waited_for_load = o.waited_for_load;
+  r.status = o.status;
+  finish(id, now);
+}
+
+void Cluster::on_give_up(RequestId id, Time now) {
+  if (ctx_.done[id] != kOpen) return;
+  ctx_.done[id] = kGivenUp;
+  results::RequestRecord& r = ctx_.records.requests[id];
+  r.finish = now;
+  r.status = RequestStatus::Cancelled;
+  ++ctx_.in_flight;
+  ctx_.sim.schedule<&Cluster::on_cancel>(now + ctx_.setup.cancel_delay, this, id);
+  finish(id, now);
+}
+
+void Cluster::on_cancel(RequestId id, Time now) {
+  --ctx_.in_flight;
+  servers_[server_of_[id]]->cancel(id, now);
+}
+
+// Request `id` has its final record: its client may send the next request.
+void Cluster::finish(RequestId id, Time now) {
+  ++completed_;
+  last_progress_ = now;
+  clients_->answered(id, ctx_.records.requests[id].finish);
+  if (completed_ == ctx_.done.size()) ctx_.sim.stop();
+}
+
+bool Cluster::quiet() const {
+  if (ctx_.in_flight > 0) return false;
+  return std::none_of(servers_.begin(), servers_.end(), [](const auto& s) { return s->busy(); });
+}
+
+size_t Cluster::queued() const {
+  size_t n = 0;
+  for (const auto& s : servers_) n += s->queued();
+  return n;
+}
+
+}  // namespace servelab::sim

@@ -1,0 +1,63 @@
+// The cluster: N simulated servers, each with its front end, and the router that sends each
+// client request to one of them. It keeps the request-level bookkeeping of a run: which
+// server holds a request, its outcome in the records, the answer handed back to its client,
+// client give-ups (simulation.client_timeout_s) and the cancellations they send to the server
+// (arriving simulation.cancel_delay_s later: a queued request is removed, a running one's
+// result is discarded). One server, the default, routes nothing and draws nothing.
+// A part of one run (run_context.h); one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "simulator/clients.h"
+#include "simulator/front_end.h"
+#include "simulator/router.h"
+#include "simulator/server.h"
+
+namespace servelab::sim {
+
+class Cluster final : public RequestSink, public OutcomeSink {
+ public:
+  explicit Cluster(RunContext& ctx);
+  ~Cluster() override;
+
+  // Starts the clients, then every server's timer.
+  void start(Clients& clients);
+
+  // RequestSink: a client sent request `id`.
+  void submit(RequestId id, Time now) override;
+
+  // OutcomeSink.
+  void on_outcome(Server& server, const RequestOutcome& o, Time now) override;
+  bool quiet() const override;
+  size_t queued() const override;
+  Time last_progress() const override { return last_progress_; }
+
+  const std::vector<std::unique_ptr<Server>>& servers() const { return servers_; }
+  FrontEnd& front_end(size_t k) { return *front_ends_[k]; }
+  uint64_t completed() const { return completed_; }
+
+  // Events.
+  void on_give_up(RequestId id, Time now);   // the client stops waiting for `id`
+  void on_cancel(RequestId id, Time now);    // the cancellation reaches id's server
+
+ private:
+  static constexpr uint8_t kOpen = RunContext::Open, kDone = RunContext::Done,
+                           kGivenUp = RunContext::GivenUp;
+  size_t pick_server(RequestId id, Time now);
+  void finish(RequestId id, Time now);
+
+  RunContext& ctx_;
+  Clients* clients_ = nullptr;
+  std::vector<std::unique_ptr<Server>> servers_;
+  std::vector<std::unique_ptr<FrontEnd>> front_ends_;
+  std::unique_ptr<Router> router_;
+  std::vector<ServerView> views_;       // scratch for the router
+  std::vector<uint32_t> server_of_;     // per request, once routed
+  uint64_t completed_ = 0;
+  Time last_progress_ = 0;
+};
+
+}  // namespace servelab::sim

@@ -1,0 +1,57 @@
+#include "simulator/front_end.h"
+
+#include <algorithm>
+
+#include "simulator/server.h"
+
+namespace servelab::sim {
+
+FrontEnd::FrontEnd(RunContext& ctx, Server& server, uint64_t io_seed)
+    : ctx_(ctx), server_(server), io_rng_(io_seed) {}
+
+void FrontEnd::receive(RequestId id, Time now) {
+  if (id < opening_.size()) {  // the IO side's part is in the measured intake
+    ++ctx_.in_flight;
+    ctx_.sim.schedule<&FrontEnd::on_opening>(std::max(now, opening_[id]), this, id);
+    return;
+  }
+  const ModelProfile& p = ctx_.profile(ctx_.model_of(id));
+  if (p.overhead_before > 0) {
+    ++ctx_.in_flight;
+    ctx_.sim.schedule<&FrontEnd::on_parsed>(now + (p.overhead_before - p.overhead_preprocess),
+                                            this, id);
+    return;
+  }
+  to_controller(id, now);
+}
+
+void FrontEnd::on_parsed(RequestId id, Time now) {
+  if (io_busy_ < std::max(1u, ctx_.setup.io_threads)) start_io(id, now);
+  else io_queue_.push_back(id);
+}
+
+void FrontEnd::start_io(RequestId id, Time now) {
+  ++io_busy_;
+  const ModelProfile& p = ctx_.profile(ctx_.model_of(id));
+  ctx_.sim.schedule<&FrontEnd::on_io_done>(now + p.sample_preprocess(ctx_.setup.noise, io_rng_),
+                                           this, id);
+}
+
+void FrontEnd::on_io_done(RequestId id, Time now) {
+  --ctx_.in_flight;
+  --io_busy_;
+  if (io_next_ < io_queue_.size()) start_io(io_queue_[io_next_++], now);
+  to_controller(id, now);
+}
+
+void FrontEnd::on_opening(RequestId id, Time now) {
+  --ctx_.in_flight;
+  to_controller(id, now);
+}
+
+void FrontEnd::to_controller(RequestId id, Time now) {
+  ctx_.records.requests[id].queued = now;
+  server_.arrive(id, now);
+}
+
+}  // namespace servelab::sim

@@ -1,0 +1,56 @@
+// A server's front end: what happens to a request between the client's send and the
+// controller's queue, and to its answer on the way back. The model is the measured request
+// overhead of the profile (ModelProfile::overhead_*): the network and HTTP parsing take
+// `overhead_before - overhead_preprocess`, then decoding and preprocessing hold one of the
+// server's IO threads (first come first served) for a draw around `overhead_preprocess`; the
+// answer reaches the client `overhead_after` after its batch ends. A closed loop's opening
+// burst can instead replay a cold burst the profiler measured (when each request reached the
+// controller). Paper profiles have no overheads: requests reach the controller at once.
+// One per simulated server; a part of one run (run_context.h); one thread.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "simulator/run_context.h"
+
+namespace servelab::sim {
+
+class Server;
+
+class FrontEnd {
+ public:
+  // `io_seed`: the random stream of preprocessing draws (its own, so batch draws do not shift).
+  FrontEnd(RunContext& ctx, Server& server, uint64_t io_seed);
+
+  // From now on, request i (i < offsets.size()) reaches the controller at offsets[i] instead
+  // of through the IO model: a measured cold burst (ModelProfile::sample_cold_burst).
+  void replay_opening(std::vector<Time> offsets) { opening_ = std::move(offsets); }
+
+  // Request `id` arrives from its client at `now`.
+  void receive(RequestId id, Time now);
+  // When the client has the answer of a request of `model` whose batch ended at `finished`.
+  Time answer_time(ModelId model, Time finished) const {
+    return finished + ctx_.profile(model).overhead_after;
+  }
+
+  // Events.
+  void on_parsed(RequestId id, Time now);   // HTTP request read: wants an IO thread
+  void on_io_done(RequestId id, Time now);  // preprocessing done: to the controller
+  void on_opening(RequestId id, Time now);  // a replayed cold burst's request arrives
+
+ private:
+  void start_io(RequestId id, Time now);
+  void to_controller(RequestId id, Time now);
+
+  RunContext& ctx_;
+  Server& server_;
+  std::mt19937_64 io_rng_;
+  uint32_t io_busy_ = 0;              // IO threads preprocessing a request
+  std::vector<RequestId> io_queue_;   // requests waiting for one, FIFO from io_next_
+  size_t io_next_ = 0;
+  std::vector<Time> opening_;
+};
+
+}  // namespace servelab::sim

@@ -1,0 +1,42 @@
+// What the parts of one simulation run share: the facade, the setup and workload they run,
+// the per-request records each part fills in (clients: arrival; front end: queued; cluster:
+// the outcome), the count of pending work, and the contract violations found.
+// Owned by simulate(); parts hold a reference for the run's duration. One thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "results/records.h"
+#include "simulator/simulation.h"
+#include "simulator/simulator.h"
+#include "workloads/workload.h"
+
+namespace servelab::sim {
+
+struct RunContext {
+  RunContext(Simulation& s, const SimulationSetup& st, const workloads::Workload& w,
+             SimulationResult& r)
+      : sim(s), setup(st), work(w), result(r), records(r.records) {}
+
+  Simulation& sim;
+  const SimulationSetup& setup;
+  const workloads::Workload& work;
+  SimulationResult& result;
+  results::RunRecords& records;
+  // Work that can still make progress without a timer: requests on their way (sends,
+  // transfers, IO threads), batches running, loads in flight. Timers alone cannot finish a run.
+  uint64_t in_flight = 0;
+  // Per request: Open until its client has the final answer (Done), or gave up (GivenUp: a
+  // server may still hold it until the cancellation arrives).
+  enum State : uint8_t { Open = 0, Done = 1, GivenUp = 2 };
+  std::vector<uint8_t> done;
+
+  const ModelProfile& profile(ModelId m) const { return setup.models[m].profile; }
+  ModelId model_of(RequestId id) const { return ModelId(work.models[id]); }
+  void violation(std::string msg) {
+    if (result.violations.size() < 100) result.violations.push_back(std::move(msg));
+  }
+};
+
+}  // namespace servelab::sim

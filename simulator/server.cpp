@@ -1,0 +1,191 @@
+#include "simulator/server.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace servelab::sim {
+
+Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed)
+    : ctx_(ctx), sink_(sink), index_(index), ctl_(ctx.setup.control), rng_(seed),
+      load_rng_(seed ^ 0x9e3779b97f4a7c15ULL), workers_(ctx.setup.control.workers),
+      running_(ctx.setup.models.size(), 0), resident_(ctx.setup.models.size()) {}
+
+// Models are made resident in model order as far as tier budgets allow, every tier up to the
+// setup's preload tier.
+void Server::add_models() {
+  const ControllerConfig& c = ctx_.setup.control;
+  std::array<uint64_t, kTierCount> used_bytes{};
+  std::array<uint32_t, kTierCount> used_models{};
+  Tier top = Tier(std::min(int(ctx_.setup.preload_tier), int(c.exec_tier)));
+  for (ModelId id = 0; id < ctx_.setup.models.size(); ++id) {
+    const SimModel& m = ctx_.setup.models[id];
+    ModelInfo info{m.name, m.profile.size_bytes, m.contexts, m.max_batch};
+    auto fits = [&](int t) {
+      for (int u = int(Tier::Host); u <= t; ++u) {
+        const TierBudget& b = c.budgets[u];
+        if (used_models[u] + 1 > b.models || m.profile.size_bytes > b.bytes - used_bytes[u])
+          return false;
+      }
+      return true;
+    };
+    int t = int(top);
+    while (t > int(Tier::Disk) && !fits(t)) --t;
+    for (int u = int(Tier::Disk); u <= t; ++u) {
+      if (u > int(Tier::Disk)) {
+        used_bytes[u] += m.profile.size_bytes;
+        used_models[u] += 1;
+      }
+      resident_[id][u] = true;
+    }
+    ctl_.add_model(id, info, Tier(t));
+  }
+}
+
+void Server::arrive(RequestId id, Time now) {
+  const std::optional<Time>& slo = ctx_.setup.slo;
+  Request r{id, ctx_.model_of(id), now, slo ? now + *slo : kNever};
+  ++outstanding_;
+  ctl_.on_arrival(r, now, out_);
+  carry_out(now);
+}
+
+bool Server::cancel(RequestId id, Time now) {
+  bool held = ctl_.cancel(id, ctx_.model_of(id), now, out_);
+  carry_out(now);
+  return held;
+}
+
+void Server::on_batch_done(WorkerId worker, Time now) {
+  --ctx_.in_flight;
+  Worker& w = workers_[worker];
+  w.busy = false;
+  --busy_workers_;
+  --running_[w.model];
+  ctl_.on_batch_done(w.batch, true, now, out_);
+  carry_out(now);
+}
+
+void Server::on_load_done(LoadDone done, Time now) {
+  --ctx_.in_flight;
+  --loads_in_flight_;
+  resident_[done.model][int(done.to)] = true;
+  ctl_.on_load_done(done.model, done.to, true, now, out_);
+  carry_out(now);
+}
+
+// Stops the run when only timers could ever happen again (the remaining requests are lost),
+// or when the controller keeps asking for a timer at the same instant.
+void Server::on_timer(uint64_t generation, Time now) {
+  if (generation != timer_gen_) return;  // superseded by an earlier timer
+  timer_at_ = kNever;
+  if (stalled(now)) {
+    ctx_.sim.stop();
+    return;
+  }
+  if (now == last_timer_) {
+    if (++same_time_timers_ > 100000) {
+      ctx_.violation("controller: next_wakeup() does not move past now=" + std::to_string(now));
+      ctx_.sim.stop();
+      return;
+    }
+  } else {
+    same_time_timers_ = 0;
+  }
+  last_timer_ = now;
+  ++ctx_.result.timers;
+  ctl_.on_timer(now, out_);
+  carry_out(now);
+}
+
+bool Server::stalled(Time now) const {
+  return sink_.quiet() &&
+         (sink_.queued() == 0 || now - sink_.last_progress() > ctx_.setup.stall_timeout);
+}
+
+void Server::arm_timer(Time now) {
+  Time w = ctl_.next_wakeup();
+  if (w >= timer_at_) return;  // the pending timer fires first; on_timer early is harmless
+  timer_at_ = std::max(w, now);
+  ctx_.sim.schedule<&Server::on_timer>(timer_at_, this, ++timer_gen_);
+}
+
+void Server::carry_out(Time now) {
+  while (true) {
+    for (const Batch& b : out_.dispatches) dispatch(b, now);
+    for (const LoadAction& l : out_.loads) load(l, now);
+    for (const RequestOutcome& o : out_.completions) complete(o, now);
+    evicts_.swap(out_.evicts);
+    out_.clear();
+    if (evicts_.empty()) break;
+    for (const EvictAction& e : evicts_) evict(e, now);  // may refill out_
+    evicts_.clear();
+  }
+  arm_timer(now);
+}
+
+bool Server::check_dispatch(const Batch& b) {
+  const std::string batch = "batch " + std::to_string(b.id);
+  if (b.worker >= workers_.size() || workers_[b.worker].busy) {
+    ctx_.violation(batch + " dispatched to busy or unknown worker " + std::to_string(b.worker));
+    return false;
+  }
+  if (b.model >= ctx_.setup.models.size() || b.requests.empty()) {
+    ctx_.violation(batch + " has an unknown model or no requests");
+    return false;
+  }
+  if (!resident_[b.model][int(ctx_.setup.control.exec_tier)]) {
+    ctx_.violation(batch + " of model " + ctx_.setup.models[b.model].name +
+                   " dispatched while not resident in the executing tier");
+  }
+  for (const Request& r : b.requests) {
+    if (r.id >= ctx_.done.size() || ctx_.done[r.id] == RunContext::Done)
+      ctx_.violation(batch + " carries finished or unknown request " + std::to_string(r.id));
+  }
+  return true;
+}
+
+void Server::dispatch(const Batch& b, Time now) {
+  if (!check_dispatch(b)) return;
+  workers_[b.worker] = {true, b.id, b.model};
+  ++busy_workers_;
+  ++running_[b.model];
+  ++batches_;
+  batched_requests_ += b.requests.size();
+  uint32_t size = static_cast<uint32_t>(b.requests.size());
+  const SimulationSetup& s = ctx_.setup;
+  const ModelProfile& p = ctx_.profile(b.model);
+  Time cost = (s.jitter >= 0 && s.noise != CostNoise::None
+                   ? p.sample_batch_latency(size, s.jitter, rng_)
+                   : p.sample_batch_latency(size, s.noise, rng_)) *
+              s.speed_at(now);
+  ++ctx_.in_flight;
+  ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
+}
+
+void Server::load(const LoadAction& l, Time now) {
+  if (++loads_in_flight_ > ctx_.setup.control.max_loads_in_flight)
+    ctx_.violation("more than max_loads_in_flight loads at t=" + std::to_string(now));
+  Time cost = ctx_.profile(l.model).sample_load_seconds(l.from, l.to, ctx_.setup.noise,
+                                                        load_rng_) *
+              ctx_.setup.speed_at(now);
+  ++ctx_.in_flight;
+  ctx_.sim.schedule<&Server::on_load_done>(now + cost, this, LoadDone{l.model, l.to});
+}
+
+void Server::evict(const EvictAction& e, Time now) {
+  if (e.tier == ctx_.setup.control.exec_tier) {
+    const std::string& name = ctx_.setup.models[e.model].name;
+    if (running_[e.model] > 0) ctx_.violation("model " + name + " evicted while a batch uses it");
+    if (!resident_[e.model][int(e.tier)])
+      ctx_.violation("model " + name + " evicted while not resident");
+  }
+  resident_[e.model][int(e.tier)] = false;
+  ctl_.on_evict_done(e.model, e.tier, now, out_);
+}
+
+void Server::complete(const RequestOutcome& o, Time now) {
+  --outstanding_;
+  sink_.on_outcome(*this, o, now);
+}
+
+}  // namespace servelab::sim

@@ -1,0 +1,110 @@
+// A simulated server: the Controller (engine/control) with simulated workers, loader and tiers
+// in virtual time. A dispatch of b requests of model m finishes at now + cost(m, b) from the
+// model's cost profile (a draw from the measured distribution when noise is on); a load
+// finishes at now + load time(m, from, to); evictions complete at once. The server checks
+// the controller's contract as it carries the actions out (dispatch of a model not resident,
+// eviction of a model in use, duplicate completion, too many loads in flight, ...) and
+// reports violations to the run. Completions go to the server's OutcomeSink (the cluster).
+// A part of one run (run_context.h); one thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "engine/control/controller.h"
+#include "simulator/run_context.h"
+
+namespace servelab::sim {
+
+class Server;
+
+// Who learns what happened to each request a server finished, and whether the whole system
+// is quiet (for the stall check of a server's timer).
+class OutcomeSink {
+ public:
+  virtual ~OutcomeSink() = default;
+  virtual void on_outcome(Server& server, const RequestOutcome& o, Time now) = 0;
+  // Nothing but timers can happen any more; `queued`: requests still queued anywhere.
+  virtual bool quiet() const = 0;
+  virtual size_t queued() const = 0;
+  virtual Time last_progress() const = 0;
+};
+
+class Server {
+ public:
+  // `index`: the server's number in its cluster; `seed`: its batch and load draws' streams.
+  Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed);
+
+  uint32_t index() const { return index_; }
+  // Registers every model, resident as far as the tier budgets allow (initial placement).
+  void add_models();
+  void start() { arm_timer(0); }
+
+  // Request `id` reaches the controller at `now`.
+  void arrive(RequestId id, Time now);
+  // Request `id` is cancelled at `now`: removed if still queued, its result discarded if its
+  // batch is running (the worker stays busy until the batch ends). False if the server no
+  // longer holds it.
+  bool cancel(RequestId id, Time now);
+
+  // For routers and the stall check.
+  uint64_t outstanding() const { return outstanding_; }  // arrived, not yet completed
+  size_t queued() const { return ctl_.total_queued(); }
+  uint32_t free_workers() const { return ctl_.free_workers(); }
+  bool busy() const { return busy_workers_ > 0 || loads_in_flight_ > 0; }
+  const ControllerStats& stats() const { return ctl_.stats(); }
+  uint64_t batches() const { return batches_; }
+  uint64_t batched_requests() const { return batched_requests_; }
+
+  // Events.
+  void on_batch_done(WorkerId worker, Time now);
+  struct LoadDone {
+    ModelId model;
+    Tier to;
+  };
+  void on_load_done(LoadDone done, Time now);
+  void on_timer(uint64_t generation, Time now);
+
+ private:
+  struct Worker {
+    bool busy = false;
+    BatchId batch = 0;
+    ModelId model = 0;
+  };
+
+  void carry_out(Time now);
+  void dispatch(const Batch& b, Time now);
+  bool check_dispatch(const Batch& b);
+  void load(const LoadAction& l, Time now);
+  void evict(const EvictAction& e, Time now);
+  void complete(const RequestOutcome& o, Time now);
+  void arm_timer(Time now);
+  bool stalled(Time now) const;
+
+  RunContext& ctx_;
+  OutcomeSink& sink_;
+  uint32_t index_;
+  Controller ctl_;
+  ActionBuffer out_;
+  std::vector<EvictAction> evicts_;
+  std::mt19937_64 rng_;       // batch latency draws
+  std::mt19937_64 load_rng_;  // load time draws (own stream: profiles without load samples
+                              // draw nothing, and batch draws do not shift when they do)
+
+  std::vector<Worker> workers_;
+  uint32_t busy_workers_ = 0;
+  std::vector<uint32_t> running_;  // batches running per model
+  std::vector<std::array<bool, kTierCount>> resident_;  // as the executor has carried it out
+  uint32_t loads_in_flight_ = 0;
+  uint64_t outstanding_ = 0;
+  uint64_t batches_ = 0, batched_requests_ = 0;
+
+  Time timer_at_ = kNever;  // the earliest timer event that is still current
+  uint64_t timer_gen_ = 0;  // timers of older generations are stale and skipped
+  Time last_timer_ = -1;
+  uint64_t same_time_timers_ = 0;
+};
+
+}  // namespace servelab::sim
