@@ -1,6 +1,12 @@
-// `servelab <command> [options]`: one binary, one subcommand per body of ServeLab.
+// `servelab <command> [options]`: one command line, one subcommand per body of ServeLab.
+// Built twice (cli/CMakeLists.txt): the lean `servelab` runs the commands it links and hands
+// the others to `servelab-engine` beside it (same arguments, same process via exec).
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "cli/subcommands.h"
@@ -10,29 +16,65 @@ namespace {
 struct Command {
   const char* name;
   const char* help;
-  int (*main)(int, char**);
+  int (*main)(int, char**);  // nullptr: run by the engine binary
 };
 
-const Command kCommands[] = {
 #ifdef SERVELAB_HAS_SIMULATOR
-    {"simulate", "run a simulation config in virtual time", servelab::cli::simulate_main},
-#endif
-#ifdef SERVELAB_HAS_SERVER
-    {"serve", "start the HTTP inference server", servelab::cli::serve_main},
+#define SERVELAB_SIMULATE servelab::cli::simulate_main
+#else
+#define SERVELAB_SIMULATE nullptr
 #endif
 #ifdef SERVELAB_HAS_LOADGEN
-    {"load", "drive a running server with a workload over HTTP", servelab::cli::load_main},
+#define SERVELAB_LOAD servelab::cli::load_main
+#else
+#define SERVELAB_LOAD nullptr
+#endif
+#ifdef SERVELAB_HAS_SERVER
+#define SERVELAB_SERVE servelab::cli::serve_main
+#else
+#define SERVELAB_SERVE nullptr
 #endif
 #ifdef SERVELAB_HAS_EXPERIMENTS
-    {"profile", "measure model cost profiles on this machine", servelab::cli::profile_main},
-    {"run", "run an experiment config (sim, real or both)", servelab::cli::run_main},
-    {"report", "turn a results folder into plots and a report", servelab::cli::report_main},
+#define SERVELAB_PROFILE servelab::cli::profile_main
+#define SERVELAB_RUN servelab::cli::run_main
+#define SERVELAB_REPORT servelab::cli::report_main
+#else
+#define SERVELAB_PROFILE nullptr
+#define SERVELAB_RUN nullptr
+#define SERVELAB_REPORT nullptr
 #endif
+
+const Command kCommands[] = {
+    {"simulate", "run a simulation config in virtual time", SERVELAB_SIMULATE},
+    {"serve", "start the HTTP inference server", SERVELAB_SERVE},
+    {"load", "drive a running server with a workload over HTTP", SERVELAB_LOAD},
+    {"profile", "measure model cost profiles on this machine", SERVELAB_PROFILE},
+    {"run", "run an experiment config (sim, real or both)", SERVELAB_RUN},
+    {"report", "turn a results folder into plots and a report", SERVELAB_REPORT},
 };
 
 void usage(FILE* out) {
   std::fprintf(out, "usage: servelab <command> [options]   (servelab <command> --help)\n\n");
   for (const auto& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.help);
+}
+
+// Replaces this process by the engine binary with the same arguments; returns only on error.
+int run_in_engine(char** argv) {
+#ifdef SERVELAB_ENGINE_BINARY
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::string engine = (self.parent_path() / SERVELAB_ENGINE_BINARY).string();
+  if (!ec) {
+    argv[0] = engine.data();
+    ::execv(engine.c_str(), argv);
+  }
+  std::fprintf(stderr, "servelab: cannot run %s for '%s': %s\n", engine.c_str(), argv[1],
+               std::strerror(ec ? ec.value() : errno));
+  return 2;
+#else
+  std::fprintf(stderr, "servelab: '%s' is not built (the engine needs LibTorch)\n", argv[1]);
+  return 2;
+#endif
 }
 
 }  // namespace
@@ -43,7 +85,8 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   for (const auto& c : kCommands) {
-    if (std::string(argv[1]) == c.name) return c.main(argc - 1, argv + 1);
+    if (std::string(argv[1]) != c.name) continue;
+    return c.main ? c.main(argc - 1, argv + 1) : run_in_engine(argv);
   }
   std::fprintf(stderr, "servelab: unknown command '%s'\n\n", argv[1]);
   usage(stderr);

@@ -28,6 +28,26 @@ struct FileCloser {
   void operator()(FILE* f) const { std::fclose(f); }
 };
 
+// t >= 0 times 10^9, rounded to the nearest integer (ties to even) as exact arithmetic does:
+// t = m * 2^e with a 53-bit m, so m * 10^9 fits in 128 bits and the shift rounds exactly.
+bool exact_nanoseconds(double t, uint64_t* out) {
+  int exp = 0;
+  double frac = std::frexp(t, &exp);  // t = frac * 2^exp, frac in [0.5, 1) (or 0)
+  auto m = static_cast<uint64_t>(std::ldexp(frac, 53));
+  int shift = 53 - exp;  // t * 10^9 = m * 10^9 / 2^shift
+  unsigned __int128 p = static_cast<unsigned __int128>(m) * 1000000000u;
+  if (shift <= 0) return false;  // t >= 2^53: not a time of a run
+  if (shift >= 127) {
+    *out = 0;
+    return true;
+  }
+  using u128 = unsigned __int128;
+  u128 q = p >> shift, rem = p - (q << shift), half = u128(1) << (shift - 1);
+  if (rem > half || (rem == half && (q & 1))) ++q;
+  *out = static_cast<uint64_t>(q);
+  return true;
+}
+
 // Rows go through a fixed buffer written out in large blocks; numbers are formatted with
 // std::to_chars (the same digits as printf's "%.9f", several times faster).
 class RowWriter {
@@ -48,9 +68,17 @@ class RowWriter {
     used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, v).ptr - buf_);
   }
   // Seconds with nanosecond resolution and a comma; an unknown time (NaN, infinity) is an
-  // empty field.
+  // empty field. The digits are printf's "%.9f": t rounded to whole nanoseconds, exactly.
   void time(double t) {
-    if (std::isfinite(t)) {
+    uint64_t ns;
+    if (t >= 0 && t < 1e9 && exact_nanoseconds(t, &ns)) {
+      reserve(32);
+      used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, ns / 1000000000).ptr - buf_);
+      buf_[used_++] = '.';
+      uint64_t frac = ns % 1000000000;
+      for (int i = 8; i >= 0; --i, frac /= 10) buf_[used_ + i] = char('0' + frac % 10);
+      used_ += 9;
+    } else if (std::isfinite(t)) {
       reserve(350);  // the longest finite double in fixed notation
       used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, t, std::chars_format::fixed, 9).ptr -
                      buf_);

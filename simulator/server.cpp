@@ -124,22 +124,22 @@ void Server::carry_out(Time now) {
 }
 
 bool Server::check_dispatch(const Batch& b) {
-  const std::string batch = "batch " + std::to_string(b.id);
+  auto batch = [&] { return "batch " + std::to_string(b.id); };
   if (b.worker >= workers_.size() || workers_[b.worker].busy) {
-    ctx_.violation(batch + " dispatched to busy or unknown worker " + std::to_string(b.worker));
+    ctx_.violation(batch() + " dispatched to busy or unknown worker " + std::to_string(b.worker));
     return false;
   }
   if (b.model >= ctx_.setup.models.size() || b.requests.empty()) {
-    ctx_.violation(batch + " has an unknown model or no requests");
+    ctx_.violation(batch() + " has an unknown model or no requests");
     return false;
   }
   if (!resident_[b.model][int(ctx_.setup.control.exec_tier)]) {
-    ctx_.violation(batch + " of model " + ctx_.setup.models[b.model].name +
+    ctx_.violation(batch() + " of model " + ctx_.setup.models[b.model].name +
                    " dispatched while not resident in the executing tier");
   }
   for (const Request& r : b.requests) {
     if (r.id >= ctx_.done.size() || ctx_.done[r.id] == RunContext::Done)
-      ctx_.violation(batch + " carries finished or unknown request " + std::to_string(r.id));
+      ctx_.violation(batch() + " carries finished or unknown request " + std::to_string(r.id));
   }
   return true;
 }

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "results/records.h"
 
@@ -127,5 +130,41 @@ TEST_CASE("requests.csv round-trips and rejects foreign files", "[results]") {
   std::ofstream(path) << "a,b\n1,2\n";
   CHECK_THROWS_WITH(read_requests_csv(path), Catch::Matchers::Contains("not a requests.csv"));
   CHECK_THROWS(write_requests_csv("/nonexistent-dir/x.csv", run));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("requests.csv writes times with printf's %.9f digits and ties to even",
+          "[results]") {
+  // 1/1024 s is 976562.5 ns exactly: a tie, which rounds to the even 976562; 3/1024 s to
+  // 2929688. Then random times of every magnitude a run can have.
+  RunRecords run;
+  run.model_names = {"a"};
+  std::vector<double> times = {0, 1.0 / 1024, 3.0 / 1024, 0.1, 1e-10, 5e-10, 123456.789,
+                               4503599.627370496, 999999999.999999};
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i)
+    times.push_back(std::ldexp(double(rng() >> 11), -53) * std::pow(10.0, double(rng() % 12) - 3));
+  for (double t : times) {
+    RequestRecord r;
+    r.id = run.requests.size();
+    r.arrival = r.queued = r.dispatch = r.start = r.finish = t;
+    run.requests.push_back(r);
+  }
+  auto dir = std::filesystem::temp_directory_path() /
+             ("servelab-csv-digits-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  write_requests_csv((dir / "r.csv").string(), run);
+  std::ifstream in(dir / "r.csv");
+  std::string line;
+  std::getline(in, line);
+  for (double t : times) {
+    REQUIRE(std::getline(in, line));
+    char want[400];
+    std::snprintf(want, sizeof want, "%.9f", t);
+    std::string field = line.substr(line.find(',', line.find(',') + 1) + 1);
+    field = field.substr(0, field.find(','));
+    INFO("t = " << t);
+    REQUIRE(field == want);
+  }
   std::filesystem::remove_all(dir);
 }

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "cli/subcommands.h"
 #include "config/yaml_util.h"
 #include "results/records.h"
@@ -123,4 +125,38 @@ TEST_CASE("simulate takes every shipped experiment file's base config", "[simula
       CHECK_NOTHROW(sim::parse_sim_config(doc, e.path().string(), folder.string()));
     }
   }
+}
+
+TEST_CASE("simulate --summary-only writes the same summary without rows and clusters run from YAML",
+          "[simulator][cli][cluster]") {
+  fs::path dir = fs::temp_directory_path() / ("servelab-simulate-summary-" +
+                                              std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::vector<std::string> common = {kExperiment, "-q", "--set", "workload.requests=300"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = common;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  REQUIRE(simulate(with({"--out", (dir / "rows").string()})) == 0);
+  REQUIRE(simulate(with({"--out", (dir / "only").string(), "--summary-only"})) == 0);
+  CHECK(fs::exists(dir / "rows" / "requests.csv"));
+  CHECK_FALSE(fs::exists(dir / "only" / "requests.csv"));
+  CHECK(slurp(dir / "rows" / "summary.json") == slurp(dir / "only" / "summary.json"));
+
+  // Two servers behind power-of-two: every request completes; the effective config says so.
+  REQUIRE(simulate(with({"--out", (dir / "two").string(), "--set",
+                         "cluster={servers: 2, router: {name: power-of-two, choices: 2}}"})) == 0);
+  YAML::Node eff = YAML::LoadFile((dir / "two" / "config.yaml").string());
+  CHECK(eff["cluster"]["servers"].as<int>() == 2);
+  CHECK(eff["cluster"]["router"]["name"].as<std::string>() == "power-of-two");
+  nlohmann::json s = nlohmann::json::parse(slurp(dir / "two" / "summary.json"));
+  CHECK(s["completed"] == 300);
+  CHECK(s["throughput_rps"].get<double>() >
+        nlohmann::json::parse(slurp(dir / "rows" / "summary.json"))["throughput_rps"].get<double>());
+  CHECK(simulate(with({"--out", (dir / "bad").string(), "--set", "cluster.router=nearest"})) == 2);
+  CHECK(simulate(with({"--out", (dir / "bad").string(), "--set", "cluster.servers=0"})) == 2);
+  CHECK(simulate(with({"--out", (dir / "bad").string(), "--set",
+                       "simulation.client_timeout_s=-1"})) == 2);
+  fs::remove_all(dir);
 }
