@@ -22,26 +22,35 @@ std::vector<std::string> profile_models_of(const YAML::Node& models) {
   return out;
 }
 
-void ensure_profile(const std::string& path, const std::vector<std::string>& models,
-                    const std::string& models_dir, bool remeasure, const std::string& image) {
-  std::vector<std::string> missing = remeasure ? models : missing_models(path, models);
-  if (missing.empty()) return;
 #ifdef SERVELAB_EXP_PROFILER
-  ProfileOptions po;
-  po.models_dir = models_dir;
-  po.image = image;
+void ensure_profile_with(const std::string& path, ProfileOptions po, bool remeasure) {
+  std::vector<std::string> missing = remeasure ? po.models : missing_models(path, po.models);
+  if (missing.empty()) return;
   po.models = missing;
   std::string names;
   for (const auto& m : missing) names += " " + m;
   std::fprintf(stderr, "run: measuring the cost profile of%s on this machine (%s)\n",
                names.c_str(), path.c_str());
   save_profile(path, measure_profile(po), po);
+}
+
+void ensure_profile(const std::string& path, const std::vector<std::string>& models,
+                    const std::string& models_dir, bool remeasure, const std::string& image) {
+  ProfileOptions po;
+  po.models_dir = models_dir;
+  po.image = image;
+  po.models = models;
+  ensure_profile_with(path, po, remeasure);
+}
 #else
+void ensure_profile(const std::string& path, const std::vector<std::string>& models,
+                    const std::string&, bool remeasure, const std::string&) {
+  if (!remeasure && missing_models(path, models).empty()) return;
   throw ExperimentError("no measured profile for the models at " + path +
                         " and this build has no LibTorch to measure it; name a profile file "
                         "in the config (profile:)");
-#endif
 }
+#endif
 
 #ifndef SERVELAB_EXP_SIM
 std::unique_ptr<Backend> make_sim_backend(const SimBackendOptions&) { return nullptr; }

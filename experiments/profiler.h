@@ -96,6 +96,11 @@ CostProfile measure_profile(const ProfileOptions& options,
 // `path` that were not measured again; records host, threads and batch sizes in `source`.
 void save_profile(const std::string& path, const CostProfile& measured, const ProfileOptions& o);
 
+// ensure_profile (backends.h) with the probe given in full: measures options.models that the
+// profile at `path` lacks (all of them with `remeasure`) and merges them in. Tests use a
+// reduced probe (few sizes, short sampling, few bursts) to stay fast.
+void ensure_profile_with(const std::string& path, ProfileOptions options, bool remeasure = false);
+
 // The default location of this machine's measured profile:
 // <source>/experiments/profiles/local/<hostname>.yaml (gitignored).
 std::string local_profile_path();

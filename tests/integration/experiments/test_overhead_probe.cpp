@@ -9,14 +9,14 @@
 #include <iterator>
 
 #include "experiments/profiler.h"
+#include "tests/support/temp_dir.h"
 
 using namespace servelab;
 namespace fs = std::filesystem;
 
 TEST_CASE("the model overhead leaves out the batch's compute", "[experiments][overhead]") {
-  const fs::path dir = fs::temp_directory_path() / "servelab-overhead-test";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  servelab::testutil::TempDir tmp_dir("servelab-overhead-test");
+  const std::filesystem::path dir = tmp_dir.path();
   std::ofstream(dir / "slow.yaml") << "models:\n  slow:\n    size_bytes: 1\n"
                                       "    batch_latency_ms: [{batch: 1, mean: 30}]\n"
                                       "    load_ms: {disk->host: 0}\n";
@@ -42,7 +42,6 @@ TEST_CASE("the model overhead leaves out the batch's compute", "[experiments][ov
   // A model that cannot be served: the error names it, nothing is left running.
   spec.name = "missing";
   CHECK_THROWS(experiments::measure_model_overhead(eo, spec, image, 5));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("cold bursts: each request's intake, from the start of its burst",

@@ -11,8 +11,10 @@
 
 #include "experiments/backends.h"
 #include "experiments/experiment.h"
+#include "experiments/profiler.h"
 #include "experiments/runner.h"
 #include "results/records.h"
+#include "tests/support/temp_dir.h"
 
 using namespace servelab;
 namespace ex = servelab::experiments;
@@ -31,11 +33,22 @@ nlohmann::json read_json(const fs::path& p) {
 
 TEST_CASE("both modes with matched speed: real records carry the engine's split",
           "[experiments][real]") {
-  const fs::path dir = fs::temp_directory_path() / "servelab-real-mode";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  servelab::testutil::TempDir tmp_dir("servelab-real-mode");
+  const std::filesystem::path dir = tmp_dir.path();
   const std::string profile = (dir / "profile.yaml").string();
-  ex::ensure_profile(profile, {"tiny_cnn"}, kModels);
+  // A reduced probe: the profiler's every step, on few sizes, short sampling and few bursts.
+  ex::ProfileOptions probe;
+  probe.models_dir = kModels;
+  probe.models = {"tiny_cnn"};
+  probe.batch_sizes = {1, 2, 4, 8};
+  probe.samples = 3;
+  probe.min_seconds_per_size = 0.05;
+  probe.max_seconds_per_size = 0.5;
+  probe.load_samples = 3;
+  probe.overhead_requests = 30;
+  probe.cold_burst_sizes = {2, 4, 8};
+  probe.cold_bursts = 2;
+  ex::ensure_profile_with(profile, probe);
 
   ex::ExperimentSpec spec = ex::parse_experiment(YAML::Load(R"(
 name: real-mode-test
@@ -117,5 +130,4 @@ simulation: {noise: normal}
   ro.modes = {"sim"};
   CHECK_THROWS_WITH(ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}}),
                     Catch::Matchers::Contains("both modes"));
-  fs::remove_all(dir);
 }

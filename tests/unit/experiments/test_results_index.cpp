@@ -5,12 +5,13 @@
 #include <filesystem>
 
 #include "experiments/results_index.h"
+#include "tests/support/temp_dir.h"
 
 using namespace servelab::experiments;
 
 TEST_CASE("results.db holds sweep values and metrics as columns") {
-  auto dir = std::filesystem::temp_directory_path() / "servelab-test-index";
-  std::filesystem::create_directories(dir);
+  servelab::testutil::TempDir tmp_dir("servelab-test-index");
+  const std::filesystem::path dir = tmp_dir.path();
   std::string path = (dir / "results.db").string();
   auto spec = parse_experiment(
       YAML::Load("sweep: {workload.arrival.concurrency: [1, 4], policies.batching.name: [none]}"),
@@ -40,5 +41,4 @@ TEST_CASE("results.db holds sweep values and metrics as columns") {
   CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 4))) == "failed");
   sqlite3_finalize(st);
   sqlite3_close(db);
-  std::filesystem::remove_all(dir);
 }

@@ -10,6 +10,7 @@
 #include "engine/control/policy_registry.h"
 #include "results/records.h"
 #include "sim_test_util.h"
+#include "tests/support/temp_dir.h"
 
 using namespace servelab;
 using namespace servelab::sim;
@@ -80,8 +81,8 @@ TEST_CASE("every registered policy keeps the controller contract", "[simulator][
 }
 
 TEST_CASE("same config and seeds give byte-identical requests.csv", "[simulator][determinism]") {
-  auto dir = std::filesystem::temp_directory_path() / "servelab-determinism";
-  std::filesystem::create_directories(dir);
+  servelab::testutil::TempDir tmp_dir("servelab-determinism");
+  const std::filesystem::path dir = tmp_dir.path();
   auto run = [&](const std::string& file, uint64_t seed) {
     SimulationSetup s = contract_setup(0.005);
     s.control.batching = {"rafiqi-ewma", {}};
@@ -100,7 +101,6 @@ TEST_CASE("same config and seeds give byte-identical requests.csv", "[simulator]
   CHECK(a.size() > 100000);
   CHECK(a == b);
   CHECK(a != c);  // the seed matters: noise is on
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("two simulations run interleaved on two threads give the same result",

@@ -11,6 +11,7 @@
 #include "results/records.h"
 #include "simulator/sim_config.h"
 #include "workloads/workload.h"
+#include "tests/support/temp_dir.h"
 
 using namespace servelab;
 namespace fs = std::filesystem;
@@ -41,8 +42,8 @@ sim::SimConfig scaled_config(const fs::path& dir, const std::string& scale) {
 }  // namespace
 
 TEST_CASE("cost_scale multiplies every cost of the profile", "[simulator][profile]") {
-  fs::path dir = fs::temp_directory_path() / "servelab-cost-scale";
-  fs::create_directories(dir);
+  servelab::testutil::TempDir tmp_dir("servelab-cost-scale");
+  const std::filesystem::path dir = tmp_dir.path();
   std::ofstream(dir / "profile.yaml") << kProfile;
 
   const sim::SimConfig one = scaled_config(dir, "");
@@ -74,7 +75,6 @@ TEST_CASE("cost_scale multiplies every cost of the profile", "[simulator][profil
   CHECK_THROWS_WITH(scaled_config(dir, "0"), Contains("simulation.cost_scale") && Contains("positive"));
   CHECK_THROWS_WITH(scaled_config(dir, "-1"), Contains("positive"));
   CHECK_THROWS_WITH(scaled_config(dir, "fast"), Contains("cost_scale"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("the load generator's thread spaces simultaneous sends by its cost",
@@ -111,8 +111,8 @@ TEST_CASE("speed_trace multiplies batch and load costs from each window's start 
   // half speed: batches dispatched from then on take 20 ms. Hand-computed: request 0 is
   // dispatched at 2 ms and finishes at 2 + 30 + 10 + 1 = 43 ms; request i >= 1 is sent at
   // 43 + 13 (i - 1) ms and dispatched 2 ms later: 45, 58, 71, 84, 97 (< 100), then 110 ms.
-  fs::path dir = fs::temp_directory_path() / "servelab-speed-trace";
-  fs::create_directories(dir);
+  servelab::testutil::TempDir tmp_dir1("servelab-speed-trace");
+  const std::filesystem::path dir = tmp_dir1.path();
   std::ofstream(dir / "profile.yaml") << kProfile;
   auto config = [&](const std::string& trace) {
     return sim::parse_sim_config(
@@ -143,15 +143,14 @@ TEST_CASE("speed_trace multiplies batch and load costs from each window's start 
   CHECK_THROWS_WITH(config("[[0, 0]]"), Contains("positive"));
   CHECK_THROWS_WITH(config("[[0, 1, 2]]"), Contains("[from_s, factor]"));
   CHECK_THROWS_WITH(config("2"), Contains("list"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("jitter replaces the profile's batch noise by a relative normal spread",
           "[simulator][profile]") {
   // One client in event mode: each request is one batch of 1, so batch times are finish -
   // arrival - 3 ms of overheads. The profile's own noise (samples 9, 10, 11 ms) gives way.
-  fs::path dir = fs::temp_directory_path() / "servelab-jitter";
-  fs::create_directories(dir);
+  servelab::testutil::TempDir tmp_dir2("servelab-jitter");
+  const std::filesystem::path dir = tmp_dir2.path();
   std::ofstream(dir / "profile.yaml") << kProfile;
   auto batch_times = [&](const std::string& sim) {
     const sim::SimConfig c = sim::parse_sim_config(
@@ -181,5 +180,4 @@ TEST_CASE("jitter replaces the profile's batch noise by a relative normal spread
   // jitter with noise off: no noise.
   for (double x : batch_times("{noise: none, jitter: 0.2}")) REQUIRE(x == Approx(0.010));
   CHECK_THROWS_WITH(batch_times("{jitter: -0.1}"), Contains("simulation.jitter"));
-  fs::remove_all(dir);
 }

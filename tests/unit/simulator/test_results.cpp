@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "results/records.h"
+#include "tests/support/temp_dir.h"
 
 using namespace servelab;
 using namespace servelab::results;
@@ -90,8 +91,8 @@ TEST_CASE("a warm-up leaves the requests sent before it out of every summary fie
 }
 
 TEST_CASE("requests.csv round-trips and rejects foreign files", "[results]") {
-  auto dir = std::filesystem::temp_directory_path() / "servelab-results-test";
-  std::filesystem::create_directories(dir);
+  servelab::testutil::TempDir tmp_dir("servelab-results-test");
+  const std::filesystem::path dir = tmp_dir.path();
   std::string path = (dir / "requests.csv").string();
   RunRecords run = sample_run();
   run.requests[0].queued = 0.0005;  // the others' are unknown (NaN)
@@ -130,7 +131,6 @@ TEST_CASE("requests.csv round-trips and rejects foreign files", "[results]") {
   std::ofstream(path) << "a,b\n1,2\n";
   CHECK_THROWS_WITH(read_requests_csv(path), Catch::Matchers::Contains("not a requests.csv"));
   CHECK_THROWS(write_requests_csv("/nonexistent-dir/x.csv", run));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("requests.csv writes times with printf's %.9f digits and ties to even",
@@ -150,9 +150,8 @@ TEST_CASE("requests.csv writes times with printf's %.9f digits and ties to even"
     r.arrival = r.queued = r.dispatch = r.start = r.finish = t;
     run.requests.push_back(r);
   }
-  auto dir = std::filesystem::temp_directory_path() /
-             ("servelab-csv-digits-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  servelab::testutil::TempDir tmp_dir1("servelab-csv-digits");
+  const std::filesystem::path dir = tmp_dir1.path();
   write_requests_csv((dir / "r.csv").string(), run);
   std::ifstream in(dir / "r.csv");
   std::string line;
@@ -166,5 +165,4 @@ TEST_CASE("requests.csv writes times with printf's %.9f digits and ties to even"
     INFO("t = " << t);
     REQUIRE(field == want);
   }
-  std::filesystem::remove_all(dir);
 }

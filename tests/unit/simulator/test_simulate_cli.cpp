@@ -11,6 +11,7 @@
 #include "config/yaml_util.h"
 #include "results/records.h"
 #include "simulator/sim_config.h"
+#include "tests/support/temp_dir.h"
 
 using namespace servelab;
 namespace fs = std::filesystem;
@@ -39,8 +40,8 @@ const std::string kExperiment =
 
 TEST_CASE("simulate writes requests.csv, summary.json and the effective config",
           "[simulator][cli]") {
-  fs::path dir = fs::temp_directory_path() / "servelab-simulate-cli";
-  fs::remove_all(dir);
+  servelab::testutil::TempDir tmp_dir("servelab-simulate-cli");
+  const std::filesystem::path dir = tmp_dir.path();
   REQUIRE(simulate({kExperiment, "--out", (dir / "a").string(), "-q", "--set",
                     "workload.requests=500", "--set", "workload.access={type: uniform}"}) == 0);
   results::RunRecords back = results::read_requests_csv((dir / "a" / "requests.csv").string());
@@ -63,11 +64,11 @@ TEST_CASE("simulate writes requests.csv, summary.json and the effective config",
   REQUIRE(simulate({kExperiment, "--out", (dir / "c").string(), "-q", "--seed", "9", "--set",
                     "workload.requests=500", "--set", "workload.access={type: uniform}"}) == 0);
   CHECK(slurp(dir / "a" / "requests.csv") != slurp(dir / "c" / "requests.csv"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("simulate rejects bad usage and bad configs with exit status 2", "[simulator][cli]") {
-  fs::path dir = fs::temp_directory_path() / "servelab-simulate-bad";
+  servelab::testutil::TempDir tmp_dir1("servelab-simulate-bad");
+  const std::filesystem::path dir = tmp_dir1.path();
   CHECK(simulate({}) == 2);
   CHECK(simulate({kExperiment}) == 2);  // no --out
   CHECK(simulate({"/nonexistent.yaml", "--out", dir.string()}) == 2);
@@ -129,9 +130,8 @@ TEST_CASE("simulate takes every shipped experiment file's base config", "[simula
 
 TEST_CASE("simulate --summary-only writes the same summary without rows and clusters run from YAML",
           "[simulator][cli][cluster]") {
-  fs::path dir = fs::temp_directory_path() / ("servelab-simulate-summary-" +
-                                              std::to_string(::getpid()));
-  fs::remove_all(dir);
+  servelab::testutil::TempDir tmp_dir2("servelab-simulate-summary");
+  const std::filesystem::path dir = tmp_dir2.path();
   const std::vector<std::string> common = {kExperiment, "-q", "--set", "workload.requests=300"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = common;
@@ -158,5 +158,4 @@ TEST_CASE("simulate --summary-only writes the same summary without rows and clus
   CHECK(simulate(with({"--out", (dir / "bad").string(), "--set", "cluster.servers=0"})) == 2);
   CHECK(simulate(with({"--out", (dir / "bad").string(), "--set",
                        "simulation.client_timeout_s=-1"})) == 2);
-  fs::remove_all(dir);
 }
