@@ -20,6 +20,9 @@ void Server::add_models() {
   for (ModelId id = 0; id < ctx_.setup.models.size(); ++id) {
     const SimModel& m = ctx_.setup.models[id];
     ModelInfo info{m.name, m.profile.size_bytes, m.contexts, m.max_batch};
+    for (int u = int(Tier::Host); u < kTierCount; ++u)  // eviction policies' cost prior
+      if (m.profile.has_load_time(Tier(u - 1), Tier(u)))
+        info.load_seconds[u] = m.profile.load_seconds(Tier(u - 1), Tier(u));
     auto fits = [&](int t) {
       for (int u = int(Tier::Host); u <= t; ++u) {
         const TierBudget& b = c.budgets[u];

@@ -63,10 +63,11 @@ void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_t
   m.unfittable = false;
   for (int t = 1; t <= int(s.exec()); ++t)
     if (s.tiers[t].too_big(info.size_bytes)) m.unfittable = true;
+  for (int t = 0; t < kTierCount; ++t) m.reload_seconds[t] = info.load_seconds[t];
   for (int t = 1; t <= int(top); ++t) {
     if (m.resident[t]) continue;  // a leftover copy from before a remove: keep it
     s.tiers[t].reserve(info.size_bytes);
-    s.tiers[t].became_resident(id, s.last_now);
+    s.note_resident(id, t, s.last_now);
     m.resident[t] = true;
   }
 }

@@ -38,6 +38,29 @@ bool Controller::Impl::evictable(ModelId id, Tier t) const {
   return true;
 }
 
+EvictionCandidate Controller::Impl::candidate(ModelId id, Tier t) const {
+  const ModelSlot& m = models[id];
+  int k = int(t);
+  return {id, m.info.size_bytes, m.reload_seconds[k], m.last_use[k], m.uses[k],
+          uint32_t(m.queue.size())};
+}
+
+void Controller::Impl::note_resident(ModelId id, int t, Time now) {
+  ModelSlot& m = models[id];
+  m.last_use[t] = now;
+  m.uses[t] = 0;
+  tiers[t].became_resident(id, now);
+}
+
+void Controller::Impl::note_use(ModelId id, Time now) {
+  ModelSlot& m = models[id];
+  for (int t = 1; t <= int(exec()); ++t) {
+    m.last_use[t] = now;
+    ++m.uses[t];
+    tiers[t].accessed(id, now);
+  }
+}
+
 bool Controller::Impl::can_start_load(ModelId id) const {
   if (loads_in_flight >= cfg.max_loads_in_flight) return false;
   int t = int(next_hop(id));
@@ -60,19 +83,20 @@ bool Controller::Impl::start_load(ModelId id, Time now, ActionBuffer& out) {
   TierCache& tier = tiers[t];
   candidates.clear();
   for (ModelId r : tier.residents())
-    if (evictable(r, Tier(t))) candidates.push_back(r);
+    if (evictable(r, Tier(t))) candidates.push_back(candidate(r, Tier(t)));
   while (!tier.fits(m.info.size_bytes)) {
     assert(!candidates.empty());
     size_t i = tier.eviction().pick_victim(candidates, now);
     assert(i < candidates.size());
     i = std::min(i, candidates.size() - 1);
-    ModelId victim = candidates[i];
+    ModelId victim = candidates[i].model;
     candidates.erase(candidates.begin() + i);
     evict(victim, Tier(t), now, out);
   }
   tier.reserve(m.info.size_bytes);
   sync_stats(stats, tiers, t);
   m.loading[t] = true;
+  m.load_started[t] = now;
   ++loads_in_flight;
   ++stats.loads;
   ++counters(id).loads;
@@ -115,7 +139,8 @@ void Controller::Impl::load_finished(ModelId id, Tier to, bool ok, Time now, Act
   --loads_in_flight;
   if (ok) {
     m.resident[t] = true;
-    tiers[t].became_resident(id, now);
+    m.reload_seconds[t] = now - m.load_started[t];
+    note_resident(id, t, now);
     if (to == exec()) {
       for (WorkerId w = 0; w < workers.size(); ++w) {
         WorkerSlot& ws = workers[w];

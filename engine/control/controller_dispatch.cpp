@@ -145,7 +145,7 @@ void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
 void Controller::Impl::emit_dispatch(WorkerId w, Time now, ActionBuffer& out) {
   WorkerSlot& ws = workers[w];
   ws.started = now;
-  for (int t = 1; t <= int(exec()); ++t) tiers[t].accessed(ws.model, now);
+  note_use(ws.model, now);
   Batch b;
   b.id = ws.batch;
   b.worker = w;

@@ -38,6 +38,12 @@ struct ModelSlot {
   std::array<bool, kTierCount> loading{};  // a load into that tier is in flight
   bool waiting_load = false;               // in Impl::load_waiters
   SchedulingPolicy::Key key;               // its place in Impl::ready_keys while ready
+  // Per tier, for eviction candidates: last load or use, uses since the load, the last load's
+  // duration (from ModelInfo::load_seconds until one is seen) and when the current one began.
+  std::array<Time, kTierCount> last_use{};
+  std::array<uint64_t, kTierCount> uses{};
+  std::array<double, kTierCount> reload_seconds{};
+  std::array<Time, kTierCount> load_started{};
 };
 
 // One worker: idle, holding a batch whose load is pending, or running a batch.
@@ -91,7 +97,7 @@ struct Controller::Impl {
   Time last_now = 0;
   ControllerStats stats;
   std::vector<ModelView> views;             // scratch, reused
-  std::vector<ModelId> candidates;          // scratch, reused
+  std::vector<EvictionCandidate> candidates;  // scratch, reused
 
   bool quantum_mode() const { return cfg.quantum > 0; }
   Tier exec() const { return cfg.exec_tier; }
@@ -131,6 +137,9 @@ struct Controller::Impl {
   bool can_start_load(ModelId m) const;
   bool start_load(ModelId m, Time now, ActionBuffer& out);
   bool evictable(ModelId m, Tier t) const;
+  EvictionCandidate candidate(ModelId m, Tier t) const;
+  void note_resident(ModelId m, int t, Time now);  // loaded into (or added in) tier t
+  void note_use(ModelId m, Time now);              // a batch of m starts
   void evict(ModelId m, Tier t, Time now, ActionBuffer& out);
   void start_waiting_loads(Time now, ActionBuffer& out);
   void load_finished(ModelId m, Tier to, bool ok, Time now, ActionBuffer& out);

@@ -47,16 +47,30 @@ class BatchingPolicy {
   virtual void on_batch_done(const ModelView& m, uint32_t size, Time service_time, Time now) {}
 };
 
+// What an eviction policy sees of one candidate victim: a model resident in the tier, not in
+// use (reference count zero: no batch holds it) and not loading. Size- and cost-aware
+// policies (GreedyDual, TrIMS-style) decide on these fields alone.
+struct EvictionCandidate {
+  ModelId model = 0;
+  uint64_t size_bytes = 0;     // what evicting it frees in this tier
+  // Seconds to load it back into this tier from the tier below: the last such load the
+  // controller saw, else ModelInfo::load_seconds (0: unknown).
+  double reload_seconds = 0;
+  Time last_use = -kNever;     // its last load into this tier or batch that used it
+  uint64_t uses = 0;           // batches that used it since it was last loaded here
+  uint32_t queued = 0;         // requests waiting for it: a victim with a queue comes back soon
+};
+
 // Eviction policy for one tier. Told of residency changes and accesses; picks a victim
-// among candidates the controller has already filtered: resident in this tier, reference
-// count zero (not in use), not loading. Never called with an empty span.
+// among candidates the controller has already filtered (see EvictionCandidate), in ModelId
+// order. Never called with an empty span.
 class EvictionPolicy {
  public:
   virtual ~EvictionPolicy() = default;
   virtual void on_load(ModelId m, Time now) = 0;    // m became resident in this tier
   virtual void on_access(ModelId m, Time now) = 0;  // a batch of m started using this tier
   virtual void on_unload(ModelId m, Time now) = 0;  // m left this tier
-  virtual size_t pick_victim(std::span<const ModelId> candidates, Time now) = 0;
+  virtual size_t pick_victim(std::span<const EvictionCandidate> candidates, Time now) = 0;
 };
 
 // Scheduling: when a worker is free and several models are ready, pick one.

@@ -61,6 +61,9 @@ struct ModelInfo {
   uint64_t size_bytes = 0;  // measured size in the executing tier (weights + workspace)
   uint32_t contexts = 1;    // batches of this model that may run at once (Rafiqi context pool)
   uint32_t max_batch = 0;   // 0: use the controller's max_batch
+  // Expected seconds to load the model into tier t from the tier below (index: Tier); 0 where
+  // unknown. A prior for eviction policies: the controller replaces it by each load it sees.
+  double load_seconds[kTierCount] = {0, 0, 0};
 };
 
 }  // namespace servelab

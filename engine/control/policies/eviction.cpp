@@ -4,6 +4,8 @@
 //   lru:  least recently loaded or accessed.
 //   lfu:  least frequently accessed (TrIMS's LCU), ties by LRU.
 //   fifo: loaded longest ago.
+//   gds:  GreedyDual-Size (Cao and Irani, 1997): the least reload cost per byte, aged.
+#include <algorithm>
 #include <vector>
 
 #include "engine/control/policies/builtin.h"
@@ -32,10 +34,10 @@ class TableEviction : public EvictionPolicy {
     Usage& u = at(m);
     if (!keep_counts_) u.accesses = 0;
   }
-  size_t pick_victim(std::span<const ModelId> c, Time) override {
+  size_t pick_victim(std::span<const EvictionCandidate> c, Time) override {
     size_t best = 0;
     for (size_t i = 1; i < c.size(); ++i)
-      if (before(peek(c[i]), peek(c[best]))) best = i;
+      if (before(peek(c[i].model), peek(c[best].model))) best = i;
     return best;
   }
 
@@ -72,6 +74,40 @@ class Fifo final : public TableEviction {
   bool before(const Usage& a, const Usage& b) const override { return a.loaded < b.loaded; }
 };
 
+// GreedyDual-Size: each model carries H = L + cost / size, set when it is loaded or used, where
+// cost is the candidate's reload time (1 s when unknown, which makes it size-aware only) and L
+// the H of the last victim; the least H goes. Cheap-to-reload, large models go first, and the
+// rising L ages models that are no longer used. Ties: the first candidate (lowest ModelId).
+class GreedyDualSize final : public EvictionPolicy {
+ public:
+  void on_load(ModelId m, Time) override { base(m) = inflation_; }
+  void on_access(ModelId m, Time) override { base(m) = inflation_; }
+  void on_unload(ModelId, Time) override {}
+  size_t pick_victim(std::span<const EvictionCandidate> c, Time) override {
+    size_t best = 0;
+    double best_h = h(c[0]);
+    for (size_t i = 1; i < c.size(); ++i) {
+      double v = h(c[i]);
+      if (v < best_h) best = i, best_h = v;
+    }
+    inflation_ = best_h;
+    return best;
+  }
+
+ private:
+  double& base(ModelId m) {
+    if (m >= base_.size()) base_.resize(size_t(m) + 1, 0);
+    return base_[m];
+  }
+  double h(const EvictionCandidate& c) const {
+    double cost = c.reload_seconds > 0 ? c.reload_seconds : 1.0;
+    double at = c.model < base_.size() ? base_[c.model] : 0;
+    return at + cost / double(std::max<uint64_t>(c.size_bytes, 1));
+  }
+  std::vector<double> base_;  // L when the model was last loaded or used
+  double inflation_ = 0;      // L: H of the last victim
+};
+
 }  // namespace
 
 void add_builtin_eviction(PolicyTables& t) {
@@ -87,6 +123,14 @@ void add_builtin_eviction(PolicyTables& t) {
       [](const PolicyParams& p) {
         check_keys(p, {"keep_counts"});
         return std::make_unique<Lfu>(p.get_bool("keep_counts", false));
+      }};
+  t.eviction["gds"] = {
+      "GreedyDual-Size (Cao and Irani): evict the least H = L + reload_seconds / size_bytes, "
+      "H set at each load or use, L the last victim's H; size- and load-cost-aware. No "
+      "parameters.",
+      [](const PolicyParams& p) {
+        check_keys(p, {});
+        return std::make_unique<GreedyDualSize>();
       }};
   t.eviction["fifo"] = {"Evict the model loaded longest ago. No parameters.",
                         [](const PolicyParams& p) {

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/control/controller.h"
+#include "engine/control/policy_registry.h"
 #include "mini_sim.h"
 
 using namespace servelab;
@@ -273,4 +274,55 @@ TEST_CASE("contexts bound the batches of one model running at once") {
   REQUIRE(s.batches.size() == 3);
   CHECK(s.batches[1].at == 0.0);
   CHECK(s.batches[2].at == Approx(1.0));
+}
+
+namespace {
+// Records every candidate list it is shown; evicts the first.
+std::vector<std::vector<EvictionCandidate>>* g_seen = nullptr;
+struct SpyEviction final : EvictionPolicy {
+  void on_load(ModelId, Time) override {}
+  void on_access(ModelId, Time) override {}
+  void on_unload(ModelId, Time) override {}
+  size_t pick_victim(std::span<const EvictionCandidate> c, Time) override {
+    g_seen->emplace_back(c.begin(), c.end());
+    return 0;
+  }
+};
+}  // namespace
+
+TEST_CASE("eviction candidates carry size, reload cost, last use, uses and queue") {
+  std::vector<std::vector<EvictionCandidate>> seen;
+  g_seen = &seen;
+  PolicyRegistry::add_eviction("test-spy-candidates", "records candidates",
+                               [](const PolicyParams&) { return std::make_unique<SpyEviction>(); });
+  // Room for one model on the host. Model 0 is preloaded with a prior reload estimate of 0.5 s;
+  // model 1 (300 bytes) starts on disk. MiniSim: batches take 1 s, loads 10 s.
+  Controller c(config(1, TierBudget{UINT64_MAX, 1}, "test-spy-candidates"));
+  ModelInfo a = model(100);
+  a.load_seconds[int(Tier::Host)] = 0.5;
+  c.add_model(0, a, Tier::Host);
+  c.add_model(1, model(300));
+  MiniSim s(c, 1.0, 10.0);
+  s.arrive(0.0, 1, 0);   // model 0 runs 0..1 s: one use
+  s.arrive(2.0, 2, 1);   // model 1 needs the room: model 0 is the candidate
+  s.arrive(2.5, 3, 0);   // queued for model 0 while model 1 loads (2..12 s) and runs (12..13)
+  s.run(30);
+  REQUIRE(seen.size() == 2);
+  REQUIRE(seen[0].size() == 1);
+  const EvictionCandidate& first = seen[0][0];
+  CHECK(first.model == 0);
+  CHECK(first.size_bytes == 100);
+  CHECK(first.reload_seconds == 0.5);  // the prior: no load of it seen yet
+  CHECK(first.last_use == 0.0);
+  CHECK(first.uses == 1);
+  CHECK(first.queued == 0);
+  // Model 0's request makes model 1 the candidate at 13 s, when its batch is done.
+  REQUIRE(seen[1].size() == 1);
+  const EvictionCandidate& second = seen[1][0];
+  CHECK(second.model == 1);
+  CHECK(second.size_bytes == 300);
+  CHECK(second.reload_seconds == Approx(10.0));  // the load the controller saw
+  CHECK(second.last_use == Approx(12.0));
+  CHECK(second.uses == 1);
+  g_seen = nullptr;
 }

@@ -9,7 +9,11 @@ using namespace servelab;
 
 namespace {
 
-ModelId victim(EvictionPolicy& p, std::vector<ModelId> c) { return c[p.pick_victim(c, 0)]; }
+ModelId victim(EvictionPolicy& p, std::vector<ModelId> ids) {
+  std::vector<EvictionCandidate> c;
+  for (ModelId id : ids) c.push_back({id, 1, 0, 0, 0, 0});
+  return ids[p.pick_victim(c, 0)];
+}
 
 // Loads 0, 1, 2 in order, then accesses 0, 0, 1, 0, 2.
 std::unique_ptr<EvictionPolicy> scenario(const std::string& name) {
@@ -101,4 +105,32 @@ TEST_CASE("edf picks the earliest deadline, ties by oldest arrival") {
   CHECK(pick("edf", c) == 0);
   std::vector<ModelView> none{mv(0, 0, 3.0), mv(1, 0, 2.0)};
   CHECK(pick("edf", none) == 1);  // no deadlines: oldest first
+}
+
+TEST_CASE("gds evicts the least reload cost per byte, aged by the last victim", "[policy][eviction]") {
+  // A: 100 bytes, 1 s to reload (0.01 s/byte); B: 100 bytes, 10 s (0.1); C: 200 bytes, 1 s
+  // (0.005). With A and B loaded at L = 0, A goes (H 0.01 < 0.1) and L becomes 0.01. C is then
+  // loaded and B used, both at L = 0.01: H(B) = 0.11, H(C) = 0.015, so C goes, L = 0.015.
+  // B, unused since, ages: a model loaded now with cost/size 0.1 has H = 0.115 > H(B) = 0.11.
+  auto p = PolicyRegistry::eviction({"gds", {}});
+  const EvictionCandidate a{0, 100, 1, 0, 0, 0}, b{1, 100, 10, 0, 0, 0}, c{2, 200, 1, 0, 0, 0};
+  p->on_load(0, 0);
+  p->on_load(1, 0);
+  std::vector<EvictionCandidate> ab{a, b};
+  CHECK(p->pick_victim(ab, 1) == 0);
+  p->on_unload(0, 1);
+  p->on_load(2, 2);
+  p->on_access(1, 3);
+  std::vector<EvictionCandidate> bc{b, c};
+  CHECK(p->pick_victim(bc, 4) == 1);
+  p->on_unload(2, 4);
+  p->on_load(3, 5);
+  const EvictionCandidate d{3, 100, 10, 0, 0, 0};
+  std::vector<EvictionCandidate> bd{b, d};
+  CHECK(p->pick_victim(bd, 6) == 0);
+  // Unknown reload cost counts as 1 s: size alone decides, the larger goes.
+  auto q = PolicyRegistry::eviction({"gds", {}});
+  for (ModelId m : {0, 1}) q->on_load(m, 0);
+  std::vector<EvictionCandidate> sizes{{0, 100, 0, 0, 0, 0}, {1, 400, 0, 0, 0, 0}};
+  CHECK(q->pick_victim(sizes, 1) == 1);
 }
