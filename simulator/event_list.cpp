@@ -1,5 +1,8 @@
 #include "simulator/event_list.h"
 
+#include <bit>
+#include <cassert>
+#include <cstring>
 #include <stdexcept>
 
 namespace servelab::sim {
@@ -51,6 +54,68 @@ Event QuadHeapEventList::pop() {
   return out;
 }
 
+int RadixHeapEventList::bucket_of(const Entry& e) const {
+  if (uint64_t d = e.time_bits ^ last_time_) return 129 - std::countl_zero(d);  // 65..128
+  if (uint64_t d = e.seq ^ last_seq_) return 65 - std::countl_zero(d);          // 1..64
+  return 0;
+}
+
+void RadixHeapEventList::put(const Entry& e) const {
+  int b = bucket_of(e);
+  buckets_[b].push_back(e);
+  nonempty_[b >> 6] |= uint64_t(1) << (b & 63);
+}
+
+void RadixHeapEventList::insert(const Event& e) {
+  double t = e.time + 0.0;  // -0.0 becomes +0.0, whose bits order with positive times
+  uint64_t bits;
+  std::memcpy(&bits, &t, sizeof bits);
+  assert(t >= 0 && (bits > last_time_ || (bits == last_time_ && e.seq > last_seq_)) &&
+         "radix event list: insert before the last event popped");
+  put(Entry{bits, e.seq, e.fn, e.target, e.arg});
+  ++size_;
+}
+
+void RadixHeapEventList::refill() const {
+  if (nonempty_[0] & 1) return;
+  int b = nonempty_[0] ? std::countr_zero(nonempty_[0])
+          : nonempty_[1] ? 64 + std::countr_zero(nonempty_[1])
+                         : 128 + std::countr_zero(nonempty_[2]);
+  std::vector<Entry>& from = buckets_[b];
+  size_t least = 0;
+  for (size_t i = 1; i < from.size(); ++i) {
+    const Entry &x = from[i], &y = from[least];
+    if (x.time_bits < y.time_bits || (x.time_bits == y.time_bits && x.seq < y.seq)) least = i;
+  }
+  last_time_ = from[least].time_bits;
+  last_seq_ = from[least].seq;
+  nonempty_[b >> 6] &= ~(uint64_t(1) << (b & 63));
+  std::vector<Entry> moving;
+  moving.swap(from);
+  for (const Entry& e : moving) put(e);
+  moving.clear();
+  if (from.empty()) from.swap(moving);  // keep the bucket's capacity for next time
+}
+
+Time RadixHeapEventList::top_time() const {
+  refill();
+  double t;
+  std::memcpy(&t, &buckets_[0].back().time_bits, sizeof t);
+  return t;
+}
+
+Event RadixHeapEventList::pop() {
+  refill();
+  std::vector<Entry>& zero = buckets_[0];
+  Entry e = zero.back();
+  zero.pop_back();
+  if (zero.empty()) nonempty_[0] &= ~uint64_t(1);
+  --size_;
+  double t;
+  std::memcpy(&t, &e.time_bits, sizeof t);
+  return Event{t, e.seq, e.fn, e.target, e.arg};
+}
+
 void BinaryHeapEventList::insert(const Event& e) {
   heap_.push_back(e);
   size_t i = heap_.size() - 1;
@@ -89,15 +154,16 @@ Event OrderedSetEventList::pop() {
 }
 
 const std::vector<std::string>& event_list_names() {
-  static const std::vector<std::string> names{"quad", "heap", "set"};
+  static const std::vector<std::string> names{"radix", "quad", "heap", "set"};
   return names;
 }
 
 std::unique_ptr<EventList> make_event_list(const std::string& name) {
+  if (name == "radix") return std::make_unique<RadixHeapEventList>();
   if (name == "quad") return std::make_unique<QuadHeapEventList>();
   if (name == "heap") return std::make_unique<BinaryHeapEventList>();
   if (name == "set") return std::make_unique<OrderedSetEventList>();
-  throw std::invalid_argument("unknown event list '" + name + "' (known: quad, heap, set)");
+  throw std::invalid_argument("unknown event list '" + name + "' (known: radix, quad, heap, set)");
 }
 
 }  // namespace servelab::sim

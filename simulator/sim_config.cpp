@@ -217,7 +217,7 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
       s.event_list = as_string(sim["event_list"], ws.child("event_list"));
       const auto& known = event_list_names();
       if (std::find(known.begin(), known.end(), s.event_list) == known.end()) {
-        fail(ws.child("event_list"), sim["event_list"], "expected quad, heap or set");
+        fail(ws.child("event_list"), sim["event_list"], "expected radix, quad, heap or set");
       }
     }
     parse_cancellation(sim, ws, s);

@@ -40,7 +40,7 @@ struct SimulationSetup {
   Time max_time = kNever;        // stop the run at this virtual time (requests then lost)
   // Stop when no request finished for this long while only timers fired (a stuck policy).
   Time stall_timeout = 3600;
-  std::string event_list = "quad";  // quad | heap | set (see event_list.h)
+  std::string event_list = "radix";  // radix | quad | heap | set (see event_list.h)
   // The server's IO threads (HTTP server default 2): each request's preprocessing overhead
   // (ModelProfile::overhead_preprocess) holds one, first come first served.
   uint32_t io_threads = 2;

@@ -41,6 +41,7 @@ void BM_EventLoop(benchmark::State& state, const char* list) {
   state.counters["events_per_s"] =
       benchmark::Counter(double(state.iterations()) * batch, benchmark::Counter::kIsRate);
 }
+BENCHMARK_CAPTURE(BM_EventLoop, radix, "radix")->Arg(16)->Arg(1024)->Arg(65536);
 BENCHMARK_CAPTURE(BM_EventLoop, quad, "quad")->Arg(16)->Arg(1024)->Arg(65536);
 BENCHMARK_CAPTURE(BM_EventLoop, heap, "heap")->Arg(16)->Arg(1024)->Arg(65536);
 BENCHMARK_CAPTURE(BM_EventLoop, set, "set")->Arg(1024);
