@@ -184,3 +184,42 @@ def figure_verdicts(exp, fig, modes):
             overall = HOLDS if UNKNOWN not in verdicts else f"{HOLDS} where measured"
         out[mode] = (overall, results)
     return out
+
+
+def problems(spec, fig):
+    """What is wrong with a figure's `checks:` against the experiment's sweep grid (a list of
+    messages, empty when every check is well formed and each of its `of`, `over` and `at`
+    picks exactly one point of the grid)."""
+    import itertools
+
+    import results_db
+
+    sweep = spec.get("sweep") or {}
+    paths = list(sweep)
+    points = {}
+    for i, values in enumerate(itertools.product(*(sweep[p] for p in paths))):
+        points[i] = {"params": dict(zip(paths, values)), "label": str(i)}
+    grid = results_db.Experiment(spec, points, {}, [])
+    out = []
+    if not str(fig.get("claim") or spec.get("claim") or "").strip():
+        out.append(f"figure {fig.get('id')}: no claim")
+    for c in fig.get("checks") or []:
+        name = f"figure {fig.get('id')}, check '{c.get('says')}'"
+        test = c.get("test")
+        if not c.get("says"):
+            out.append(f"{name}: no 'says'")
+        if test not in ("ratio", "flat", "highest", "lowest"):
+            out.append(f"{name}: unknown test '{test}'")
+            continue
+        if c.get("min") is None and c.get("max") is None and test in ("ratio", "flat"):
+            out.append(f"{name}: neither min nor max")
+        where = dict(c.get("where") or {})
+        keys = {"ratio": ["of", "over"], "highest": ["at"], "lowest": ["at"]}.get(test, [])
+        for k in keys:
+            sel = {**where, **(c.get(k) or {})}
+            n = len(select(grid, sel))
+            if n != 1:
+                out.append(f"{name}: '{k}' picks {n} points of the sweep, not 1")
+        if test == "flat" and len(select(grid, where)) < 2:
+            out.append(f"{name}: 'where' picks fewer than 2 points")
+    return out
