@@ -118,6 +118,9 @@ def _intro(exp):
         lines.append(f"Steady state: the requests sent in each run's first {warmup} s are run and "
                      "recorded (requests.csv) but left out of the latency figures, in both "
                      "modes; throughput is each run's whole.")
+    if spec.get("command_line_set"):
+        lines.append("Run with overrides of the config below (servelab run --set): "
+                     + ", ".join(str(x) for x in spec["command_line_set"]) + ".")
     if spec.get("scaled_down"):
         lines.append("Scaled down from the paper: " + " ".join(str(spec["scaled_down"]).split()))
     for r in failed[:5]:
