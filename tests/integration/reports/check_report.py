@@ -60,3 +60,19 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "rafiqi-ewma at 16: mean batch 16.0, 13.8 ms per image" in md
     assert "does not hold here" in html
 print("report ok")
+
+# The index over several results folders carries each one's computed verdict.
+with tempfile.TemporaryDirectory() as tmp:
+    for name, args in (("pays", []), ("does-not-pay", ["--claim-fails"])):
+        subprocess.run([sys.executable, os.path.join(here, "make_fixture.py"),
+                        os.path.join(tmp, name), *args], check=True)
+    subprocess.run([sys.executable, os.path.join(src, "reports", "index.py"), tmp], check=True,
+                   stdout=subprocess.DEVNULL)
+    index = open(os.path.join(tmp, "index.md")).read()
+    pays = index[index.index("## pays"):]
+    fails = index[index.index("## does-not-pay"):index.index("## pays")]
+    assert "- simulated: the claim holds (2 of 2 checks hold)" in pays, index
+    assert "- simulated: the claim does not hold here (1 of 2 checks hold; not: batching " \
+           "beats none at 16 in flight)" in fails, index
+    assert os.path.getsize(os.path.join(tmp, "index.html")) > 0
+print("index ok")
