@@ -121,6 +121,12 @@ def batch_cost(exp, fig, modes):
                            f"{per_image(means, max(1, round(b))):.1f} ms per image")
         if ran:
             text += " At the highest load: " + "; ".join(ran) + "."
+        top = max((x for x in xs if plots._is_number(x)), default=None)
+        if top and plots.short(fig.get("x")) == "concurrency":
+            floor = top * per_image(means, best)
+            text += (f" With {plots.value_label(top)} requests in flight a request waits at "
+                     f"least {plots.value_label(top)} x the cheapest per-image cost: "
+                     f"{floor:.0f} ms.")
         lines.append(text)
     return lines
 
@@ -145,16 +151,19 @@ def load_cost(exp, fig, modes):
         xs, series = plots.figure_series(exp, fig)
         parts = []
         for label, by_x in series.items():
+            cells = []
             for x in xs:
                 if x not in by_x:
                     continue
                 loads = exp.value(mode, by_x[x], "loads")[0]
                 reqs = exp.value(mode, by_x[x], "requests")[0]
                 if not math.isnan(loads) and reqs and not math.isnan(reqs):
-                    where = ", ".join(s for s in (label, plots.value_label(x)) if s)
-                    parts.append(f"{where} {loads / reqs:.2f}")
+                    cells.append(f"{plots.value_label(x)}: {loads / reqs:.2f}")
+            if cells:
+                parts.append((f"{label} " if label else "") + ", ".join(cells))
         if parts:
-            text += " Loads per request: " + "; ".join(parts) + "."
+            text += (f" Loads per request by {plots.short(fig.get('x')) or 'point'}: "
+                     + "; ".join(parts) + ".")
         lines.append(text)
     return lines
 
