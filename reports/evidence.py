@@ -9,8 +9,10 @@ stored summaries, and returns sentences for the page:
   raises throughput only where a batch costs less per image than a single request.
 - load_cost: a model load against a batch of one, and the loads per request the runs paid.
 """
+import csv
 import math
 import os
+import statistics
 
 import yaml
 
@@ -84,6 +86,28 @@ def _shown_sizes(means, max_batch):
     return sorted(pick)
 
 
+def engine_batch_costs(exp, mode):
+    """[(batch size, median ms per image)] over the real runs' records (finish - start per
+    request, i.e. the batch's compute plus the answer's way back); empty for other modes."""
+    if mode != "real":
+        return []
+    by_size = {}
+    for r in exp.runs:
+        if r.get("mode") != "real" or r.get("status") != "ok" or not r.get("dir"):
+            continue
+        path = r["dir"] if os.path.isabs(r["dir"]) else os.path.join(exp.dir or "", r["dir"])
+        try:
+            with open(os.path.join(path, "requests.csv")) as f:
+                for row in csv.DictReader(f):
+                    if row.get("status") == "ok" and row.get("start") and row.get("batch_size"):
+                        b = int(row["batch_size"])
+                        by_size.setdefault(b, []).append(
+                            (float(row["finish"]) - float(row["start"])) * 1e3 / b)
+        except (OSError, ValueError, KeyError):
+            continue
+    return [(b, statistics.median(v)) for b, v in sorted(by_size.items()) if len(v) >= 8]
+
+
 def batch_cost(exp, fig, modes):
     lines = []
     for mode in modes:
@@ -121,6 +145,21 @@ def batch_cost(exp, fig, modes):
                            f"{per_image(means, max(1, round(b))):.1f} ms per image")
         if ran:
             text += " At the highest load: " + "; ".join(ran) + "."
+        engine = engine_batch_costs(exp, mode)
+        if engine:
+            text += (" The engine's own batches in these runs (median time from a batch's start "
+                     "to its answer, per image, from requests.csv): "
+                     + ", ".join(f"{b}: {c:.1f}" for b, c in engine) + " ms.")
+        unscaled = []
+        for label, by_x in series.items():
+            top = max((x for x in xs if x in by_x), default=None,
+                      key=lambda x: x if plots._is_number(x) else 0)
+            v = exp.value(mode, by_x[top], "unscaled_throughput_rps")[0] if top else math.nan
+            if not math.isnan(v):
+                unscaled.append(f"{label or 'runs'} at {plots.value_label(top)} {v:.0f} req/s")
+        if unscaled:
+            text += (" On the profile's own costs (unscaled, before --match-speed) the "
+                     "simulator gives " + ", ".join(unscaled) + ".")
         top = max((x for x in xs if plots._is_number(x)), default=None)
         if top and plots.short(fig.get("x")) == "concurrency":
             floor = top * per_image(means, best)
