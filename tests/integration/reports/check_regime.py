@@ -42,5 +42,16 @@ with tempfile.TemporaryDirectory() as tmp:
     assert sets[3] == "engine.max_batch=2", sets
     # Nothing pays: exit 1 and the note says it.
     rc, sets, text = regime(tmp, {"a": flat, "b": {1: 10, 2: 24, 4: 50}})
-    assert rc == 1 and "No candidate saves anything by batching" in text, (rc, text)
+    assert rc == 1 and "No candidate gains by batching" in text, (rc, text)
+    # Pilots on the engine overrule the profile: a pays more on the profile, but its pilot
+    # shows batching losing (make_fixture --claim-fails), while b's pilot gains.
+    pilots = os.path.join(tmp, "pilots")
+    fixture = os.path.join(here, "make_fixture.py")
+    subprocess.run([sys.executable, fixture, os.path.join(pilots, "a"), "--claim-fails"],
+                   check=True)
+    subprocess.run([sys.executable, fixture, os.path.join(pilots, "b")], check=True)
+    rc, sets, text = regime(tmp, {"a": pays, "b": {1: 10, 2: 18, 4: 34}}, "--pilots", pilots)
+    assert rc == 0 and sets[1] == "models=[b]", (sets, text)
+    assert "a: 67 against 99 req/s at 16 in flight, 0.68x" in text, text
+    assert "Chosen: b, max batch 2" in text and "gained 3.74x" in text, text
 print("regime ok")
