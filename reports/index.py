@@ -46,10 +46,10 @@ def main(argv=None):
         title = fig.get("title") or exp.spec.get("title") or exp.spec.get("name", name)
         page = f"{name}/report/report.html"
         claim = " ".join(str(fig.get("claim") or exp.spec.get("claim") or "").split())
-        md += [f"## {exp.spec.get('title') or name}: {title}", "",
-               f"Report: {page}", "", f"> {claim}", ""]
-        h += [f"<h2><a href='{htmlmod.escape(page)}'>{htmlmod.escape(exp.spec.get('title') or name)}"
-              f"</a>: {htmlmod.escape(title)}</h2>",
+        heading = exp.spec.get("title") or exp.spec.get("name") or name
+        md += [f"## {heading}", "", f"{title}. Report: {page}", "", f"> {claim}", ""]
+        h += [f"<h2><a href='{htmlmod.escape(page)}'>{htmlmod.escape(heading)}</a></h2>",
+              f"<p>{htmlmod.escape(title)}</p>",
               f"<blockquote>{htmlmod.escape(claim)}</blockquote><ul>"]
         for mode, (overall, results) in verdicts.items():
             failed = [r["says"] for r in results if r["verdict"] == verdict.FAILS]

@@ -69,8 +69,9 @@ with tempfile.TemporaryDirectory() as tmp:
     subprocess.run([sys.executable, os.path.join(src, "reports", "index.py"), tmp], check=True,
                    stdout=subprocess.DEVNULL)
     index = open(os.path.join(tmp, "index.md")).read()
-    pays = index[index.index("## pays"):]
-    fails = index[index.index("## does-not-pay"):index.index("## pays")]
+    sections = index.split("\n## ")
+    pays = next(x for x in sections if "Report: pays/report/report.html" in x)
+    fails = next(x for x in sections if "Report: does-not-pay/report/report.html" in x)
     assert "- simulated: the claim holds (2 of 2 checks hold)" in pays, index
     assert "- simulated: the claim does not hold here (1 of 2 checks hold; not: batching " \
            "beats none at 16 in flight)" in fails, index
