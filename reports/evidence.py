@@ -145,6 +145,18 @@ def batch_cost(exp, fig, modes):
                            f"{per_image(means, max(1, round(b))):.1f} ms per image")
         if ran:
             text += " At the highest load: " + "; ".join(ran) + "."
+        over = entry.get("request_overhead_ms") or {}
+        outside = float(over.get("before") or 0) + float(over.get("after") or 0)
+        if outside > 0:
+            text += (f" Each request also spends {outside:.1f} ms outside its batch (HTTP and "
+                     f"preprocessing), when one request in flight leaves the worker idle: at 1 "
+                     f"in flight at most {1000 / (means.get(1, one) + outside):.0f} req/s.")
+        scales = [exp.value("sim", p, "cost_scale")[0] for p in exp.points]
+        scales = [v for v in scales if not math.isnan(v)]
+        if len(scales) > 1 and max(scales) > 1.1 * min(scales):
+            text += (f" The machine's speed moved between runs: the engine's batches took "
+                     f"{min(scales):.2f}x to {max(scales):.2f}x the profile's times (column "
+                     f"speed), which moves throughput by as much.")
         engine = engine_batch_costs(exp, mode)
         if engine:
             text += (" The engine's own batches in these runs (median time from a batch's start "

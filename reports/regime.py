@@ -88,8 +88,9 @@ def note(ranked, profile_path, source, tolerance, pilots=None):
                      f"{g:.2f}x cheaper per image than batch 1; max batch {b} "
                      f"({p[b]:.1f} ms per image).")
     if pilots:
-        lines.append("Then a short pilot of each on the real engine, rafiqi-ewma against none at "
-                     "its max batch, chose by the engine's own throughput: " + "; ".join(
+        lines.append("Then a short pilot of each on the real engine (one run of each policy: "
+                     "a rough measure on a shared machine), rafiqi-ewma against none at its max "
+                     "batch, chose by the engine's own throughput: " + "; ".join(
                          f"{n}: {p[1]:.0f} against {p[2]:.0f} req/s at {p[3]} in flight, "
                          f"{p[0]:.2f}x" if p else f"{n}: no pilot result"
                          for n, p in pilots.items()) + ".")
@@ -101,8 +102,8 @@ def note(ranked, profile_path, source, tolerance, pilots=None):
                      f"throughput of no batching here{' on the engine' if pilots else ' on the profile, before request overheads'}; "
                      f"the paper's GPU gains far more.")
     else:
-        lines.append(f"No candidate gains by batching on this machine; running "
-                     f"{name} with max batch {best} anyway, where batching cannot pay.")
+        lines.append(f"No candidate gained by batching on this machine; running {name} with "
+                     f"max batch {best} anyway, where it came closest.")
     return "\n\n".join(lines) + "\n"
 
 

@@ -42,7 +42,7 @@ with tempfile.TemporaryDirectory() as tmp:
     assert sets[3] == "engine.max_batch=2", sets
     # Nothing pays: exit 1 and the note says it.
     rc, sets, text = regime(tmp, {"a": flat, "b": {1: 10, 2: 24, 4: 50}})
-    assert rc == 1 and "No candidate gains by batching" in text, (rc, text)
+    assert rc == 1 and "No candidate gained by batching" in text, (rc, text)
     # Pilots on the engine overrule the profile: a pays more on the profile, but its pilot
     # shows batching losing (make_fixture --claim-fails), while b's pilot gains.
     pilots = os.path.join(tmp, "pilots")
