@@ -147,10 +147,14 @@ def batch_cost(exp, fig, modes):
             text += " At the highest load: " + "; ".join(ran) + "."
         over = entry.get("request_overhead_ms") or {}
         outside = float(over.get("before") or 0) + float(over.get("after") or 0)
-        if outside > 0:
-            text += (f" Each request also spends {outside:.1f} ms outside its batch (HTTP and "
-                     f"preprocessing), when one request in flight leaves the worker idle: at 1 "
-                     f"in flight at most {1000 / (means.get(1, one) + outside):.0f} req/s.")
+        quantum = float((config.get("engine") or {}).get("quantum_ms") or 0)
+        if outside > 0 or quantum > 0:
+            cycle = means.get(1, one) + outside + quantum / 2
+            text += (f" At 1 in flight the worker idles while the request is outside its batch "
+                     f"({outside:.1f} ms of HTTP and preprocessing)"
+                     + (f" and until the next quantum tick (on average {quantum / 2:g} ms of "
+                        f"{quantum:g})" if quantum > 0 else "")
+                     + f": about {1000 / cycle:.0f} req/s with batches of 1.")
         scales = [exp.value("sim", p, "cost_scale")[0] for p in exp.points]
         scales = [v for v in scales if not math.isnan(v)]
         if len(scales) > 1 and max(scales) > 1.1 * min(scales):
