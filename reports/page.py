@@ -2,8 +2,11 @@
 metrics per point with the simulator's relative error, in Markdown and in HTML."""
 import html as htmlmod
 import math
+import os
 
+import evidence
 import plots
+import verdict
 from results_db import ERROR_METRICS, METRIC_LABELS, relative_error
 
 ERR_SHORT = {"throughput_rps": "thr", "latency_mean_ms": "mean", "latency_p90_ms": "p90",
@@ -66,8 +69,25 @@ def figure_section(exp, fig, files):
         if es:
             mean_abs[m] = sum(es) / len(es)
     claim = fig.get("claim") or exp.spec.get("claim") or "(no claim stated)"
+    verdicts = verdict.figure_verdicts(exp, fig, modes)
+    failed = any(v[0] == verdict.FAILS for v in verdicts.values())
     return {"fig": fig, "files": files, "header": header, "rows": rows,
-            "mean_abs_err": mean_abs, "claim": " ".join(str(claim).split())}
+            "mean_abs_err": mean_abs, "claim": " ".join(str(claim).split()),
+            "verdicts": verdicts,
+            "evidence": evidence.figure_evidence(exp, fig, modes) if failed else []}
+
+
+def verdict_lines(sec):
+    """The figure's verdict per mode, then one line per check (plain text)."""
+    lines = []
+    for mode, (overall, results) in sec["verdicts"].items():
+        lines.append(f"Verdict ({plots.MODE_TITLES.get(mode, mode)}): the claim {overall}.")
+        for r in results:
+            lines.append(f"- {r['verdict']}: {r['says']}: {r['detail']}.")
+    if sec["evidence"]:
+        lines.append("Where it does not hold, the measured reason:")
+        lines += [f"- {e}" for e in sec["evidence"]]
+    return lines
 
 
 def _intro(exp):
@@ -98,10 +118,19 @@ def _intro(exp):
         lines.append(f"Steady state: the requests sent in each run's first {warmup} s are run and "
                      "recorded (requests.csv) but left out of the latency figures, in both "
                      "modes; throughput is each run's whole.")
+    if spec.get("command_line_set"):
+        lines.append("Run with overrides of the config below (servelab run --set): "
+                     + ", ".join(str(x) for x in spec["command_line_set"]) + ".")
     if spec.get("scaled_down"):
         lines.append("Scaled down from the paper: " + " ".join(str(spec["scaled_down"]).split()))
     for r in failed[:5]:
         lines.append(f"Failed run {r.get('dir')}: {r.get('error')}")
+    # A note written next to the results by whoever chose the setting (scripts/demo: the
+    # real-engine regime chosen from the measured profile, reports/regime.py).
+    note = os.path.join(exp.dir or "", "regime.md")
+    if exp.dir and os.path.exists(note):
+        with open(note) as f:
+            lines += [" ".join(p.split()) for p in f.read().split("\n\n") if p.strip()]
     return lines
 
 
@@ -127,10 +156,28 @@ def render(exp, sections):
         fig = sec["fig"]
         name = fig.get("title") or fig["id"]
         png = next((f for f in sec["files"] if f.endswith(".png")), sec["files"][0])
-        md += [f"## {name}", "", f"> Paper's claim: {sec['claim']}", "", f"![{name}]({png})", ""]
+        md += [f"## {name}", "", f"> Paper's claim: {sec['claim']}", ""]
         h += [f"<h2>{htmlmod.escape(name)}</h2>",
-              f"<blockquote>Paper's claim: {htmlmod.escape(sec['claim'])}</blockquote>",
-              f"<img src='{htmlmod.escape(png)}' alt='{htmlmod.escape(name)}'>"]
+              f"<blockquote>Paper's claim: {htmlmod.escape(sec['claim'])}</blockquote>"]
+        vlines = verdict_lines(sec)
+        for i, line in enumerate(vlines):  # blank lines around each list, for Markdown
+            if i and line.startswith("- ") != vlines[i - 1].startswith("- "):
+                md.append("")
+            md.append(line)
+        md += [""] if vlines else []
+        items = []
+        for line in vlines:
+            if line.startswith("- "):
+                items.append(f"<li>{htmlmod.escape(line[2:])}</li>")
+                continue
+            if items:
+                h.append("<ul>" + "".join(items) + "</ul>")
+                items = []
+            h.append(f"<p><b>{htmlmod.escape(line)}</b></p>")
+        if items:
+            h.append("<ul>" + "".join(items) + "</ul>")
+        md += [f"![{name}]({png})", ""]
+        h.append(f"<img src='{htmlmod.escape(png)}' alt='{htmlmod.escape(name)}'>")
         h.append("<p>" + " ".join(f"<a href='{f}'>{f}</a>" for f in sec["files"]) + "</p>")
         summary = _err_summary(sec)
         if summary:

@@ -31,7 +31,8 @@ ERROR_METRICS = ["throughput_rps", "latency_mean_ms", "latency_p99_ms"]
 class Experiment:
     """An experiment's spec plus its aggregated results, keyed by (mode, point_id)."""
 
-    def __init__(self, spec, points, stats, runs):
+    def __init__(self, spec, points, stats, runs, results_dir=None):
+        self.dir = results_dir    # the results folder (run dirs are relative to it)
         self.spec = spec          # dict from experiment.yaml
         self.points = points      # point_id -> {"params": {path: value}, "label": str}
         self.stats = stats        # (mode, point_id) -> {metric: (mean, std, n)}
@@ -98,7 +99,7 @@ def load(results_dir):
     stats = {}
     for key, group in grouped.items():
         stats[key] = {m: _mean_std([g.get(m) for g in group]) for m in metric_cols}
-    return Experiment(spec, points, stats, runs)
+    return Experiment(spec, points, stats, runs, results_dir)
 
 
 def flat_metrics(summary):

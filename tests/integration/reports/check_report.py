@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Test: the report of a synthetic results folder has its figures and correct error columns."""
+"""Test: the report of a synthetic results folder has its figures, correct error columns, and
+a verdict on the paper's claim computed from the results: it holds on a fixture where batching
+pays and flips, with the profile's per-image costs as the reason, on one where it does not."""
 import os
 import sqlite3
 import subprocess
@@ -35,4 +37,43 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "2 repetitions per point" in md
     assert "first 0.5 s are run and recorded" in md, "the page says the warm-up is left out"
     assert "Paper's claim: throughput grows" in md
+    assert "Verdict (simulated): the claim holds." in md, "verdict where the claim holds"
+    assert "Verdict (real (engine over HTTP)): the claim holds." in md
+    assert "- holds: batching beats none at 16 in flight: throughput_rps at " in md
+    assert "the measured reason" not in md, "no reason needed where the claim holds"
+
+with tempfile.TemporaryDirectory() as tmp:
+    subprocess.run([sys.executable, os.path.join(here, "make_fixture.py"), tmp, "--claim-fails"],
+                   check=True)
+    subprocess.run([sys.executable, os.path.join(src, "reports", "report.py"), tmp], check=True,
+                   stdout=subprocess.DEVNULL)
+    md = open(os.path.join(tmp, "report", "report.md")).read()
+    html = open(os.path.join(tmp, "report", "report.html")).read()
+    assert "Verdict (simulated): the claim does not hold here." in md, md
+    line = next(x for x in md.splitlines() if "batching beats none at 16" in x)
+    assert line.startswith("- does not hold here:"), line
+    assert "(the claim needs >= 1.2)" in line, line
+    assert "- holds: no batching: flat throughput" in md, "the checks are judged one by one"
+    # The reason: the profile's per-image cost rises with the batch (10 ms alone, 13.8 at 16).
+    assert "per-image cost (ms) by batch size 1: 10.0, 2: 11.0, 4: 12.0, 8: 12.5, 16: 13.8" in md
+    assert "The cheapest is batch 1 at 10.0 ms" in md
+    assert "rafiqi-ewma at 16: mean batch 16.0, 13.8 ms per image" in md
+    assert "does not hold here" in html
 print("report ok")
+
+# The index over several results folders carries each one's computed verdict.
+with tempfile.TemporaryDirectory() as tmp:
+    for name, args in (("pays", []), ("does-not-pay", ["--claim-fails"])):
+        subprocess.run([sys.executable, os.path.join(here, "make_fixture.py"),
+                        os.path.join(tmp, name), *args], check=True)
+    subprocess.run([sys.executable, os.path.join(src, "reports", "index.py"), tmp], check=True,
+                   stdout=subprocess.DEVNULL)
+    index = open(os.path.join(tmp, "index.md")).read()
+    sections = index.split("\n## ")
+    pays = next(x for x in sections if "Report: pays/report/report.html" in x)
+    fails = next(x for x in sections if "Report: does-not-pay/report/report.html" in x)
+    assert "- simulated: the claim holds (2 of 2 checks hold)" in pays, index
+    assert "- simulated: the claim does not hold here (1 of 2 checks hold; not: batching " \
+           "beats none at 16 in flight)" in fails, index
+    assert os.path.getsize(os.path.join(tmp, "index.html")) > 0
+print("index ok")

@@ -1,0 +1,53 @@
+#!/usr/bin/python3
+"""Test: each kind of check (ratio, flat, highest, lowest) holds on results where the claim is
+true and flips on results where it is not; a check whose point is missing is 'not measured'."""
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "..", "reports"))
+import verdict  # noqa: E402
+from results_db import Experiment  # noqa: E402
+
+ACCESS = "workload.access"
+PATTERNS = ["{type: sequential}", "{type: uniform}", "{type: zipf, alpha: 1.1}"]
+
+
+def experiment(mean_latency):
+    """Three access-pattern points (stored as the runner stores them: flow YAML text)."""
+    points = {i: {"params": {ACCESS: p}, "label": p} for i, p in enumerate(PATTERNS)}
+    stats = {("sim", i): {"latency_mean_ms": (v, 0.0, 1), "latency_p99_ms": (2 * v, 0.0, 1)}
+             for i, v in enumerate(mean_latency)}
+    return Experiment({}, points, stats, [])
+
+
+CHECKS = [
+    {"says": "sequential highest", "test": "highest", "metric": "latency_mean_ms",
+     "at": {ACCESS: {"type": "sequential"}}},
+    {"says": "zipf lowest", "test": "lowest", "metric": "latency_mean_ms",
+     "at": {ACCESS: {"type": "zipf", "alpha": 1.1}}},
+    {"says": "sequential p99 over its mean", "test": "ratio",
+     "of": {ACCESS: {"type": "sequential"}, "metric": "latency_p99_ms"},
+     "over": {ACCESS: {"type": "sequential"}, "metric": "latency_mean_ms"}, "min": 1.5},
+    {"says": "uniform and zipf alike", "test": "flat", "metric": "latency_mean_ms",
+     "where": {ACCESS: [{"type": "uniform"}, {"type": "zipf", "alpha": 1.1}]}, "max": 1.5},
+]
+
+
+def verdicts(mean_latency):
+    return [verdict.evaluate(experiment(mean_latency), c, "sim")["verdict"] for c in CHECKS]
+
+
+H, F, U = verdict.HOLDS, verdict.FAILS, verdict.UNKNOWN
+assert verdicts([30.0, 12.0, 10.0]) == [H, H, H, H], verdicts([30.0, 12.0, 10.0])
+# Zipf slowest: highest and lowest flip, uniform vs zipf is 3x apart.
+assert verdicts([30.0, 12.0, 36.0]) == [F, F, H, F], verdicts([30.0, 12.0, 36.0])
+# A mode without results is not measured, and so is the whole figure.
+fig = {"checks": CHECKS}
+out = verdict.figure_verdicts(experiment([30.0, 12.0, 10.0]), fig, ["sim", "real"])
+assert out["sim"][0] == H and out["real"][0] == U, out
+assert all(r["verdict"] == U for r in out["real"][1]), out["real"]
+# One failing check makes the figure's verdict 'does not hold here'.
+out = verdict.figure_verdicts(experiment([30.0, 12.0, 36.0]), fig, ["sim"])
+assert out["sim"][0] == F, out
+print("verdict ok")
