@@ -86,7 +86,7 @@ def main(argv):
     total = sum(len(v) for v in want.values())
     if bad:
         print(f"sim_identity: {len(bad)} of {total} runs changed:")
-        for line in bad[:40]:
+        for line in bad[:200]:
             print("  " + line)
         return 1
     print(f"sim_identity: {total} runs identical")
