@@ -11,36 +11,16 @@ Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed
       running_(ctx.setup.models.size(), 0), resident_(ctx.setup.models.size()) {}
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the
-// setup's preload tier.
+// setup's preload tier (the controller's initial placement, as in the engine).
 void Server::add_models() {
-  const ControllerConfig& c = ctx_.setup.control;
-  std::array<uint64_t, kTierCount> used_bytes{};
-  std::array<uint32_t, kTierCount> used_models{};
-  Tier top = Tier(std::min(int(ctx_.setup.preload_tier), int(c.exec_tier)));
   for (ModelId id = 0; id < ctx_.setup.models.size(); ++id) {
     const SimModel& m = ctx_.setup.models[id];
     ModelInfo info{m.name, m.profile.size_bytes, m.contexts, m.max_batch};
     for (int u = int(Tier::Host); u < kTierCount; ++u)  // eviction policies' cost prior
       if (m.profile.has_load_time(Tier(u - 1), Tier(u)))
         info.load_seconds[u] = m.profile.load_seconds(Tier(u - 1), Tier(u));
-    auto fits = [&](int t) {
-      for (int u = int(Tier::Host); u <= t; ++u) {
-        const TierBudget& b = c.budgets[u];
-        if (used_models[u] + 1 > b.models || m.profile.size_bytes > b.bytes - used_bytes[u])
-          return false;
-      }
-      return true;
-    };
-    int t = int(top);
-    while (t > int(Tier::Disk) && !fits(t)) --t;
-    for (int u = int(Tier::Disk); u <= t; ++u) {
-      if (u > int(Tier::Disk)) {
-        used_bytes[u] += m.profile.size_bytes;
-        used_models[u] += 1;
-      }
-      resident_[id][u] = true;
-    }
-    ctl_.add_model(id, info, Tier(t));
+    Tier placed = ctl_.add_model_where_it_fits(id, info, ctx_.setup.preload_tier);
+    for (int u = int(Tier::Disk); u <= int(placed); ++u) resident_[id][u] = true;
   }
 }
 

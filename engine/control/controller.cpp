@@ -72,6 +72,19 @@ void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_t
   }
 }
 
+Tier Controller::add_model_where_it_fits(ModelId id, const ModelInfo& info, Tier up_to) {
+  Impl& s = *impl_;
+  int t = std::min(int(up_to), int(s.exec()));
+  auto fits_up_to = [&](int top) {
+    for (int u = int(Tier::Host); u <= top; ++u)
+      if (!s.tiers[u].fits(info.size_bytes)) return false;
+    return true;
+  };
+  while (t > int(Tier::Disk) && !fits_up_to(t)) --t;
+  add_model(id, info, Tier(t));
+  return Tier(t);
+}
+
 void Controller::remove_model(ModelId id, Time now, ActionBuffer& out) {
   Impl& s = *impl_;
   s.advance_to(now, out);

@@ -111,6 +111,11 @@ class Controller {
   // inclusively, every tier below); preloaded models count against budgets. Throws
   // ConfigError if it does not fit. Ids need not be contiguous but should be small.
   void add_model(ModelId id, const ModelInfo& info, Tier resident_up_to = Tier::Disk);
+  // Initial placement, shared by the engine and the simulator: registers the model resident
+  // in the highest tier up to `up_to` (capped at the exec tier) whose budget, and every budget
+  // below it, has room now, and returns that tier (Disk when none has). Throws like add_model
+  // for a model already registered.
+  Tier add_model_where_it_fits(ModelId id, const ModelInfo& info, Tier up_to);
   // Removes a model: its queued requests fail, resident copies are evicted. A model with
   // running batches is removed once they are done (its completions are still emitted).
   void remove_model(ModelId id, Time now, ActionBuffer& out);

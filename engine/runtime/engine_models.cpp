@@ -89,14 +89,10 @@ ModelStatus Engine::register_model(const ModelSpec& spec) {
                " bytes, more than the whole " + tier_name(static_cast<Tier>(t)) + " budget (" +
                std::to_string(budgets[t].bytes) + " bytes)";
     try {
-      s.ctl->add_model(entry->id, info, Tier::Host);
-    } catch (const ConfigError&) {
-      try {
-        s.ctl->add_model(entry->id, info, Tier::Disk);
+      if (s.ctl->add_model_where_it_fits(entry->id, info, Tier::Host) == Tier::Disk)
         s.exec->evict(entry->id, Tier::Host);
-      } catch (const ConfigError& e) {
-        return e.what();
-      }
+    } catch (const ConfigError& e) {
+      return e.what();
     }
     return "";
   });

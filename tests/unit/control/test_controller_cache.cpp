@@ -326,3 +326,21 @@ TEST_CASE("eviction candidates carry size, reload cost, last use, uses and queue
   CHECK(second.uses == 1);
   g_seen = nullptr;
 }
+
+TEST_CASE("initial placement: the highest tier that still has room") {
+  // Host has room for 250 bytes, the device for one model: a 100-byte model goes to the
+  // device, the next to the host only, a 200-byte one no further than disk.
+  ControllerConfig cfg = config(1, TierBudget{250, UINT32_MAX});
+  cfg.exec_tier = Tier::Device;
+  cfg.budgets[int(Tier::Device)] = TierBudget{UINT64_MAX, 1};
+  Controller c(cfg);
+  CHECK(c.add_model_where_it_fits(0, model(100), Tier::Device) == Tier::Device);
+  CHECK(c.add_model_where_it_fits(1, model(100), Tier::Device) == Tier::Host);
+  CHECK(c.add_model_where_it_fits(2, model(200), Tier::Device) == Tier::Disk);
+  CHECK(c.add_model_where_it_fits(3, model(10), Tier::Host) == Tier::Host);
+  CHECK(c.model_state(0).resident[int(Tier::Device)]);
+  CHECK(c.model_state(1).resident[int(Tier::Host)]);
+  CHECK_FALSE(c.model_state(1).resident[int(Tier::Device)]);
+  CHECK_FALSE(c.model_state(2).resident[int(Tier::Host)]);
+  CHECK_THROWS_AS(c.add_model_where_it_fits(0, model(1), Tier::Host), ConfigError);
+}
