@@ -67,11 +67,13 @@ std::string content_type_of(const std::string& path) {
 // The registered workload types, for --help.
 void print_workload_types(std::ostream& out) {
   auto list = [&](const char* what, const std::vector<workloads::WorkloadTypeHelp>& types) {
-    out << what << " (every type also takes seed):\n";
+    out << what << ":\n";
     for (const auto& t : types) out << "  " << t.name << ": " << t.help << "\n";
   };
-  list("Arrival processes (workload.arrival.type)", workloads::arrival_processes());
-  list("Access patterns (workload.access.type)", workloads::access_patterns());
+  list("Arrival processes (workload.arrival.type; every type also takes seed)",
+       workloads::arrival_processes());
+  list("Access patterns (workload.access.type; every type also takes seed)",
+       workloads::access_patterns());
 }
 
 int run(int argc, char** argv) {
