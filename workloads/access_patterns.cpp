@@ -1,4 +1,4 @@
-// Model-access patterns: sequential, uniform, zipf, pareto, weights, trace.
+// Model-access patterns: sequential, uniform, zipf, pareto, weights, trace, and their registry.
 #include "workloads/access_patterns.h"
 
 #include <algorithm>
@@ -38,6 +38,88 @@ class Categorical {
   std::vector<double> cumulative_;
 };
 
+// --- checks, one per type that has fields ---
+
+void validate_alpha(const AccessSpec& spec, uint32_t) {
+  if (!std::isfinite(spec.alpha) || spec.alpha <= 0)
+    fail("alpha must be a positive number for " + spec.type + ", got " +
+         std::to_string(spec.alpha));
+}
+
+void validate_weights(const AccessSpec& spec, uint32_t num_models) {
+  if (spec.weights.size() != num_models)
+    fail("weights has " + std::to_string(spec.weights.size()) + " entries but there are " +
+         std::to_string(num_models) + " models");
+  double sum = 0;
+  for (double w : spec.weights) {
+    if (!std::isfinite(w) || w < 0) fail("weights must be finite and non-negative");
+    sum += w;
+  }
+  if (sum <= 0) fail("weights must not all be zero");
+}
+
+void validate_trace(const AccessSpec& spec, uint32_t) {
+  if (spec.trace_file.empty()) fail("type trace needs 'file'");
+  if (spec.trace_column.empty()) fail("type trace needs 'column' (a CSV header name)");
+}
+
+// --- unnormalized probabilities of the randomized types ---
+
+std::vector<double> uniform_weights(const AccessSpec&, uint32_t n) {
+  return std::vector<double>(n, 1.0);
+}
+
+std::vector<double> zipf_weights(const AccessSpec& spec, uint32_t n) {
+  std::vector<double> p;
+  for (uint32_t i = 0; i < n; ++i) p.push_back(std::pow(i + 1.0, -spec.alpha));
+  return p;
+}
+
+std::vector<double> pareto_weights(const AccessSpec& spec, uint32_t n) {
+  std::vector<double> p;
+  for (uint32_t i = 0; i < n; ++i)
+    p.push_back(std::pow(i + 1.0, -spec.alpha) - std::pow(i + 2.0, -spec.alpha));
+  return p;
+}
+
+std::vector<double> listed_weights(const AccessSpec& spec, uint32_t) { return spec.weights; }
+
+// --- generators, one per type ---
+
+std::vector<uint32_t> sequential_models(const AccessSpec&, uint32_t n, uint64_t count) {
+  std::vector<uint32_t> models(count);
+  for (uint64_t i = 0; i < count; ++i) models[i] = static_cast<uint32_t>(i % n);
+  return models;
+}
+
+std::vector<uint32_t> uniform_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
+  std::vector<uint32_t> models(count);
+  Rng rng(spec.seed);
+  for (auto& m : models) m = static_cast<uint32_t>(rng.below(n));
+  return models;
+}
+
+// Inverse CDF of Pareto(x_m = 1, alpha) truncated to [1, n + 1), floored to an index.
+std::vector<uint32_t> pareto_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
+  std::vector<uint32_t> models(count);
+  Rng rng(spec.seed);
+  const double tail = 1.0 - std::pow(n + 1.0, -spec.alpha);
+  for (auto& m : models) {
+    const double x = std::pow(1.0 - rng.uniform() * tail, -1.0 / spec.alpha);
+    m = static_cast<uint32_t>(std::min<double>(std::floor(x) - 1.0, n - 1.0));
+  }
+  return models;
+}
+
+// Inverse CDF over the type's probabilities (zipf, weights).
+std::vector<uint32_t> categorical_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
+  std::vector<uint32_t> models(count);
+  Rng rng(spec.seed);
+  const Categorical table(access_probabilities(spec, n));
+  for (auto& m : models) m = table.draw(rng);
+  return models;
+}
+
 std::vector<uint32_t> trace_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
   const auto values = read_trace_column(spec.trace_file, spec.trace_column);
   std::vector<uint32_t> per_row(values.size());
@@ -58,47 +140,65 @@ std::vector<uint32_t> trace_models(const AccessSpec& spec, uint32_t n, uint64_t 
   return models;
 }
 
+using S = AccessSpec;
+
 }  // namespace
+
+// The registry. A new access pattern is one entry here plus its generator above: parsing,
+// key checks, validation, generation, to_yaml and --help all follow from the entry.
+const std::vector<AccessPattern>& access_registry() {
+  static const std::vector<AccessPattern> registry = {
+      {.name = "sequential",
+       .help = "round robin: request i goes to model i mod n (no keys)",
+       .models = sequential_models},
+      {.name = "uniform",
+       .help = "every model equally likely (no keys)",
+       .models = uniform_models,
+       .weights = uniform_weights},
+      {.name = "zipf",
+       .help = "P(i) proportional to (i+1)^-alpha, model 0 the most popular: alpha (exponent > 0)",
+       .keys = {number_key("alpha", &S::alpha)},
+       .validate = validate_alpha,
+       .models = categorical_models,
+       .weights = zipf_weights},
+      {.name = "pareto",
+       .help = "TrIMS Pareto(1, alpha) draw truncated to [1, n+1), floored to a model: "
+               "alpha (shape > 0)",
+       .keys = {number_key("alpha", &S::alpha)},
+       .validate = validate_alpha,
+       .models = pareto_models,
+       .weights = pareto_weights},
+      {.name = "weights",
+       .help = "P(i) = w_i / sum w: weights (list, one non-negative number per model)",
+       .keys = {number_list_key("weights", &S::weights)},
+       .validate = validate_weights,
+       .models = categorical_models,
+       .weights = listed_weights},
+      {.name = "trace",
+       .help = "models from a CSV column, cycling: file (path), column (header name; integers "
+               "map mod n, other text by first appearance)",
+       .keys = {text_key("file", &S::trace_file), text_key("column", &S::trace_column)},
+       .validate = validate_trace,
+       .models = trace_models},
+  };
+  return registry;
+}
+
+const AccessPattern& access_pattern(const std::string& type) {
+  return require_type(access_registry(), type, "workload.access");
+}
 
 void validate_access(const AccessSpec& spec, uint32_t num_models) {
   if (num_models == 0) fail("num_models must be at least 1");
-  const std::string& t = spec.type;
-  if (t == "zipf" || t == "pareto") {
-    if (!std::isfinite(spec.alpha) || spec.alpha <= 0)
-      fail("alpha must be a positive number for " + t + ", got " + std::to_string(spec.alpha));
-  } else if (t == "weights") {
-    if (spec.weights.size() != num_models)
-      fail("weights has " + std::to_string(spec.weights.size()) + " entries but there are " +
-           std::to_string(num_models) + " models");
-    double sum = 0;
-    for (double w : spec.weights) {
-      if (!std::isfinite(w) || w < 0) fail("weights must be finite and non-negative");
-      sum += w;
-    }
-    if (sum <= 0) fail("weights must not all be zero");
-  } else if (t == "trace") {
-    if (spec.trace_file.empty()) fail("type trace needs 'file'");
-    if (spec.trace_column.empty()) fail("type trace needs 'column' (a CSV header name)");
-  } else if (t != "sequential" && t != "uniform") {
-    fail("unknown type '" + t + "' (expected sequential, uniform, zipf, pareto, weights, trace)");
-  }
+  const AccessPattern& pattern = access_pattern(spec.type);
+  if (pattern.validate) pattern.validate(spec, num_models);
 }
 
 std::vector<double> access_probabilities(const AccessSpec& spec, uint32_t n) {
   validate_access(spec, n);
-  std::vector<double> p;
-  if (spec.type == "uniform") {
-    p.assign(n, 1.0);
-  } else if (spec.type == "zipf") {
-    for (uint32_t i = 0; i < n; ++i) p.push_back(std::pow(i + 1.0, -spec.alpha));
-  } else if (spec.type == "pareto") {
-    for (uint32_t i = 0; i < n; ++i)
-      p.push_back(std::pow(i + 1.0, -spec.alpha) - std::pow(i + 2.0, -spec.alpha));
-  } else if (spec.type == "weights") {
-    p = spec.weights;
-  } else {
-    return p;
-  }
+  const AccessPattern& pattern = access_pattern(spec.type);
+  if (!pattern.weights) return {};
+  std::vector<double> p = pattern.weights(spec, n);
   double sum = 0;
   for (double x : p) sum += x;
   for (double& x : p) x /= sum;
@@ -107,26 +207,7 @@ std::vector<double> access_probabilities(const AccessSpec& spec, uint32_t n) {
 
 std::vector<uint32_t> generate_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
   validate_access(spec, n);
-  std::vector<uint32_t> models(count);
-  Rng rng(spec.seed);
-  if (spec.type == "sequential") {
-    for (uint64_t i = 0; i < count; ++i) models[i] = static_cast<uint32_t>(i % n);
-  } else if (spec.type == "uniform") {
-    for (auto& m : models) m = static_cast<uint32_t>(rng.below(n));
-  } else if (spec.type == "pareto") {
-    // Inverse CDF of Pareto(x_m = 1, alpha) truncated to [1, n + 1), floored to an index.
-    const double tail = 1.0 - std::pow(n + 1.0, -spec.alpha);
-    for (auto& m : models) {
-      const double x = std::pow(1.0 - rng.uniform() * tail, -1.0 / spec.alpha);
-      m = static_cast<uint32_t>(std::min<double>(std::floor(x) - 1.0, n - 1.0));
-    }
-  } else if (spec.type == "zipf" || spec.type == "weights") {
-    const Categorical table(access_probabilities(spec, n));
-    for (auto& m : models) m = table.draw(rng);
-  } else {  // trace
-    return trace_models(spec, n, count);
-  }
-  return models;
+  return access_pattern(spec.type).models(spec, n, count);
 }
 
 }  // namespace servelab::workloads::detail

@@ -1,13 +1,35 @@
 // Model-access patterns: which model each request goes to (private to servelab_workloads).
-// Thread-compatible; each call builds its own generator from the spec's seed.
+// The registry (access_registry) holds one entry per `access.type`; everything that depends
+// on the type goes through it. Thread-compatible; each call builds its own generator from the
+// spec's seed.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "workloads/type_registry.h"
 #include "workloads/workload.h"
 
 namespace servelab::workloads::detail {
+
+// One registered access pattern: its name, help, YAML keys, checks and generator.
+struct AccessPattern {
+  std::string name;
+  std::string help;                       // one line: what it does, its keys with units
+  std::vector<SpecKey<AccessSpec>> keys = {};  // besides type and seed, in to_yaml order
+  // Throws std::invalid_argument naming the field; null when the type has nothing to check.
+  void (*validate)(const AccessSpec&, uint32_t num_models) = nullptr;
+  std::vector<uint32_t> (*models)(const AccessSpec&, uint32_t num_models, uint64_t count);
+  // Unnormalized categorical weights of a randomized pattern; null for the others.
+  std::vector<double> (*weights)(const AccessSpec&, uint32_t num_models) = nullptr;
+};
+
+// Every access pattern, in the order --help lists them.
+const std::vector<AccessPattern>& access_registry();
+
+// The pattern of `type`; throws std::invalid_argument listing the registered names.
+const AccessPattern& access_pattern(const std::string& type);
 
 // Checks the access fields of a spec for `num_models` models; throws std::invalid_argument
 // with a message naming the field.

@@ -1,16 +1,41 @@
 // Arrival processes: when each request is sent (private to servelab_workloads).
-// Thread-compatible; each call builds its own generator from the spec's seed.
+// The registry (arrival_registry) holds one entry per `arrival.type`; everything that depends
+// on the type goes through it. Thread-compatible; each call builds its own generator from the
+// spec's seed.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "workloads/type_registry.h"
 #include "workloads/workload.h"
 
 namespace servelab::workloads::detail {
 
 // Largest schedule generate() builds; bigger specs are rejected rather than exhausting memory.
 inline constexpr uint64_t kMaxRequests = 100'000'000;
+
+// One registered arrival process: its name, help, YAML keys, checks and generator.
+struct ArrivalProcess {
+  std::string name;
+  std::string help;                        // one line: what it does, its keys with units
+  std::vector<SpecKey<ArrivalSpec>> keys = {};  // besides type and seed, in to_yaml order
+  void (*validate)(const ArrivalSpec&);    // throws std::invalid_argument naming the field
+  // A closed loop draws think times, an open loop send times: exactly one is set.
+  std::vector<double> (*think_times)(const ArrivalSpec&, uint64_t count) = nullptr;
+  std::vector<double> (*send_times)(const ArrivalSpec&, uint64_t max_requests,
+                                    double duration) = nullptr;
+  bool ends_by_itself = false;  // open loop that ends on its own (trace): no limit required
+
+  bool closed_loop() const { return think_times != nullptr; }
+};
+
+// Every arrival process, in the order --help lists them.
+const std::vector<ArrivalProcess>& arrival_registry();
+
+// The process of `type`; throws std::invalid_argument listing the registered names.
+const ArrivalProcess& arrival_process(const std::string& type);
 
 // Checks the arrival fields; throws std::invalid_argument naming the field.
 void validate_arrival(const ArrivalSpec& spec);

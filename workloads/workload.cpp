@@ -1,4 +1,5 @@
 // generate() and validate(): a WorkloadSpec becomes a schedule (models + send or think times).
+// What depends on the arrival or access type is looked up in the registries.
 #include "workloads/workload.h"
 
 #include <cmath>
@@ -9,6 +10,19 @@
 #include "workloads/arrivals.h"
 
 namespace servelab::workloads {
+namespace {
+
+template <class Entry>
+std::vector<WorkloadTypeHelp> help_of(const std::vector<Entry>& registry) {
+  std::vector<WorkloadTypeHelp> out;
+  for (const Entry& e : registry) out.push_back({e.name, e.help});
+  return out;
+}
+
+}  // namespace
+
+std::vector<WorkloadTypeHelp> arrival_processes() { return help_of(detail::arrival_registry()); }
+std::vector<WorkloadTypeHelp> access_patterns() { return help_of(detail::access_registry()); }
 
 void validate(const WorkloadSpec& spec) {
   if (spec.num_models == 0) throw std::invalid_argument("workload: there are no models");
@@ -21,11 +35,12 @@ void validate(const WorkloadSpec& spec) {
   if (spec.requests > detail::kMaxRequests)
     throw std::invalid_argument("workload.requests must be at most " +
                                 std::to_string(detail::kMaxRequests));
-  const std::string& type = spec.arrival.type;
-  if (type == "closed" && spec.requests == 0)
+  const detail::ArrivalProcess& process = detail::arrival_process(spec.arrival.type);
+  if (process.closed_loop() && spec.requests == 0)
     throw std::invalid_argument("workload.requests must be at least 1 for closed-loop arrivals");
-  if (type != "closed" && type != "trace" && spec.requests == 0 && spec.duration == 0)
-    throw std::invalid_argument("workload: " + type +
+  if (!process.closed_loop() && !process.ends_by_itself && spec.requests == 0 &&
+      spec.duration == 0)
+    throw std::invalid_argument("workload: " + spec.arrival.type +
                                 " arrivals need 'requests' or 'duration' (or both)");
 }
 
@@ -33,7 +48,7 @@ Workload generate(const WorkloadSpec& spec) {
   validate(spec);
   Workload w;
   w.warmup = spec.warmup;
-  if (spec.arrival.type == "closed") {
+  if (detail::arrival_process(spec.arrival.type).closed_loop()) {
     w.closed_loop = true;
     w.concurrency = spec.arrival.concurrency;
     w.think_times = detail::generate_think_times(spec.arrival, spec.requests);

@@ -60,6 +60,18 @@ struct Workload {
   double warmup = 0;                   // WorkloadSpec::warmup, carried to the run's records
 };
 
+// A registered arrival process or access pattern: its `type:` name and one line of help
+// (what it does, its YAML keys with units). Every type also accepts `seed`.
+struct WorkloadTypeHelp {
+  std::string name;
+  std::string help;
+};
+
+// The registered arrival processes and access patterns, in documentation order, for --help.
+// Any thread may call them.
+std::vector<WorkloadTypeHelp> arrival_processes();
+std::vector<WorkloadTypeHelp> access_patterns();
+
 // Throws std::invalid_argument with a user-facing message on a bad spec or unreadable trace.
 // Deterministic: the same spec gives the same schedule with every standard library; the
 // arrival times depend only on spec.arrival (and requests/duration), the models only on

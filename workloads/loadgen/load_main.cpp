@@ -11,6 +11,7 @@
 
 #include "cli/subcommands.h"
 #include "workloads/loadgen/loadgen.h"
+#include "workloads/workload.h"
 
 namespace servelab::cli {
 namespace {
@@ -63,12 +64,24 @@ std::string content_type_of(const std::string& path) {
   return "application/octet-stream";
 }
 
+// The registered workload types, for --help.
+void print_workload_types(std::ostream& out) {
+  auto list = [&](const char* what, const std::vector<workloads::WorkloadTypeHelp>& types) {
+    out << what << ":\n";
+    for (const auto& t : types) out << "  " << t.name << ": " << t.help << "\n";
+  };
+  list("Arrival processes (workload.arrival.type; every type also takes seed)",
+       workloads::arrival_processes());
+  list("Access patterns (workload.access.type; every type also takes seed)",
+       workloads::access_patterns());
+}
+
 int run(int argc, char** argv) {
   std::string url, workload_file, out_dir, image, models;
   double timeout = 30, slo_ms = 0;
   uint32_t max_connections = 1024;
   po::options_description opts("usage: servelab load --url URL WORKLOAD.yaml --out DIR [options]");
-  opts.add_options()("help,h", "show this help")(
+  opts.add_options()("help,h", "show this help and the workload types")(
       "url", po::value(&url)->required(), "server base URL, e.g. http://127.0.0.1:8080")(
       "out", po::value(&out_dir)->required(), "results folder (created if missing)")(
       "image", po::value(&image)->required(), "file sent as the body of every request")(
@@ -83,6 +96,7 @@ int run(int argc, char** argv) {
   po::store(po::command_line_parser(argc, argv).options(opts).positional(positional).run(), vm);
   if (vm.count("help")) {
     std::cout << opts << "\n";
+    print_workload_types(std::cout);
     return 0;
   }
   po::notify(vm);
