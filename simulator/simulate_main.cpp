@@ -17,6 +17,7 @@
 #include "simulator/router.h"
 #include "simulator/sim_config.h"
 #include "simulator/simulator.h"
+#include "workloads/workload.h"
 
 namespace servelab::cli {
 
@@ -37,6 +38,10 @@ void print_policies(std::ostream& out) {
   out << "Routers (cluster.router, with cluster.servers > 1):\n";
   for (const sim::RouterInfo& r : sim::routers()) out << "  " << r.name << ": " << r.help << "\n";
   list("event lists (simulation.event_list)", sim::event_list_names());
+  out << "Arrival processes (workload.arrival.type):\n";
+  for (const auto& t : workloads::arrival_processes()) out << "  " << t.name << ": " << t.help << "\n";
+  out << "Access patterns (workload.access.type):\n";
+  for (const auto& t : workloads::access_patterns()) out << "  " << t.name << ": " << t.help << "\n";
 }
 
 void print_summary_line(const std::string& name, const nlohmann::json& s) {
