@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "engine/server/admin_auth.h"
 #include "engine/server/server_impl.h"
 
 namespace servelab::server {
@@ -76,8 +77,12 @@ void HttpServer::Impl::log(const std::string& line) const {
 
 void HttpServer::Impl::add_routes() {
   // Slow administrative work goes to the admin pool; the IO thread is free at once.
+  // With an admin token, the token is checked here on the IO thread, before any work.
   auto on_admin = [this](auto work) {
     return [this, work](HttpRequest& req, const PathParams& p, Reply reply) {
+      if (!options.admin_token.empty() && !has_bearer_token(req, options.admin_token)) {
+        return reply(unauthorized_response());
+      }
       boost::asio::post(admin, [this, work, req = std::move(req), p, reply]() mutable {
         reply_with(reply, [&] { return work(this, req, p); });
       });
@@ -102,7 +107,11 @@ void HttpServer::Impl::add_routes() {
       int top_k = parse_top_k(req, options.default_top_k);
       if (req.body.empty()) throw HttpError(400, "empty body: send the image bytes as the body");
       int rc = engine->classify(name, std::move(req.body), top_k,
-                                [reply, name](runtime::ClassifyResult r) {
+                                [this, reply, name](runtime::ClassifyResult r) {
+                                  if (r.status == RequestStatus::Failed && removed(name)) {
+                                    return reply(error_response(
+                                        404, "model '" + name + "' was removed"));
+                                  }
                                   reply(classify_response(name, r));
                                 });
       if (rc == 0) return HttpResponse{-1};  // answered later, from an engine thread

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/subcommands.h"
+#include "engine/server/admin_auth.h"
 #include "engine/server/http_server.h"
 #ifdef SERVELAB_HAS_CONFIG
 #include <yaml-cpp/yaml.h>
@@ -42,6 +43,12 @@ po::options_description serve_options() {
     ("store", po::value<std::string>()->default_value("model-store"), "model store directory: "
                                             "model files and the registry (registry.sqlite)")
     ("top-k", po::value<int>()->default_value(5), "labels returned when ?top_k= is absent")
+    ("model-root", po::value<std::string>(), "JSON registration may name server-side files, "
+                                     "but only regular files under DIR (symlinks resolved). "
+                                     "Without it, models must be uploaded")
+    ("admin-token-file", po::value<std::string>(), "file holding a token; POST /register and "
+                                     "DELETE /models/{name} then need `Authorization: Bearer "
+                                     "<token>` (reads and classify stay open)")
     ("workers", po::value<uint32_t>(), "k workers: batches running at once (default 1)")
     ("contexts", po::value<uint32_t>(), "default context pool size per model (default 1)")
     ("batching", po::value<std::string>(), "batching policy name (default none)")
@@ -169,6 +176,15 @@ int serve_main(int argc, char** argv) {
   so.max_body_bytes = vm["max-body-bytes"].as<size_t>();
   so.store_dir = vm["store"].as<std::string>();
   so.default_top_k = vm["top-k"].as<int>();
+  if (vm.count("model-root")) so.model_root = vm["model-root"].as<std::string>();
+  if (vm.count("admin-token-file")) {
+    try {
+      so.admin_token = server::read_admin_token_file(vm["admin-token-file"].as<std::string>());
+    } catch (const std::runtime_error& e) {
+      std::cerr << "servelab serve: --admin-token-file: " << e.what() << "\n";
+      return 2;
+    }
+  }
 
   // Block the stop signals before any thread starts, so that only sigwait() below sees them.
   sigset_t stop_signals;
