@@ -106,6 +106,10 @@ void HttpServer::Impl::add_routes() {
       const std::string& name = p.at("name");
       int top_k = parse_top_k(req, options.default_top_k);
       if (req.body.empty()) throw HttpError(400, "empty body: send the image bytes as the body");
+      std::string why;  // bounded before decoding: dimensions from the image header
+      if (int status = check_image(req.body, options.image_limits, &why)) {
+        throw HttpError(status, why);
+      }
       int rc = engine->classify(name, std::move(req.body), top_k,
                                 [this, reply, name](runtime::ClassifyResult r) {
                                   if (r.status == RequestStatus::Failed && removed(name)) {
@@ -117,6 +121,7 @@ void HttpServer::Impl::add_routes() {
       if (rc == 0) return HttpResponse{-1};  // answered later, from an engine thread
       if (rc == 404) throw HttpError(404, "unknown model '" + name + "'");
       if (rc == 400) throw HttpError(400, "cannot decode the request body as an image");
+      if (rc == 413) throw HttpError(413, "image is larger than the engine's limit");
       throw HttpError(rc, "model '" + name + "' cannot take requests now");
     });
   });

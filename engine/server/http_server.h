@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/runtime/engine.h"
+#include "engine/server/image_guard.h"
 
 namespace servelab::server {
 
@@ -26,6 +27,7 @@ struct ServerOptions {
   uint16_t port = 0;                 // 0: ephemeral; read the bound port with port()
   unsigned io_threads = 2;           // HTTP IO threads (image decoding runs on them too)
   size_t max_body_bytes = 256u << 20;  // larger bodies are answered 413
+  ImageLimits image_limits;          // classify bodies, checked from the header before decoding
   std::string store_dir = "model-store";  // model files and registry.sqlite
   int default_top_k = 5;             // /classify without ?top_k=
   bool log = true;                   // log registrations and restore problems on stderr
