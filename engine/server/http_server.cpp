@@ -170,6 +170,7 @@ RestoreReport HttpServer::start() {
   t.port = s.options.port;
   t.io_threads = s.options.io_threads;
   t.max_body_bytes = s.options.max_body_bytes;
+  t.log = [&s](const std::string& line) { s.log(line); };
   s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {
     auto route = std::make_shared<std::string>("unmatched");
     auto t0 = std::chrono::steady_clock::now();

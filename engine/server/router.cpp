@@ -55,13 +55,15 @@ bool Router::match(const Route& r, const std::vector<std::string>& segs, PathPar
 
 void Router::dispatch(HttpRequest req, Reply reply, std::string* route) const {
   std::vector<std::string> segs = split(req.path);
+  const std::string method = req.method == "HEAD" ? "GET" : req.method;
   std::string allow;
   PathParams params;
   for (const auto& r : routes_) {
     bool bad_escape = false;
     if (!match(r, segs, &params, &bad_escape)) continue;
-    if (r.method != req.method) {
+    if (r.method != method) {
       if (allow.find(r.method) == std::string::npos) allow += (allow.empty() ? "" : ", ") + r.method;
+      if (r.method == "GET" && allow.find("HEAD") == std::string::npos) allow += ", HEAD";
       continue;
     }
     if (route) *route = r.pattern;

@@ -24,7 +24,8 @@ class Router {
   void add(const std::string& method, const std::string& pattern, RouteHandler handler);
 
   // Finds the route of `req` and calls its handler, or replies 404/405/400 (a malformed
-  // percent escape or a control byte in a parameter). `route` receives the matched pattern (or "unmatched"),
+  // percent escape or a control byte in a parameter). HEAD runs the GET route; the transport
+  // leaves out the body. `route` receives the matched pattern (or "unmatched"),
   // for metrics; it is set before the handler runs.
   void dispatch(HttpRequest req, Reply reply, std::string* route = nullptr) const;
 

@@ -98,5 +98,6 @@ TEST_CASE("router rejects decoded NUL and control bytes once, for every route",
   }
   CHECK(status_of("DELETE", "/models/a%2Eb") == 200);
   CHECK(seen == "a.b");
+  CHECK(status_of("HEAD", "/models/x") == 200);  // HEAD runs the GET route
   CHECK(status_of("PUT", "/models/x") == 405);
 }
