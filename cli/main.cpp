@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
+#include <new>
 #include <string>
 
 #include "cli/subcommands.h"
@@ -86,7 +88,19 @@ int main(int argc, char** argv) {
   }
   for (const auto& c : kCommands) {
     if (std::string(argv[1]) != c.name) continue;
-    return c.main ? c.main(argc - 1, argv + 1) : run_in_engine(argv);
+    if (!c.main) return run_in_engine(argv);
+    // Last line of defence: a subcommand that lets an exception escape still says what failed.
+    try {
+      return c.main(argc - 1, argv + 1);
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "servelab %s: out of memory (a configuration value asks for too "
+                           "much?)\n", c.name);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "servelab %s: %s\n", c.name, e.what());
+    } catch (...) {
+      std::fprintf(stderr, "servelab %s: failed with an unknown error\n", c.name);
+    }
+    return 1;
   }
   std::fprintf(stderr, "servelab: unknown command '%s'\n\n", argv[1]);
   usage(stderr);

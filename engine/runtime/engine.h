@@ -102,8 +102,10 @@ class Engine {
   // Queues one classification. `done` is called exactly once, from an engine thread (never
   // inside this call for accepted requests), with the result. Errors are reported through
   // `done`'s status (Rejected: queue full -> 503; Timeout -> 504; Failed -> 500). Unknown
-  // model or undecodable image is reported synchronously by the return value instead:
-  // 404 unknown model, 400 undecodable image; 0 when accepted.
+  // model, undecodable image or oversized body is reported synchronously by the
+  // return value instead: 404 unknown model, 400 undecodable image, 413 body over
+  // max_image_bytes; 0 when accepted. A request for a full queue is refused before its
+  // image is decoded, through `done` (Rejected) like any rejection.
   int classify(const std::string& model, std::string image_bytes, int top_k,
                std::function<void(ClassifyResult)> done);
 

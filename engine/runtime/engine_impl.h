@@ -67,6 +67,13 @@ struct Engine::Impl {
   int accept(const std::string& model, Input input, int top_k,
              std::function<void(ClassifyResult)> done, std::shared_ptr<const ModelEntry> m);
   std::shared_ptr<const ModelEntry> find(const std::string& name) const;
+  std::unique_ptr<Pending> make_pending(std::shared_ptr<const ModelEntry> m, Input input,
+                                        int top_k, std::function<void(ClassifyResult)> done);
+  // Any thread, before decoding: when `m`'s queue is at its bound, the request goes to the
+  // controller without an image, is rejected there like any other, and `done` is answered
+  // (returns true). Otherwise returns false with `done` untouched.
+  bool refuse_if_full(const std::shared_ptr<const ModelEntry>& m, int top_k,
+                      std::function<void(ClassifyResult)>& done);
   ModelStatus status_of(const ModelEntry& e);  // control thread
 
   EngineOptions opts;

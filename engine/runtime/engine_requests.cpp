@@ -5,9 +5,9 @@
 
 namespace servelab::runtime {
 
-int Engine::Impl::accept(const std::string& model, Input input, int top_k,
-                         std::function<void(ClassifyResult)> done,
-                         std::shared_ptr<const ModelEntry> m) {
+std::unique_ptr<Pending> Engine::Impl::make_pending(std::shared_ptr<const ModelEntry> m,
+                                                   Input input, int top_k,
+                                                   std::function<void(ClassifyResult)> done) {
   auto p = std::make_unique<Pending>();
   p->request.id = next_request.fetch_add(1);
   p->request.model = m->id;
@@ -16,6 +16,13 @@ int Engine::Impl::accept(const std::string& model, Input input, int top_k,
   p->top_k = top_k;
   p->done = std::move(done);
   p->model = std::move(m);
+  return p;
+}
+
+int Engine::Impl::accept(const std::string& model, Input input, int top_k,
+                         std::function<void(ClassifyResult)> done,
+                         std::shared_ptr<const ModelEntry> m) {
+  auto p = make_pending(std::move(m), std::move(input), top_k, std::move(done));
   Request r = p->request;
   {
     std::lock_guard lock(inbox_mu);
@@ -31,12 +38,48 @@ int Engine::Impl::accept(const std::string& model, Input input, int top_k,
   return 0;
 }
 
+bool Engine::Impl::refuse_if_full(const std::shared_ptr<const ModelEntry>& m, int top_k,
+                                  std::function<void(ClassifyResult)>& done) {
+  const uint32_t bound = opts.control.queue_bound;
+  if (bound == 0) return false;
+  {
+    std::lock_guard lock(inbox_mu);
+    if (stopping) return false;  // accept() answers 503
+  }
+  auto p = make_pending(m, Input{}, top_k, std::move(done));
+  const Request r = p->request;
+  {
+    std::lock_guard lock(pending_mu);
+    pending.emplace(r.id, std::move(p));
+  }
+  // On the control thread the queue cannot change between the look and the arrival: the
+  // controller rejects this image-less request (counted like any rejection) and `done`
+  // answers it; otherwise it never reaches the controller.
+  bool refused = query([&](Time now) {
+    if (ctl->model_state(r.model).queued < bound) return false;
+    ctl->on_arrival(r, now, out);
+    return true;
+  });
+  if (!refused) {
+    std::lock_guard lock(pending_mu);
+    auto it = pending.find(r.id);
+    done = std::move(it->second->done);
+    pending.erase(it);
+  }
+  return refused;
+}
+
 int Engine::classify(const std::string& model, std::string image_bytes, int top_k,
                      std::function<void(ClassifyResult)> done) {
   Impl& s = *impl_;
   auto m = s.find(model);
   if (!m) return 404;
-  if (image_bytes.size() > s.opts.max_image_bytes) return 400;
+  if (image_bytes.size() > s.opts.max_image_bytes) return 413;
+  try {
+    if (s.refuse_if_full(m, top_k, done)) return 0;  // before paying for the decode
+  } catch (const std::future_error&) {
+    return 503;  // the engine is stopping; `done` is answered by its shutdown
+  }
   Input input;
   try {
     input = preprocess_image(image_bytes, m->spec.preprocess, !s.exec->normalizes_on_device());

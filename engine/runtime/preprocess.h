@@ -22,7 +22,8 @@ struct ImageError : std::invalid_argument {
 // false fills Input::hwc (uint8 RGB crop). Grayscale and RGBA images become RGB.
 Input preprocess_image(const std::string& bytes, const Preprocess& pp, bool normalize = true);
 
-// Checks a preprocessing spec (positive input size, non-zero std); throws ImageError.
+// Checks a preprocessing spec (input sides 1..1024, resize <= 1024, std >= 1e-6, finite
+// mean); throws ImageError.
 void validate_preprocess(const Preprocess& pp);
 
 }  // namespace servelab::runtime

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "engine/server/admin_auth.h"
 #include "engine/server/server_impl.h"
 
 namespace servelab::server {
@@ -78,8 +79,12 @@ void HttpServer::Impl::log(const std::string& line) const {
 
 void HttpServer::Impl::add_routes() {
   // Slow administrative work goes to the admin pool; the IO thread is free at once.
+  // With an admin token, the token is checked here on the IO thread, before any work.
   auto on_admin = [this](auto work) {
     return [this, work](HttpRequest& req, const PathParams& p, Reply reply) {
+      if (!options.admin_token.empty() && !has_bearer_token(req, options.admin_token)) {
+        return reply(unauthorized_response());
+      }
       boost::asio::post(admin, [this, work, req = std::move(req), p, reply]() mutable {
         reply_with(reply, [&] { return work(this, req, p); });
       });
@@ -103,13 +108,22 @@ void HttpServer::Impl::add_routes() {
       const std::string& name = p.at("name");
       int top_k = parse_top_k(req, options.default_top_k);
       if (req.body.empty()) throw HttpError(400, "empty body: send the image bytes as the body");
+      std::string why;  // bounded before decoding: dimensions from the image header
+      if (int status = check_image(req.body, options.image_limits, &why)) {
+        throw HttpError(status, why);
+      }
       int rc = engine->classify(name, std::move(req.body), top_k,
-                                [reply, name](runtime::ClassifyResult r) {
+                                [this, reply, name](runtime::ClassifyResult r) {
+                                  if (r.status == RequestStatus::Failed && removed(name)) {
+                                    return reply(error_response(
+                                        404, "model '" + name + "' was removed"));
+                                  }
                                   reply(classify_response(name, r));
                                 });
       if (rc == 0) return HttpResponse{-1};  // answered later, from an engine thread
       if (rc == 404) throw HttpError(404, "unknown model '" + name + "'");
       if (rc == 400) throw HttpError(400, "cannot decode the request body as an image");
+      if (rc == 413) throw HttpError(413, "image is larger than the engine's limit");
       throw HttpError(rc, "model '" + name + "' cannot take requests now");
     });
   });
@@ -158,6 +172,7 @@ RestoreReport HttpServer::start() {
   t.port = s.options.port;
   t.io_threads = s.options.io_threads;
   t.max_body_bytes = s.options.max_body_bytes;
+  t.log = [&s](const std::string& line) { s.log(line); };
   s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {
     auto route = std::make_shared<std::string>("unmatched");
     auto t0 = std::chrono::steady_clock::now();

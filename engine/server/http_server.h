@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/runtime/engine.h"
+#include "engine/server/image_guard.h"
 
 namespace servelab::server {
 
@@ -26,15 +27,23 @@ struct ServerOptions {
   uint16_t port = 0;                 // 0: ephemeral; read the bound port with port()
   unsigned io_threads = 2;           // HTTP IO threads (image decoding runs on them too)
   size_t max_body_bytes = 256u << 20;  // larger bodies are answered 413
+  ImageLimits image_limits;          // classify bodies, checked from the header before decoding
   std::string store_dir = "model-store";  // model files and registry.sqlite
   int default_top_k = 5;             // /classify without ?top_k=
   bool log = true;                   // log registrations and restore problems on stderr
+  // JSON registration with a server-side path reads only regular files under this directory
+  // (canonical paths, symlinks resolved). Empty: server-side paths are refused (upload).
+  std::string model_root;
+  // Non-empty: POST /register and DELETE /models/{name} need `Authorization: Bearer <token>`
+  // (401 otherwise). Reads and /classify stay open.
+  std::string admin_token;
 };
 
 // What start() found in the registry.
 struct RestoreReport {
   std::vector<std::string> restored;
   std::vector<std::pair<std::string, std::string>> skipped;  // name, reason (row kept)
+  std::vector<std::string> orphans_removed;  // store files without a row (e.g. after kill -9)
 };
 
 class HttpServer {
@@ -46,7 +55,8 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Re-registers the registry's models (a broken one is logged and skipped, its row kept),
+  // Re-registers the registry's models (a broken one is logged and skipped, its row kept;
+  // a row without its file is reported so), removes and logs store files without a row,
   // then binds and serves. Throws std::runtime_error when the address cannot be bound.
   RestoreReport start();
   uint16_t port() const;

@@ -9,6 +9,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -71,6 +72,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_header(beast::error_code ec, size_t) {
     if (ec) return on_error(ec);
     auto& msg = parser_->get();
+    head_ = msg.method() == http::verb::head;
+    if (auto refusal = refuse_header(msg)) return write(std::move(*refusal), true, false);
     auto cl = parser_->content_length();
     if (cl && *cl > shared_->options.max_body_bytes) return on_error(http::error::body_limit);
     auto expect = msg[http::field::expect];
@@ -86,6 +89,23 @@ class Session : public std::enable_shared_from_this<Session> {
     read_body();
   }
 
+  // Answers for a header that the server will not serve, before its body is read.
+  std::optional<HttpResponse> refuse_header(const http::request<http::string_body>& msg) const {
+    if (msg.target().size() > shared_->options.max_target_bytes) {
+      return error_response(414, "request target is longer than the limit of " +
+                                     std::to_string(shared_->options.max_target_bytes) + " bytes");
+    }
+    if (msg.version() >= 11 && msg.find(http::field::host) == msg.end()) {
+      return error_response(400, "missing Host header (required by HTTP/1.1)");
+    }
+    auto te = msg.find(http::field::transfer_encoding);
+    if (te != msg.end() && !beast::iequals(te->value(), "chunked")) {
+      return error_response(501, "Transfer-Encoding '" + std::string(te->value()) +
+                                     "' is not supported (only chunked)");
+    }
+    return std::nullopt;
+  }
+
   void read_body() {
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::on_read, shared_from_this()));
@@ -96,6 +116,10 @@ class Session : public std::enable_shared_from_this<Session> {
       return write(error_response(413, "request body is larger than the limit of " +
                                            std::to_string(shared_->options.max_body_bytes) +
                                            " bytes"),
+                   true, false);
+    }
+    if (ec == http::error::header_limit) {
+      return write(error_response(431, "request header is larger than the limit of 64 KiB"),
                    true, false);
     }
     if (is_http_error(ec) && ec != http::error::end_of_stream && ec != http::error::partial_message) {
@@ -152,6 +176,7 @@ class Session : public std::enable_shared_from_this<Session> {
     bool close_after = force_close || !keep_alive_;
     out->keep_alive(!close_after);
     out->prepare_payload();
+    if (head_) out->body().clear();  // HEAD: GET's headers (Content-Length too), no body
     stream_.expires_after(std::chrono::seconds(30));
     http::async_write(stream_, *out,
                       [self = shared_from_this(), out, close_after, counted](beast::error_code ec,
@@ -195,6 +220,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<std::vector<char>> drain_;
   bool keep_alive_ = true;
+  bool head_ = false;  // the request being answered is HEAD
 };
 
 }  // namespace
@@ -206,22 +232,54 @@ struct HttpTransport::Impl {
   std::vector<std::thread> threads;
   uint16_t port = 0;
   bool running = false;
+  // Listener state, used on the acceptor's strand only.
+  std::optional<net::steady_timer> backoff_timer;  // on the acceptor's executor
+  bool paused = false;
 
   void accept() {
     acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
       if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
-      if (!ec) {
-        beast::error_code ignored;
-        s.set_option(tcp::no_delay(true), ignored);
-        auto session = std::make_shared<Session>(std::move(s), &shared);
-        {
-          std::lock_guard<std::mutex> lock(shared.mu);
-          shared.sessions.emplace(session.get(), session);
-        }
-        session->run();
+      if (out_of_descriptors(ec)) return back_off();
+      if (paused) {
+        paused = false;
+        log("accepting connections again");
       }
+      if (!ec) start_session(std::move(s));
       accept();
     });
+  }
+
+  static bool out_of_descriptors(const beast::error_code& ec) {
+    return ec == net::error::no_descriptors ||
+           ec == boost::system::errc::too_many_files_open_in_system;
+  }
+
+  // EMFILE/ENFILE: the pending connection stays in the backlog; retrying at once would spin.
+  // Pause the listener (open connections keep being served) and try again later.
+  void back_off() {
+    if (!paused) {
+      paused = true;
+      log("out of file descriptors; pausing accept() and serving open connections");
+    }
+    backoff_timer->expires_after(std::chrono::milliseconds(100));
+    backoff_timer->async_wait([this](beast::error_code ec) {
+      if (!ec && acceptor->is_open()) accept();
+    });
+  }
+
+  void start_session(tcp::socket s) {
+    beast::error_code ignored;
+    s.set_option(tcp::no_delay(true), ignored);
+    auto session = std::make_shared<Session>(std::move(s), &shared);
+    {
+      std::lock_guard<std::mutex> lock(shared.mu);
+      shared.sessions.emplace(session.get(), session);
+    }
+    session->run();
+  }
+
+  void log(const std::string& line) const {
+    if (shared.options.log) shared.options.log(line);
   }
 };
 
@@ -240,6 +298,7 @@ void HttpTransport::start() {
   if (ec) throw std::runtime_error("invalid bind address '" + im.shared.options.bind + "'");
   tcp::endpoint ep(addr, im.shared.options.port);
   im.acceptor.emplace(net::make_strand(im.ioc));
+  im.backoff_timer.emplace(im.acceptor->get_executor());
   im.acceptor->open(ep.protocol(), ec);
   if (!ec) im.acceptor->set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) im.acceptor->bind(ep, ec);
@@ -264,6 +323,7 @@ void HttpTransport::stop() {
   net::post(im.acceptor->get_executor(), [&im] {
     beast::error_code ec;
     im.acceptor->close(ec);
+    im.backoff_timer->cancel();
   });
   // Grace period: let responses already on their way be written.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
@@ -277,6 +337,7 @@ void HttpTransport::stop() {
   im.ioc.stop();
   for (auto& t : im.threads) t.join();
   im.threads.clear();
+  im.backoff_timer.reset();
   im.acceptor.reset();
   std::lock_guard<std::mutex> lock(im.shared.mu);
   im.shared.sessions.clear();

@@ -1,12 +1,17 @@
 // Asynchronous HTTP/1.1 server with keep-alive on Boost.Beast/Asio. A request waiting for its
 // response holds no thread: the handler gets a Reply it may call later from any thread, and
 // the response is posted back to the connection's strand. Beast stays inside the .cpp.
+// Refused before the handler: a target over the limit (414), HTTP/1.1 without Host (400),
+// a Transfer-Encoding other than chunked (501), headers over 64 KiB (431), a body over the
+// limit (413). HEAD gets the headers of its GET answer and no body. When accept() runs out
+// of file descriptors, the listener pauses (logging once) and open connections keep going.
 // Thread-safety: start()/stop() from one owning thread; port() from any thread after start().
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -20,6 +25,9 @@ struct TransportOptions {
   unsigned io_threads = 2;          // threads running the io_context
   size_t max_body_bytes = 256u << 20;  // larger bodies are answered 413 and the connection closed
   std::chrono::seconds idle_timeout{60};  // a keep-alive connection idle this long is closed
+  size_t max_target_bytes = 8192;   // longer request targets (URLs) are answered 414
+  // Listener events (out of descriptors, accepting again); called on an IO thread. May be empty.
+  std::function<void(const std::string&)> log;
 };
 
 class HttpTransport {

@@ -64,6 +64,11 @@ ModelStore::ModelStore(const std::string& dir) {
 std::string ModelStore::db_path() const { return (fs::path(dir_) / "registry.sqlite").string(); }
 
 std::string ModelStore::path_of(const std::string& name) const {
+  // The file name is derived from the model name: only a valid name may ever reach the
+  // file system ("a.pt\0" would otherwise name the file of model "a").
+  if (std::string why = model_name_problem(name); !why.empty()) {
+    throw StoreError("invalid model name: " + why);
+  }
   return (fs::path(dir_) / (name + ".pt")).string();
 }
 
@@ -121,7 +126,23 @@ StoredFile ModelStore::copy_from(const std::string& name, const std::string& sou
   });
 }
 
+std::vector<std::string> ModelStore::stray_files(const std::set<std::string>& names) const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    if (!entry.is_regular_file(ec)) continue;
+    std::string file = entry.path().filename().string();
+    bool temp = file.rfind(".tmp-", 0) == 0;
+    bool model = entry.path().extension() == ".pt";
+    if (temp || (model && !names.count(entry.path().stem().string()))) {
+      out.push_back(entry.path().string());
+    }
+  }
+  return out;
+}
+
 void ModelStore::remove(const std::string& name) {
+  if (!model_name_problem(name).empty()) return;  // no file can have that name
   std::error_code ec;
   fs::remove(path_of(name), ec);
 }

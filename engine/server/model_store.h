@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace servelab::server {
 
@@ -35,14 +37,20 @@ class ModelStore {
 
   const std::string& dir() const { return dir_; }
   std::string db_path() const;                         // the SQLite registry file
-  std::string path_of(const std::string& name) const;  // where model `name` lives
+  // Where model `name` lives; throws StoreError for an invalid name (model_name_problem).
+  std::string path_of(const std::string& name) const;
 
   // Writes `data` as model `name`, replacing any previous file atomically.
   StoredFile put(const std::string& name, std::string_view data);
   // Copies a server-side file into the store as model `name`. Throws StoreError when the
   // source cannot be opened or read.
   StoredFile copy_from(const std::string& name, const std::string& source_path);
-  // Removes model `name`'s file; missing files are not an error.
+  // Files of the store that no model in `names` owns: model files (*.pt) of other names and
+  // temp files left by an interrupted write. Other files (the registry database) are never
+  // listed. Paths are absolute.
+  std::vector<std::string> stray_files(const std::set<std::string>& names) const;
+  // Removes model `name`'s file; missing files and invalid names are not an error (an invalid
+  // name has no file).
   void remove(const std::string& name);
 
  private:

@@ -10,6 +10,13 @@ using nlohmann::json;
 
 namespace {
 
+// Bounds of a model's preprocessing: the per-request tensor and the resize (which a thin
+// image multiplies by its aspect ratio) stay within tens of megabytes.
+constexpr int kMaxInputSide = 1024;
+constexpr int kMaxResize = 1024;
+constexpr double kMinStd = 1e-6;
+constexpr double kMaxMeanStd = 1e6;
+
 [[noreturn]] void bad(const std::string& msg) { throw HttpError(400, msg); }
 
 int int_in(const json& v, const char* key, int lo, int hi) {
@@ -22,12 +29,16 @@ int int_in(const json& v, const char* key, int lo, int hi) {
   return int(x);
 }
 
-void triple(const json& v, const char* key, float out[3], bool positive) {
-  if (!v.is_array() || v.size() != 3) bad(std::string("preprocess.") + key + " must be 3 numbers");
+// Three numbers in [lo, hi]; a std below 1e-6 (or denormal) turns every score into NaN.
+void triple(const json& v, const char* key, float out[3], double lo, double hi) {
+  std::string what = std::string("preprocess.") + key + " must be 3 numbers between " +
+                     json(lo).dump() + " and " + json(hi).dump();
+  if (!v.is_array() || v.size() != 3) bad(what);
   for (int i = 0; i < 3; ++i) {
-    if (!v[i].is_number()) bad(std::string("preprocess.") + key + " must be 3 numbers");
-    out[i] = v[i].get<float>();
-    if (positive && !(out[i] > 0)) bad(std::string("preprocess.") + key + " must be positive");
+    if (!v[i].is_number()) bad(what);
+    double x = v[i].get<double>();
+    if (!(x >= lo && x <= hi)) bad(what);
+    out[i] = float(x);
   }
 }
 
@@ -125,21 +136,21 @@ runtime::Preprocess preprocess_from_json(const json& j) {
     const json& v = it.value();
     if (k == "input_size") {
       if (v.is_array() && v.size() == 2) {
-        p.input_width = int_in(v[0], "input_size[0]", 1, 8192);
-        p.input_height = int_in(v[1], "input_size[1]", 1, 8192);
+        p.input_width = int_in(v[0], "input_size[0]", 1, kMaxInputSide);
+        p.input_height = int_in(v[1], "input_size[1]", 1, kMaxInputSide);
       } else {
-        p.input_width = p.input_height = int_in(v, "input_size", 1, 8192);
+        p.input_width = p.input_height = int_in(v, "input_size", 1, kMaxInputSide);
       }
     } else if (k == "input_width") {
-      p.input_width = int_in(v, "input_width", 1, 8192);
+      p.input_width = int_in(v, "input_width", 1, kMaxInputSide);
     } else if (k == "input_height") {
-      p.input_height = int_in(v, "input_height", 1, 8192);
+      p.input_height = int_in(v, "input_height", 1, kMaxInputSide);
     } else if (k == "resize") {
-      p.resize = int_in(v, "resize", -1, 16384);
+      p.resize = int_in(v, "resize", -1, kMaxResize);
     } else if (k == "mean") {
-      triple(v, "mean", p.mean, false);
+      triple(v, "mean", p.mean, -kMaxMeanStd, kMaxMeanStd);
     } else if (k == "std") {
-      triple(v, "std", p.std, true);
+      triple(v, "std", p.std, kMinStd, kMaxMeanStd);
     } else {
       bad("unknown preprocess key '" + k +
           "' (expected input_size, input_width, input_height, resize, mean, std)");

@@ -33,7 +33,8 @@ RegisterRequest parse_register_request(HttpRequest& req);
 
 // {"input_width", "input_height", "resize", "mean": [3], "std": [3]}; "input_size" (an integer
 // or [width, height]) sets both input dimensions. Missing keys keep their defaults. Throws
-// HttpError(400) for unknown keys or out-of-range values.
+// HttpError(400) for unknown keys or out-of-range values: input sides 1..1024, resize
+// -1..1024, std in [1e-6, 1e6], mean in [-1e6, 1e6].
 runtime::Preprocess preprocess_from_json(const nlohmann::json& j);
 nlohmann::json preprocess_to_json(const runtime::Preprocess& p);
 

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <mutex>
+#include <string>
 #include <nlohmann/json.hpp>
 
 namespace servelab::server {
@@ -30,6 +31,11 @@ struct Stmt {
   sqlite3_stmt* s = nullptr;
   ~Stmt() { sqlite3_finalize(s); }
 };
+
+// Binds the whole string, embedded NULs included: "a.pt\0" must never match row "a.pt".
+void bind_text(sqlite3_stmt* s, int index, const std::string& text) {
+  sqlite3_bind_text(s, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+}
 
 }  // namespace
 
@@ -122,14 +128,14 @@ bool Registry::insert(const RegistryRow& r) {
   Impl::Reset reset{s};
   nlohmann::json labels = r.labels;
   std::string labels_text = labels.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  sqlite3_bind_text(s, 1, r.name.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s, 2, r.file.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s, 3, r.checksum.c_str(), -1, SQLITE_TRANSIENT);
+  bind_text(s, 1, r.name);
+  bind_text(s, 2, r.file);
+  bind_text(s, 3, r.checksum);
   sqlite3_bind_int64(s, 4, int64_t(r.param_bytes));
   sqlite3_bind_int64(s, 5, int64_t(r.workspace_bytes));
   sqlite3_bind_int64(s, 6, int64_t(r.size_bytes));
-  sqlite3_bind_text(s, 7, r.preprocess_json.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s, 8, labels_text.c_str(), -1, SQLITE_TRANSIENT);
+  bind_text(s, 7, r.preprocess_json);
+  bind_text(s, 8, labels_text);
   sqlite3_bind_int64(s, 9, r.registered_at);
   if (sqlite3_step(s) != SQLITE_DONE) im.fail("insert '" + r.name + "'");
   return sqlite3_changes(im.db) > 0;
@@ -141,7 +147,7 @@ void Registry::update_sizes(const std::string& name, uint64_t param_bytes,
   std::lock_guard<std::mutex> lock(im.mu);
   sqlite3_stmt* s = im.update.s;
   Impl::Reset reset{s};
-  sqlite3_bind_text(s, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+  bind_text(s, 1, name);
   sqlite3_bind_int64(s, 2, int64_t(param_bytes));
   sqlite3_bind_int64(s, 3, int64_t(workspace_bytes));
   sqlite3_bind_int64(s, 4, int64_t(size_bytes));
@@ -153,7 +159,7 @@ bool Registry::remove(const std::string& name) {
   std::lock_guard<std::mutex> lock(im.mu);
   sqlite3_stmt* s = im.remove.s;
   Impl::Reset reset{s};
-  sqlite3_bind_text(s, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+  bind_text(s, 1, name);
   if (sqlite3_step(s) != SQLITE_DONE) im.fail("delete '" + name + "'");
   return sqlite3_changes(im.db) > 0;
 }
@@ -163,7 +169,7 @@ std::optional<RegistryRow> Registry::find(const std::string& name) const {
   std::lock_guard<std::mutex> lock(im.mu);
   sqlite3_stmt* s = im.find.s;
   Impl::Reset reset{s};
-  sqlite3_bind_text(s, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+  bind_text(s, 1, name);
   int rc = sqlite3_step(s);
   if (rc == SQLITE_ROW) return Impl::row_of(s);
   if (rc != SQLITE_DONE) im.fail("find '" + name + "'");

@@ -22,6 +22,20 @@ void Router::add(const std::string& method, const std::string& pattern, RouteHan
   routes_.push_back(Route{method, pattern, split(pattern), std::move(handler)});
 }
 
+namespace {
+
+// A decoded parameter must be printable: NUL would truncate it at every C boundary (SQLite,
+// file names) and control bytes have no business in a name.
+bool has_control_byte(std::string_view s) {
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool Router::match(const Route& r, const std::vector<std::string>& segs, PathParams* params,
                    bool* bad_escape) {
   if (r.segments.size() != segs.size()) return false;
@@ -30,7 +44,7 @@ bool Router::match(const Route& r, const std::vector<std::string>& segs, PathPar
     const std::string& want = r.segments[i];
     if (want.size() >= 2 && want.front() == '{' && want.back() == '}') {
       std::string decoded;
-      if (!percent_decode(segs[i], &decoded)) *bad_escape = true;
+      if (!percent_decode(segs[i], &decoded) || has_control_byte(decoded)) *bad_escape = true;
       (*params)[want.substr(1, want.size() - 2)] = decoded;
     } else if (want != segs[i]) {
       return false;
@@ -41,18 +55,21 @@ bool Router::match(const Route& r, const std::vector<std::string>& segs, PathPar
 
 void Router::dispatch(HttpRequest req, Reply reply, std::string* route) const {
   std::vector<std::string> segs = split(req.path);
+  const std::string method = req.method == "HEAD" ? "GET" : req.method;
   std::string allow;
   PathParams params;
   for (const auto& r : routes_) {
     bool bad_escape = false;
     if (!match(r, segs, &params, &bad_escape)) continue;
-    if (r.method != req.method) {
+    if (r.method != method) {
       if (allow.find(r.method) == std::string::npos) allow += (allow.empty() ? "" : ", ") + r.method;
+      if (r.method == "GET" && allow.find("HEAD") == std::string::npos) allow += ", HEAD";
       continue;
     }
     if (route) *route = r.pattern;
     if (bad_escape) {
-      reply(error_response(400, "malformed percent-encoding in path '" + req.path + "'"));
+      reply(error_response(400, "malformed percent-encoding or control byte in path '" +
+                                    req.path + "'"));
       return;
     }
     r.handler(req, params, std::move(reply));

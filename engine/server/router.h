@@ -1,5 +1,7 @@
 // Route table: (method, path pattern) -> handler. Patterns are literal segments and `{param}`
-// segments that match one non-empty path segment (percent-decoded before it is handed over).
+// segments that match one non-empty path segment. Parameters are percent-decoded here, once,
+// and only here; a malformed escape or a decoded NUL/control byte answers 400 before any
+// handler runs, so handlers never see a name that a C API would truncate.
 // An unknown path answers 404, a known path with another method 405 (with an Allow header).
 // Built once before the server starts; dispatch() is then thread-safe (read-only).
 #pragma once
@@ -22,7 +24,8 @@ class Router {
   void add(const std::string& method, const std::string& pattern, RouteHandler handler);
 
   // Finds the route of `req` and calls its handler, or replies 404/405/400 (a malformed
-  // percent escape in a parameter). `route` receives the matched pattern (or "unmatched"),
+  // percent escape or a control byte in a parameter). HEAD runs the GET route; the transport
+  // leaves out the body. `route` receives the matched pattern (or "unmatched"),
   // for metrics; it is set before the handler runs.
   void dispatch(HttpRequest req, Reply reply, std::string* route = nullptr) const;
 

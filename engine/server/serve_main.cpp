@@ -6,10 +6,13 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
+#include <new>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/subcommands.h"
+#include "engine/server/admin_auth.h"
 #include "engine/server/http_server.h"
 #ifdef SERVELAB_HAS_CONFIG
 #include <yaml-cpp/yaml.h>
@@ -42,6 +45,19 @@ po::options_description serve_options() {
     ("store", po::value<std::string>()->default_value("model-store"), "model store directory: "
                                             "model files and the registry (registry.sqlite)")
     ("top-k", po::value<int>()->default_value(5), "labels returned when ?top_k= is absent")
+    ("model-root", po::value<std::string>(), "JSON registration may name server-side files, "
+                                     "but only regular files under DIR (symlinks resolved). "
+                                     "Without it, models must be uploaded")
+    ("admin-token-file", po::value<std::string>(), "file holding a token; POST /register and "
+                                     "DELETE /models/{name} then need `Authorization: Bearer "
+                                     "<token>` (reads and classify stay open)")
+    ("max-image-bytes", po::value<size_t>()->default_value(16u << 20), "larger classify bodies "
+                                                                      "are answered 413")
+    ("max-image-pixels", po::value<uint64_t>()->default_value(40'000'000), "width x height "
+                                     "limit, read from the PNG/JPEG header before decoding")
+    ("max-image-side", po::value<uint32_t>()->default_value(12'000), "width and height limit")
+    ("max-image-aspect", po::value<double>()->default_value(20), "longer side / shorter side "
+                                     "limit (a thin image is upscaled by the resize)")
     ("workers", po::value<uint32_t>(), "k workers: batches running at once (default 1)")
     ("contexts", po::value<uint32_t>(), "default context pool size per model (default 1)")
     ("batching", po::value<std::string>(), "batching policy name (default none)")
@@ -92,6 +108,30 @@ void apply_params(const std::vector<std::string>& params, ControllerConfig& c) {
   }
 }
 
+// Throws ConfigError unless lo <= v <= hi (and v is a number): every numeric option has a range.
+template <class T>
+void check_range(const char* option, T v, T lo, T hi) {
+  if (v >= lo && v <= hi) return;  // false for NaN
+  std::ostringstream msg;
+  msg << "--" << option << " must be between " << lo << " and " << hi << " (got " << v << ")";
+  throw ConfigError(msg.str());
+}
+
+// The engine's numeric settings after the config file and the command line, bounded so that
+// no value asks for absurd memory (workers, contexts) or never finishes (quantum).
+void check_engine_ranges(const runtime::EngineOptions& e) {
+  const ControllerConfig& c = e.control;
+  check_range<uint32_t>("workers", c.workers, 1, 1024);
+  check_range<uint32_t>("contexts", e.default_contexts, 1, 64);
+  check_range<double>("quantum-ms", c.quantum * 1e3, 0, 60'000);
+  check_range<uint32_t>("max-batch", c.max_batch, 1, 4096);
+  check_range<uint32_t>("queue-bound", c.queue_bound, 0, 1'000'000);
+  check_range<int>("intra-op-threads", e.intra_op_threads, 1, 256);
+  if (c.request_timeout != kNever) {
+    check_range<double>("request-timeout-ms", c.request_timeout * 1e3, 1e-3, 86'400'000);
+  }
+}
+
 // Builds the engine options: config file first, then command-line overrides.
 runtime::EngineOptions engine_options(const po::variables_map& vm) {
   runtime::EngineOptions e;
@@ -138,7 +178,42 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
   if (e.executor == "profiled" && e.profile_file.empty()) {
     throw ConfigError("--executor profiled needs --profile FILE");
   }
+  e.max_image_bytes = vm["max-image-bytes"].as<size_t>();
+  check_engine_ranges(e);
   return e;
+}
+
+// Builds the HTTP server's options from the command line; throws ConfigError.
+server::ServerOptions server_options(const po::variables_map& vm) {
+  server::ServerOptions so;
+  so.bind = vm["bind"].as<std::string>();
+  unsigned port = vm["port"].as<unsigned>();
+  check_range<unsigned>("port", port, 0, 65535);
+  so.port = static_cast<uint16_t>(port);
+  so.io_threads = vm["io-threads"].as<unsigned>();
+  check_range<unsigned>("io-threads", so.io_threads, 1, 256);
+  so.max_body_bytes = vm["max-body-bytes"].as<size_t>();
+  check_range<size_t>("max-body-bytes", so.max_body_bytes, 1024, size_t(4) << 30);
+  so.store_dir = vm["store"].as<std::string>();
+  so.default_top_k = vm["top-k"].as<int>();
+  check_range<int>("top-k", so.default_top_k, 1, 100'000);
+  so.image_limits.max_bytes = vm["max-image-bytes"].as<size_t>();
+  check_range<size_t>("max-image-bytes", so.image_limits.max_bytes, 64, size_t(1) << 30);
+  so.image_limits.max_pixels = vm["max-image-pixels"].as<uint64_t>();
+  check_range<uint64_t>("max-image-pixels", so.image_limits.max_pixels, 1, 500'000'000);
+  so.image_limits.max_side = vm["max-image-side"].as<uint32_t>();
+  check_range<uint32_t>("max-image-side", so.image_limits.max_side, 1, 65'535);
+  so.image_limits.max_aspect = vm["max-image-aspect"].as<double>();
+  check_range<double>("max-image-aspect", so.image_limits.max_aspect, 1, 100'000);
+  if (vm.count("model-root")) so.model_root = vm["model-root"].as<std::string>();
+  if (vm.count("admin-token-file")) {
+    try {
+      so.admin_token = server::read_admin_token_file(vm["admin-token-file"].as<std::string>());
+    } catch (const std::runtime_error& e) {
+      throw ConfigError(std::string("--admin-token-file: ") + e.what());
+    }
+  }
+  return so;
 }
 
 }  // namespace
@@ -158,17 +233,14 @@ int serve_main(int argc, char** argv) {
     return 0;
   }
   server::ServerOptions so;
-  so.bind = vm["bind"].as<std::string>();
-  unsigned port = vm["port"].as<unsigned>();
-  if (port > 65535) {
-    std::cerr << "servelab serve: --port must be 0..65535\n";
+  runtime::EngineOptions eo;
+  try {
+    so = server_options(vm);
+    eo = engine_options(vm);
+  } catch (const std::exception& e) {  // ConfigError, std::invalid_argument: bad options
+    std::cerr << "servelab serve: " << e.what() << "\n(see servelab serve --help)\n";
     return 2;
   }
-  so.port = static_cast<uint16_t>(port);
-  so.io_threads = vm["io-threads"].as<unsigned>();
-  so.max_body_bytes = vm["max-body-bytes"].as<size_t>();
-  so.store_dir = vm["store"].as<std::string>();
-  so.default_top_k = vm["top-k"].as<int>();
 
   // Block the stop signals before any thread starts, so that only sigwait() below sees them.
   sigset_t stop_signals;
@@ -177,7 +249,7 @@ int serve_main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   try {
-    server::HttpServer srv(so, engine_options(vm));
+    server::HttpServer srv(so, eo);
     auto report = srv.start();
     std::printf("listening on %s:%u\n", so.bind.c_str(), unsigned(srv.port()));
     std::fflush(stdout);
@@ -187,6 +259,9 @@ int serve_main(int argc, char** argv) {
                  sig == SIGINT ? "SIGINT" : "SIGTERM");
     srv.stop();
     (void)report;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "servelab serve: out of memory while starting or running the server\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "servelab serve: " << e.what() << "\n";
     return 1;

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "engine/server/http_metrics.h"
@@ -38,6 +39,10 @@ struct HttpServer::Impl {
   std::map<std::string, std::string> unavailable;
   void set_unavailable(const std::string& name, const std::string& why);
   void clear_unavailable(const std::string& name);
+  // Names deleted since start-up and not registered again: a request that failed because
+  // its model went away answers 404 instead of 500.
+  std::mutex deleted_mu;
+  std::set<std::string> deleted;
   boost::asio::thread_pool admin{1};
   std::optional<HttpTransport> transport;
 
@@ -50,7 +55,15 @@ struct HttpServer::Impl {
   HttpResponse delete_model(const std::string& name);
   HttpResponse list_models();
   HttpResponse get_model(const std::string& name);
+  // The store-ready path of a JSON registration's server-side file (HttpError 403 without a
+  // model root, 400 for any path outside it).
+  std::string server_side_path(const std::string& requested) const;
+  // HttpError 400 unless `name` is a valid model name (model_name_problem).
+  static void check_name(const std::string& name);
+  // Any thread: true when `name` was deleted (and not registered again) since start-up.
+  bool removed(const std::string& name);
   RestoreReport restore();
+  void remove_orphans(RestoreReport* report);  // under admin_mu, from restore()
   nlohmann::json model_json(const std::string& name, bool full);
 };
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "engine/server/model_root.h"
 #include "engine/server/register_request.h"
 #include "engine/server/server_impl.h"
 #include "engine/server/sha256.h"
@@ -77,6 +78,20 @@ void HttpServer::Impl::clear_unavailable(const std::string& name) {
   unavailable.erase(name);
 }
 
+std::string HttpServer::Impl::server_side_path(const std::string& requested) const {
+  if (options.model_root.empty()) {
+    throw HttpError(403, "registration from a server-side path is disabled: upload the model "
+                         "with multipart/form-data, or start the server with --model-root DIR");
+  }
+  return resolve_model_path(options.model_root, store.dir(), requested);
+}
+
+void HttpServer::Impl::check_name(const std::string& name) {
+  if (std::string why = model_name_problem(name); !why.empty()) {
+    throw HttpError(400, "invalid model name: " + why);
+  }
+}
+
 HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   RegisterRequest r = parse_register_request(req);
   if (std::string why = model_name_problem(r.name); !why.empty()) {
@@ -88,7 +103,8 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   }
   StoredFile file;
   try {
-    file = r.model_bytes ? store.put(r.name, *r.model_bytes) : store.copy_from(r.name, r.source_path);
+    file = r.model_bytes ? store.put(r.name, *r.model_bytes)
+                         : store.copy_from(r.name, server_side_path(r.source_path));
   } catch (const StoreError& e) {
     throw HttpError(400, e.what());
   }
@@ -126,6 +142,10 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
     throw;
   }
   clear_unavailable(r.name);
+  {
+    std::lock_guard<std::mutex> deleted_lock(deleted_mu);
+    deleted.erase(r.name);
+  }
   log("registered '" + r.name + "' (" + std::to_string(file.bytes) + " bytes, sha256 " +
       file.sha256.substr(0, 12) + ", size " + std::to_string(st.size_bytes) + " bytes)");
   json j = {{"name", r.name},         {"file", file.path},
@@ -137,9 +157,17 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
 }
 
 HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
+  check_name(name);  // exactly this name, and nothing a C API would read differently
   std::lock_guard<std::mutex> lock(admin_mu);
-  bool in_engine = engine->unregister_model(name);
+  // Marked first: requests that fail because the engine dropped the model answer 404 (see
+  // classify). The row goes before the engine's model so that listings never show a row
+  // without its model; a crash in between leaves an orphan file, removed at the next start.
+  {
+    std::lock_guard<std::mutex> deleted_lock(deleted_mu);
+    deleted.insert(name);
+  }
   bool in_registry = registry.remove(name);
+  bool in_engine = engine->unregister_model(name);
   if (!in_engine && !in_registry) throw HttpError(404, "unknown model '" + name + "'");
   store.remove(name);
   clear_unavailable(name);
@@ -147,21 +175,51 @@ HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
   return json_response(200, dump(json{{"deleted", name}}));
 }
 
+bool HttpServer::Impl::removed(const std::string& name) {
+  std::lock_guard<std::mutex> lock(deleted_mu);
+  return deleted.count(name) > 0;
+}
+
 HttpResponse HttpServer::Impl::list_models() {
   json list = json::array();
   std::set<std::string> seen;
+  auto add = [&](const std::string& name) {
+    try {
+      list.push_back(model_json(name, false));
+    } catch (const HttpError& e) {
+      if (e.status != 404) throw;  // deleted while we listed: leave it out
+    }
+  };
   for (const auto& row : registry.all()) {
     seen.insert(row.name);
-    list.push_back(model_json(row.name, false));
+    add(row.name);
   }
   for (const auto& st : engine->models()) {  // registered in the engine by someone else
-    if (!seen.count(st.name)) list.push_back(model_json(st.name, false));
+    if (!seen.count(st.name)) add(st.name);
   }
   return json_response(200, dump(json{{"models", std::move(list)}}));
 }
 
 HttpResponse HttpServer::Impl::get_model(const std::string& name) {
+  check_name(name);
   return json_response(200, dump(model_json(name, true)));
+}
+
+// A file without a row was never acknowledged (a registration cut short) or belongs to a
+// deleted model: nothing refers to it, and a later registration of its name replaces it.
+void HttpServer::Impl::remove_orphans(RestoreReport* report) {
+  std::set<std::string> names;
+  for (const auto& row : registry.all()) names.insert(row.name);
+  for (const std::string& path : store.stray_files(names)) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    if (ec) {
+      log("cannot remove orphan file '" + path + "': " + ec.message());
+      continue;
+    }
+    log("removed orphan file '" + path + "' (no registry row)");
+    report->orphans_removed.push_back(path);
+  }
 }
 
 RestoreReport HttpServer::Impl::restore() {
@@ -195,6 +253,7 @@ RestoreReport HttpServer::Impl::restore() {
       skip(e.what());
     }
   }
+  remove_orphans(&report);
   if (!report.restored.empty() || !report.skipped.empty()) {
     log("restored " + std::to_string(report.restored.size()) + " model(s) from " +
         store.db_path() + ", skipped " + std::to_string(report.skipped.size()));

@@ -42,6 +42,7 @@ ClientResponse HttpClient::request(const std::string& method, const std::string&
   req.set(http::field::host, "127.0.0.1");
   req.keep_alive(true);
   if (!content_type.empty()) req.set(http::field::content_type, content_type);
+  for (const auto& [name, value] : headers_) req.set(name, value);
   req.body() = body;
   req.prepare_payload();
   im.stream->expires_after(std::chrono::seconds(60));

@@ -38,6 +38,9 @@ class HttpClient {
   }
   ClientResponse post_form(const std::string& target, const std::vector<FormField>& fields);
 
+  // Sends header `name: value` with every later request (e.g. Authorization).
+  void set_header(const std::string& name, const std::string& value) { headers_[name] = value; }
+
   // How many TCP connections this client opened so far (keep-alive checks).
   int connections_opened() const { return connections_; }
 
@@ -45,6 +48,7 @@ class HttpClient {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int connections_ = 0;
+  std::map<std::string, std::string> headers_;
 };
 
 // Builds a multipart/form-data body; returns it and sets *content_type.

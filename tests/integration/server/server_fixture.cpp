@@ -84,6 +84,7 @@ TestServer::TestServer(
   so.store_dir = store_dir;
   so.io_threads = 2;
   so.log = false;
+  so.model_root = models_dir();  // the tests register the tiny models by their path
   if (tweak) tweak(eo, so);
   server = std::make_unique<server::HttpServer>(so, eo);
   restore = server->start();

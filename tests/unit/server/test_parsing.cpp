@@ -169,7 +169,7 @@ TEST_CASE("router: params, 404 and 405", "[server][router]") {
   CHECK(route == "/models/{name}");
   auto r405 = run("POST", "/models/x", &route);
   CHECK(r405.status == 405);
-  CHECK(r405.headers.at(0).second == "GET, DELETE");
+  CHECK(r405.headers.at(0).second == "GET, HEAD, DELETE");
   CHECK(nlohmann::json::parse(r405.body).contains("error"));
   CHECK(run("GET", "/nothing/here", &route).status == 404);
   CHECK(route == "unmatched");

@@ -1,0 +1,112 @@
+#include "fuzz/targets.h"
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "engine/server/image_guard.h"
+#include "engine/server/model_store.h"
+#include "engine/server/multipart.h"
+#include "engine/server/register_request.h"
+#include "engine/server/router.h"
+
+namespace servelab::fuzz {
+namespace http = boost::beast::http;
+using namespace servelab::server;
+
+namespace {
+
+std::string_view view(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// The server's route table with handlers that only read their parameters.
+const Router& server_routes() {
+  static const Router router = [] {
+    Router r;
+    auto touch = [](HttpRequest&, const PathParams& p, Reply reply) {
+      for (const auto& [k, v] : p) (void)model_name_problem(v);
+      reply(json_response(200, "{}"));
+    };
+    for (const char* route : {"POST /register", "GET /models", "GET /models/{name}",
+                              "DELETE /models/{name}", "POST /classify/{name}", "GET /health",
+                              "GET /metrics"}) {
+      std::string_view s(route);
+      size_t sp = s.find(' ');
+      r.add(std::string(s.substr(0, sp)), std::string(s.substr(sp + 1)), touch);
+    }
+    return r;
+  }();
+  return router;
+}
+
+}  // namespace
+
+int http_request(const uint8_t* data, size_t size) {
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(64 * 1024);
+  parser.body_limit(1 << 20);
+  parser.eager(true);
+  boost::beast::error_code ec;
+  parser.put(boost::asio::buffer(data, size), ec);
+  if (ec || !parser.is_header_done()) return 0;
+  const auto& msg = parser.get();
+  HttpRequest req;
+  req.method = std::string(msg.method_string());
+  req.target = std::string(msg.target());
+  split_target(req.target, &req.path, &req.query);
+  for (const auto& f : msg) req.headers.emplace_back(std::string(f.name_string()), f.value());
+  req.body = msg.body();
+  bool answered = false;
+  server_routes().dispatch(std::move(req), [&](HttpResponse) { answered = true; });
+  if (!answered) __builtin_trap();  // every request gets exactly one answer
+  return 0;
+}
+
+int multipart(const uint8_t* data, size_t size) {
+  std::string_view in = view(data, size);
+  size_t eol = in.find('\n');
+  std::string_view type = in.substr(0, eol);
+  std::string_view body = eol == std::string_view::npos ? std::string_view{} : in.substr(eol + 1);
+  try {
+    for (const auto& part : parse_multipart(type, body)) (void)part.data.size();
+  } catch (const MultipartError&) {
+  }
+  (void)multipart_boundary(type);
+  return 0;
+}
+
+int register_request(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  static const char* kTypes[] = {"application/json", "multipart/form-data; boundary=XyZ", "",
+                                 "text/plain"};
+  HttpRequest req;
+  req.method = "POST";
+  req.headers.emplace_back("content-type", kTypes[data[0] % 4]);
+  req.body = std::string(view(data + 1, size - 1));
+  try {
+    RegisterRequest r = parse_register_request(req);
+    (void)model_name_problem(r.name);
+    (void)preprocess_to_json(r.preprocess).dump();
+  } catch (const HttpError&) {
+  }
+  return 0;
+}
+
+int image_guard(const uint8_t* data, size_t size) {
+  ImageHeader h;
+  (void)read_image_header(view(data, size), &h);
+  ImageLimits small;
+  small.max_bytes = 1 << 16;
+  small.max_pixels = 1 << 20;
+  small.max_side = 4096;
+  small.max_aspect = 4;
+  std::string why;
+  (void)check_image(view(data, size), small, &why);
+  (void)check_image(view(data, size), ImageLimits{}, nullptr);
+  return 0;
+}
+
+}  // namespace servelab::fuzz

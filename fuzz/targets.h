@@ -1,0 +1,31 @@
+// Fuzz entry points: one per input surface of the server. Each takes arbitrary bytes, must
+// never crash, leak or hang, and returns 0. Built as libFuzzer binaries by scripts/fuzz
+// (clang, fuzz/libfuzzer_main.cpp) and run over the seed corpora by the CTest test
+// fuzz_corpus_regression (any compiler, fuzz/corpus_regression.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace servelab::fuzz {
+
+// Raw bytes as an HTTP/1.1 request: Beast's parser, the transport's header checks, target
+// splitting and percent-decoding, then the server's route table.
+int http_request(const uint8_t* data, size_t size);
+// First line: a Content-Type; the rest: a multipart/form-data body.
+int multipart(const uint8_t* data, size_t size);
+// First byte picks the body form (JSON, multipart, other); the rest is a POST /register body.
+int register_request(const uint8_t* data, size_t size);
+// Bytes as a classify body: header reading and the limits check.
+int image_guard(const uint8_t* data, size_t size);
+
+struct Target {
+  const char* name;  // also the folder of its seed corpus: fuzz/corpus/<name>/
+  int (*run)(const uint8_t*, size_t);
+};
+inline constexpr Target kTargets[] = {{"http_request", http_request},
+                                      {"multipart", multipart},
+                                      {"register_request", register_request},
+                                      {"image_guard", image_guard}};
+
+}  // namespace servelab::fuzz
