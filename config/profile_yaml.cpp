@@ -33,6 +33,7 @@ BatchCost parse_batch(const YAML::Node& n, const Where& w) {
   return c;
 }
 
+// Costs of one model; its front-end terms are read by parse_overhead and parse_bursts.
 ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Where& w) {
   check_keys(n, w, {"size_bytes", "size_mb", "batch_latency_ms", "load_ms", "load_samples_ms",
                     "request_overhead_ms", "cold_bursts_ms", "note"});
@@ -85,28 +86,6 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
       }
     }
   }
-  if (const YAML::Node& o = n["request_overhead_ms"]) {
-    Where wo = w.child("request_overhead_ms");
-    require_map(o, wo);
-    check_keys(o, wo, {"before", "after", "preprocess", "client", "stddev"});
-    if (o["before"]) m.overhead_before = as_double(o["before"], wo.child("before")) / 1e3;
-    if (o["after"]) m.overhead_after = as_double(o["after"], wo.child("after")) / 1e3;
-    if (o["preprocess"])
-      m.overhead_preprocess = as_double(o["preprocess"], wo.child("preprocess")) / 1e3;
-    if (o["client"]) m.overhead_client = as_double(o["client"], wo.child("client")) / 1e3;
-    if (o["stddev"]) m.overhead_stddev = as_double(o["stddev"], wo.child("stddev")) / 1e3;
-  }
-  if (const YAML::Node& bursts = n["cold_bursts_ms"]) {
-    Where wc = w.child("cold_bursts_ms");
-    if (!bursts.IsSequence()) fail(wc, bursts, "expected a list of bursts (lists of milliseconds)");
-    for (size_t i = 0; i < bursts.size(); ++i) {
-      Where wi = wc.child(std::to_string(i));
-      if (!bursts[i].IsSequence() || bursts[i].size() == 0)
-        fail(wi, bursts[i], "expected a non-empty list of milliseconds");
-      std::vector<double>& b = m.cold_bursts.emplace_back();
-      for (const auto& x : bursts[i]) b.push_back(as_double(x, wi) / 1e3);
-    }
-  }
   try {
     m.validate();
   } catch (const ConfigError& e) {
@@ -115,29 +94,100 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
   return m;
 }
 
+// `request_overhead_ms: {before, after, preprocess, client, stddev}` of one model.
+RequestOverhead parse_overhead(const YAML::Node& o, const Where& wo) {
+  require_map(o, wo);
+  check_keys(o, wo, {"before", "after", "preprocess", "client", "stddev"});
+  RequestOverhead r;
+  if (o["before"]) r.before = as_double(o["before"], wo.child("before")) / 1e3;
+  if (o["after"]) r.after = as_double(o["after"], wo.child("after")) / 1e3;
+  if (o["preprocess"]) r.preprocess = as_double(o["preprocess"], wo.child("preprocess")) / 1e3;
+  if (o["client"]) r.client = as_double(o["client"], wo.child("client")) / 1e3;
+  if (o["stddev"]) r.stddev = as_double(o["stddev"], wo.child("stddev")) / 1e3;
+  try {
+    r.validate();
+  } catch (const ConfigError& e) {
+    fail(wo, o, e.what());
+  }
+  return r;
+}
+
+// `cold_bursts_ms: [[ms, ...], ...]`.
+ColdBursts parse_bursts(const YAML::Node& bursts, const Where& wc) {
+  if (!bursts.IsSequence()) fail(wc, bursts, "expected a list of bursts (lists of milliseconds)");
+  ColdBursts out;
+  for (size_t i = 0; i < bursts.size(); ++i) {
+    Where wi = wc.child(std::to_string(i));
+    if (!bursts[i].IsSequence() || bursts[i].size() == 0)
+      fail(wi, bursts[i], "expected a non-empty list of milliseconds");
+    std::vector<double>& b = out.emplace_back();
+    for (const auto& x : bursts[i]) b.push_back(as_double(x, wi) / 1e3);
+  }
+  try {
+    validate_cold_bursts(out);
+  } catch (const ConfigError& e) {
+    fail(wc, bursts, e.what());
+  }
+  return out;
+}
+
+// `front_end: {cold_bursts_ms}`: the profile-level front-end terms.
+ColdBursts parse_front_end(const YAML::Node& n, const Where& w) {
+  require_map(n, w);
+  check_keys(n, w, {"cold_bursts_ms"});
+  return n["cold_bursts_ms"] ? parse_bursts(n["cold_bursts_ms"], w.child("cold_bursts_ms"))
+                             : ColdBursts{};
+}
+
 }  // namespace
 
-CostProfile parse_profile(const YAML::Node& root, const std::string& file) {
+ProfileFile parse_profile_file(const YAML::Node& root, const std::string& file) {
   Where w{file, ""};
-  check_keys(root, w, {"description", "source", "models"});
+  check_keys(root, w, {"description", "source", "models", "front_end"});
   const YAML::Node& models = root["models"];
   if (!models || !models.IsMap() || models.size() == 0) {
     fail(w.child("models"), models ? models : root, "needs a mapping of model name -> profile");
   }
-  CostProfile p;
+  ProfileFile p;
+  bool old_bursts = false;
   for (const auto& kv : models) {
     std::string name = kv.first.as<std::string>();
-    p.models.push_back(parse_model(name, kv.second, w.child("models").child(name)));
+    Where wm = w.child("models").child(name);
+    p.costs.models.push_back(parse_model(name, kv.second, wm));
+    if (const YAML::Node& o = kv.second["request_overhead_ms"])
+      p.front_end.overheads[name] = parse_overhead(o, wm.child("request_overhead_ms"));
+    // The old form kept the probe's bursts in every model, copies of one measurement: the
+    // first model's stand for the profile.
+    if (const YAML::Node& b = kv.second["cold_bursts_ms"]) {
+      ColdBursts bursts = parse_bursts(b, wm.child("cold_bursts_ms"));
+      if (!old_bursts) p.front_end.cold_bursts = std::move(bursts);
+      old_bursts = true;
+    }
+  }
+  if (const YAML::Node& fe = root["front_end"]) {
+    if (old_bursts && fe["cold_bursts_ms"])
+      fail(w.child("front_end"), fe,
+           "cold bursts are given here and per model (the old form): keep this section's");
+    ColdBursts bursts = parse_front_end(fe, w.child("front_end"));
+    if (!old_bursts) p.front_end.cold_bursts = std::move(bursts);
   }
   return p;
 }
 
-CostProfile load_profile(const std::string& path) { return parse_profile(load_file(path), path); }
+ProfileFile load_profile_file(const std::string& path) {
+  return parse_profile_file(load_file(path), path);
+}
 
-YAML::Node profile_to_yaml(const CostProfile& profile) {
+CostProfile parse_profile(const YAML::Node& root, const std::string& file) {
+  return parse_profile_file(root, file).costs;
+}
+
+CostProfile load_profile(const std::string& path) { return load_profile_file(path).costs; }
+
+YAML::Node profile_to_yaml(const ProfileFile& profile) {
   YAML::Node root;
   YAML::Node models(YAML::NodeType::Map);
-  for (const ModelProfile& m : profile.models) {
+  for (const ModelProfile& m : profile.costs.models) {
     YAML::Node n;
     n["size_bytes"] = m.size_bytes;
     YAML::Node lat(YAML::NodeType::Sequence);
@@ -171,22 +221,23 @@ YAML::Node profile_to_yaml(const CostProfile& profile) {
           load_samples[std::string(tier_name(Tier(f))) + "->" + tier_name(Tier(t))] = xs;
         }
     if (load_samples.size()) n["load_samples_ms"] = load_samples;
-    if (m.overhead_before > 0 || m.overhead_after > 0) {
-      n["request_overhead_ms"]["before"] = m.overhead_before * 1e3;
-      n["request_overhead_ms"]["after"] = m.overhead_after * 1e3;
-      n["request_overhead_ms"]["preprocess"] = m.overhead_preprocess * 1e3;
-      if (m.overhead_client > 0) n["request_overhead_ms"]["client"] = m.overhead_client * 1e3;
-      if (m.overhead_stddev > 0) n["request_overhead_ms"]["stddev"] = m.overhead_stddev * 1e3;
-    }
-    for (const auto& burst : m.cold_bursts) {
-      YAML::Node b(YAML::NodeType::Sequence);
-      b.SetStyle(YAML::EmitterStyle::Flow);
-      for (double x : burst) b.push_back(x * 1e3);
-      n["cold_bursts_ms"].push_back(b);
+    const RequestOverhead* o = profile.front_end.overhead(m.name);
+    if (o && (o->before > 0 || o->after > 0)) {
+      n["request_overhead_ms"]["before"] = o->before * 1e3;
+      n["request_overhead_ms"]["after"] = o->after * 1e3;
+      n["request_overhead_ms"]["preprocess"] = o->preprocess * 1e3;
+      if (o->client > 0) n["request_overhead_ms"]["client"] = o->client * 1e3;
+      if (o->stddev > 0) n["request_overhead_ms"]["stddev"] = o->stddev * 1e3;
     }
     models[m.name] = n;
   }
   root["models"] = models;
+  for (const auto& burst : profile.front_end.cold_bursts) {
+    YAML::Node b(YAML::NodeType::Sequence);
+    b.SetStyle(YAML::EmitterStyle::Flow);
+    for (double x : burst) b.push_back(x * 1e3);
+    root["front_end"]["cold_bursts_ms"].push_back(b);
+  }
   return root;
 }
 

@@ -1,4 +1,6 @@
-// Reading cost profiles from YAML (schema in docs/config.md, "Profile files").
+// Reading and writing profile files (schema in docs/config.md, "Profile files"): each model's
+// batch and load costs (engine/control/cost_profile.h) and the front-end terms the simulator
+// and the profiler own (profiles/front_end_profile.h).
 #pragma once
 
 #include <string>
@@ -6,15 +8,26 @@
 #include <yaml-cpp/yaml.h>
 
 #include "engine/control/cost_profile.h"
+#include "profiles/front_end_profile.h"
 
 namespace servelab::config {
 
+// A whole profile file: the costs and the front-end profile measured with them.
+struct ProfileFile {
+  CostProfile costs;
+  FrontEndProfile front_end;
+};
+
 // Reads a profile file. Throws ConfigError naming the file, line and key on any problem
 // (unreadable file, unknown key, bad number, unsorted batch sizes).
-CostProfile load_profile(const std::string& path);
+ProfileFile load_profile_file(const std::string& path);
 // Same, from an already parsed node; `file` is used in messages only.
+ProfileFile parse_profile_file(const YAML::Node& root, const std::string& file);
+// The costs only (the engine's profiled executor), checked as strictly.
+CostProfile load_profile(const std::string& path);
 CostProfile parse_profile(const YAML::Node& root, const std::string& file);
-// The inverse of parse_profile, for writing a measured profile (`servelab profile`).
-YAML::Node profile_to_yaml(const CostProfile& profile);
+// The inverse of parse_profile_file, for writing a measured profile (`servelab profile`):
+// cold bursts in the top-level `front_end` section only.
+YAML::Node profile_to_yaml(const ProfileFile& profile);
 
 }  // namespace servelab::config

@@ -169,7 +169,7 @@ int profile_main(int argc, char** argv) {
     o.image = vm["image"].as<std::string>();
     std::string out = vm["out"].as<std::string>();
     if (out.empty()) out = ex::local_profile_path();
-    CostProfile measured = ex::measure_profile(
+    config::ProfileFile measured = ex::measure_profile(
         o, [](const std::string& line) { std::fprintf(stderr, "profile: %s\n", line.c_str()); });
     ex::save_profile(out, measured, o);
     std::printf("%s\n", out.c_str());

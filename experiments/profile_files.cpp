@@ -18,16 +18,33 @@ std::string local_profile_path() {
   return std::string(SERVELAB_SOURCE_DIR) + "/experiments/profiles/local/" + host + ".yaml";
 }
 
-void save_profile(const std::string& path, const CostProfile& measured, const ProfileOptions& o) {
-  namespace fs = std::filesystem;
-  CostProfile merged;
-  if (fs::exists(path)) merged = config::load_profile(path);
-  for (const auto& m : measured.models) {
-    auto it = std::find_if(merged.models.begin(), merged.models.end(),
+namespace {
+
+// `measured` over `merged`: its models' costs and overheads replace or join the old ones; its
+// cold bursts, when it has any, replace the file's (the latest probe of this machine).
+void merge_profile(config::ProfileFile& merged, const config::ProfileFile& measured) {
+  std::vector<ModelProfile>& models = merged.costs.models;
+  for (const auto& m : measured.costs.models) {
+    auto it = std::find_if(models.begin(), models.end(),
                            [&](const ModelProfile& x) { return x.name == m.name; });
-    if (it != merged.models.end()) *it = m;
-    else merged.models.push_back(m);
+    if (it != models.end()) *it = m;
+    else models.push_back(m);
+    merged.front_end.overheads.erase(m.name);
+    if (const RequestOverhead* o = measured.front_end.overhead(m.name))
+      merged.front_end.overheads[m.name] = *o;
   }
+  if (!measured.front_end.cold_bursts.empty())
+    merged.front_end.cold_bursts = measured.front_end.cold_bursts;
+}
+
+}  // namespace
+
+void save_profile(const std::string& path, const config::ProfileFile& measured,
+                  const ProfileOptions& o) {
+  namespace fs = std::filesystem;
+  config::ProfileFile merged;
+  if (fs::exists(path)) merged = config::load_profile_file(path);
+  merge_profile(merged, measured);
   YAML::Node root = config::profile_to_yaml(merged);
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
@@ -48,12 +65,14 @@ void save_profile(const std::string& path, const CostProfile& measured, const Pr
 std::vector<std::string> missing_models(const std::string& path,
                                         const std::vector<std::string>& names) {
   if (!std::filesystem::exists(path)) return names;
-  CostProfile p = config::load_profile(path);
+  const config::ProfileFile p = config::load_profile_file(path);
   std::vector<std::string> missing;
-  for (const auto& n : names)
-    if (const ModelProfile* m = p.find(n);
-        !m || (m->overhead_before == 0 && m->overhead_after == 0) || m->cold_bursts.empty())
+  for (const auto& n : names) {
+    const RequestOverhead* o = p.front_end.overhead(n);
+    if (!p.costs.find(n) || !o || (o->before == 0 && o->after == 0) ||
+        p.front_end.cold_bursts.empty())
       missing.push_back(n);
+  }
   return missing;
 }
 

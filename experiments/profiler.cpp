@@ -201,14 +201,14 @@ void log_cold_bursts(const std::vector<std::vector<double>>& bursts,
 
 }  // namespace
 
-CostProfile measure_profile(const ProfileOptions& o,
-                            const std::function<void(const std::string&)>& log) {
+config::ProfileFile measure_profile(const ProfileOptions& o,
+                                    const std::function<void(const std::string&)>& log) {
   if (o.models.empty()) throw std::runtime_error("profile: no models to measure");
   if (o.batch_sizes.empty()) throw std::runtime_error("profile: no batch sizes");
   std::string image = read_bytes(o.image.empty() ? o.models_dir + "/images/gradient.jpg"
                                                   : o.image);
   auto exec = runtime::make_torch_executor("cpu", std::max(1, o.threads));
-  CostProfile profile;
+  config::ProfileFile profile;
   std::vector<double> preprocess_s(o.models.size());
   // On a thread of its own, as the engine runs batches on worker threads and loads on its
   // loader thread (per-thread OpenMP settings then match the engine's).
@@ -216,7 +216,7 @@ CostProfile measure_profile(const ProfileOptions& o,
   std::thread([&] {
     try {
       for (size_t i = 0; i < o.models.size(); ++i)
-        profile.models.push_back(
+        profile.costs.models.push_back(
             measure_model(o, *exec, ModelId(i), o.models[i], image, &preprocess_s[i], log));
     } catch (...) {
       error = std::current_exception();
@@ -236,17 +236,17 @@ CostProfile measure_profile(const ProfileOptions& o,
                " ms; burst capacity " + std::to_string(rt.capacity_rps) +
                " req/s; load generator " + std::to_string(rt.client_seconds * 1e3) +
                " ms CPU per request");
-  std::vector<std::vector<double>> bursts;
+  // The probe's bursts are the server's intake, not a model's: stored once, profile-level.
   if (!o.cold_burst_sizes.empty() && o.cold_bursts > 0) {
-    bursts = measure_cold_bursts(image, o.cold_burst_sizes, o.cold_bursts);
-    if (log) log_cold_bursts(bursts, log);
+    profile.front_end.cold_bursts = measure_cold_bursts(image, o.cold_burst_sizes, o.cold_bursts);
+    if (log) log_cold_bursts(profile.front_end.cold_bursts, log);
   }
   runtime::EngineOptions engine;  // one worker, event mode, no batching: nothing waits
   engine.executor = "torch";
   engine.device = "cpu";
   engine.intra_op_threads = std::max(1, o.threads);
-  for (size_t i = 0; i < profile.models.size(); ++i) {
-    ModelProfile& m = profile.models[i];
+  for (size_t i = 0; i < profile.costs.models.size(); ++i) {
+    const ModelProfile& m = profile.costs.models[i];
     // About a second of calls (at least 20, at most overhead_requests).
     const double per_call = m.batch_latency(1) + rt.seconds;
     const uint32_t calls = std::clamp<uint32_t>(
@@ -257,12 +257,8 @@ CostProfile measure_profile(const ProfileOptions& o,
     // usual 1.5 ms per request) must not make a lone request slower than it was measured.
     double serial = std::min(std::max(preprocess_s[i], burst), mo.seconds);
     double rest = std::max(0.0, mo.seconds - serial);
-    m.overhead_before = serial + rest / 2;
-    m.overhead_after = rest / 2;
-    m.overhead_preprocess = serial;
-    m.overhead_client = rt.client_seconds;
-    m.overhead_stddev = mo.stddev;
-    m.cold_bursts = bursts;
+    profile.front_end.overheads[m.name] = {serial + rest / 2, rest / 2, serial, rt.client_seconds,
+                                           mo.stddev};
     if (log) log(m.name + ": request overhead (round trip less load and compute) " +
                  std::to_string(mo.seconds * 1e3) + " ms (sd " +
                  std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) + ")");

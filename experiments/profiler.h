@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/profile_yaml.h"
 #include "engine/control/cost_profile.h"
 #include "engine/runtime/engine.h"
 
@@ -87,14 +88,17 @@ std::vector<std::vector<double>> measure_cold_bursts(const std::string& image,
                                                      const std::vector<uint32_t>& sizes,
                                                      uint32_t per_size, double quantum = 0.25);
 
-// Measures every model. Throws std::runtime_error naming the model and file on a missing or
+// Measures every model: its costs and request overhead, and once, on the probe, the cold
+// bursts (profile-level). Throws std::runtime_error naming the model and file on a missing or
 // broken model. `log` (may be empty) receives one line per measured item.
-CostProfile measure_profile(const ProfileOptions& options,
-                            const std::function<void(const std::string&)>& log = {});
+config::ProfileFile measure_profile(const ProfileOptions& options,
+                                    const std::function<void(const std::string&)>& log = {});
 
-// Writes `measured` to `path` (creating folders), keeping the models of an existing file at
-// `path` that were not measured again; records host, threads and batch sizes in `source`.
-void save_profile(const std::string& path, const CostProfile& measured, const ProfileOptions& o);
+// Writes `measured` to `path` (creating folders), keeping the models (costs and overheads) of
+// an existing file at `path` that were not measured again, and its cold bursts unless new ones
+// were measured; records host, threads and batch sizes in `source`.
+void save_profile(const std::string& path, const config::ProfileFile& measured,
+                  const ProfileOptions& o);
 
 // ensure_profile (backends.h) with the probe given in full: measures options.models that the
 // profile at `path` lacks (all of them with `remeasure`) and merges them in. Tests use a
@@ -106,8 +110,8 @@ void ensure_profile_with(const std::string& path, ProfileOptions options, bool r
 std::string local_profile_path();
 
 // Models the profile file at `path` lacks (all of `names` if it does not exist), and models
-// whose entry is stale: measured before the profiler measured request overheads and cold
-// bursts.
+// whose entry is stale: without a request overhead, or in a file without cold bursts (measured
+// before the profiler measured them).
 std::vector<std::string> missing_models(const std::string& path,
                                         const std::vector<std::string>& names);
 

@@ -1,7 +1,7 @@
 // Simulated clients: where requests come from. A closed loop keeps N requests in flight (the
 // next one sent when an answer comes back, after its think time); an open loop sends at the
 // workload's send times (Poisson, constant, sine, or a replayed trace's timestamps). Both send
-// through one load-generator thread whose own work per request (ModelProfile::overhead_client)
+// through one load-generator thread whose own work per request (RequestOverhead::client)
 // spaces out requests sent at the same moment, as `servelab load` does.
 // Parts of one run (run_context.h); one thread.
 #pragma once

@@ -15,11 +15,10 @@ void FrontEnd::receive(RequestId id, Time now) {
     ctx_.sim.schedule<&FrontEnd::on_opening>(std::max(now, opening_[id]), this, id);
     return;
   }
-  const ModelProfile& p = ctx_.profile(ctx_.model_of(id));
-  if (p.overhead_before > 0) {
+  const RequestOverhead& o = ctx_.overhead(ctx_.model_of(id));
+  if (o.before > 0) {
     ++ctx_.in_flight;
-    ctx_.sim.schedule<&FrontEnd::on_parsed>(now + (p.overhead_before - p.overhead_preprocess),
-                                            this, id);
+    ctx_.sim.schedule<&FrontEnd::on_parsed>(now + (o.before - o.preprocess), this, id);
     return;
   }
   to_controller(id, now);
@@ -32,8 +31,8 @@ void FrontEnd::on_parsed(RequestId id, Time now) {
 
 void FrontEnd::start_io(RequestId id, Time now) {
   ++io_busy_;
-  const ModelProfile& p = ctx_.profile(ctx_.model_of(id));
-  ctx_.sim.schedule<&FrontEnd::on_io_done>(now + p.sample_preprocess(ctx_.setup.noise, io_rng_),
+  const RequestOverhead& o = ctx_.overhead(ctx_.model_of(id));
+  ctx_.sim.schedule<&FrontEnd::on_io_done>(now + o.sample_preprocess(ctx_.setup.noise, io_rng_),
                                            this, id);
 }
 

@@ -1,11 +1,11 @@
 // A server's front end: what happens to a request between the client's send and the
 // controller's queue, and to its answer on the way back. The model is the measured request
-// overhead of the profile (ModelProfile::overhead_*): the network and HTTP parsing take
-// `overhead_before - overhead_preprocess`, then decoding and preprocessing hold one of the
-// server's IO threads (first come first served) for a draw around `overhead_preprocess`; the
-// answer reaches the client `overhead_after` after its batch ends. A closed loop's opening
-// burst can instead replay a cold burst the profiler measured (when each request reached the
-// controller). Paper profiles have no overheads: requests reach the controller at once.
+// overhead of each model (SimModel::overhead, profiles/front_end_profile.h): the network and
+// HTTP parsing take `before - preprocess`, then decoding and preprocessing hold one of the
+// server's IO threads (first come first served) for a draw around `preprocess`; the answer
+// reaches the client `after` after its batch ends. A closed loop's opening burst can instead
+// replay a cold burst the profiler measured (when each request reached the controller). Paper
+// profiles have no overheads: requests reach the controller at once.
 // One per simulated server; a part of one run (run_context.h); one thread.
 #pragma once
 
@@ -25,14 +25,14 @@ class FrontEnd {
   FrontEnd(RunContext& ctx, Server& server, uint64_t io_seed);
 
   // From now on, request i (i < offsets.size()) reaches the controller at offsets[i] instead
-  // of through the IO model: a measured cold burst (ModelProfile::sample_cold_burst).
+  // of through the IO model: a measured cold burst (profiles/front_end_profile.h).
   void replay_opening(std::vector<Time> offsets) { opening_ = std::move(offsets); }
 
   // Request `id` arrives from its client at `now`.
   void receive(RequestId id, Time now);
   // When the client has the answer of a request of `model` whose batch ended at `finished`.
   Time answer_time(ModelId model, Time finished) const {
-    return finished + ctx_.profile(model).overhead_after;
+    return finished + ctx_.overhead(model).after;
   }
 
   // Events.

@@ -33,6 +33,7 @@ struct RunContext {
   std::vector<uint8_t> done;
 
   const ModelProfile& profile(ModelId m) const { return setup.models[m].profile; }
+  const RequestOverhead& overhead(ModelId m) const { return setup.models[m].overhead; }
   ModelId model_of(RequestId id) const { return ModelId(work.models[id]); }
   void violation(std::string msg) {
     if (result.violations.size() < 100) result.violations.push_back(std::move(msg));

@@ -155,7 +155,8 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
          "the file: --set profile=PATH (`servelab profile` writes "
          "experiments/profiles/local/<host>.yaml)");
   c.profile_path = resolve_path(as_string(root["profile"], w.child("profile")), base_dir);
-  CostProfile profile = config::load_profile(c.profile_path);
+  const config::ProfileFile file_profile = config::load_profile_file(c.profile_path);
+  const CostProfile& profile = file_profile.costs;
 
   c.engine = config::parse_engine_section(root, file);
   SimulationSetup& s = c.setup;
@@ -170,9 +171,12 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
            "model '" + m.name + "' uses profile entry '" + m.profile_model + "', which " +
                c.profile_path + " does not have (it has: " + known + ")");
     }
-    s.models.push_back({m.name, *p, m.contexts ? m.contexts : c.engine.contexts, m.max_batch});
+    const RequestOverhead* o = file_profile.front_end.overhead(m.profile_model);
+    s.models.push_back({m.name, *p, m.contexts ? m.contexts : c.engine.contexts, m.max_batch,
+                        o ? *o : RequestOverhead{}});
     c.profile_models.push_back(m.profile_model);
   }
+  s.cold_bursts = file_profile.front_end.cold_bursts;
 
   Where ws = w.child("simulation");
   const YAML::Node& sim = root["simulation"];
@@ -185,7 +189,11 @@ SimConfig parse_sim_config(const YAML::Node& root, const std::string& file,
       cost_scale = config::as_double(sim["cost_scale"], ws.child("cost_scale"));
       if (!(cost_scale > 0) || !std::isfinite(cost_scale))
         fail(ws.child("cost_scale"), sim["cost_scale"], "expected a positive number");
-      for (SimModel& m : s.models) m.profile.scale_costs(cost_scale);
+      for (SimModel& m : s.models) {
+        m.profile.scale_costs(cost_scale);
+        m.overhead.scale(cost_scale);
+      }
+      scale_cold_bursts(s.cold_bursts, cost_scale);
     }
     if (sim["speed_trace"]) s.speed_trace = parse_speed_trace(sim["speed_trace"], ws.child("speed_trace"));
     if (sim["jitter"]) {

@@ -27,15 +27,15 @@ void prepare_records(RunContext& ctx) {
 }
 
 // A closed loop whose clients all start at once, on one server, opens with a cold burst the
-// profile measured (the first request's model's: the profiler measures them on one probe).
+// profile measured (profile-level: the profiler measures them on one probe).
 void replay_cold_burst(RunContext& ctx, Clients& clients, FrontEnd& front_end) {
   auto* closed = dynamic_cast<ClosedLoopClients*>(&clients);
   const workloads::Workload& w = ctx.work;
   uint64_t first = std::min<uint64_t>(w.concurrency, w.models.size());
   if (!closed || !closed->start_together() || first <= 1) return;
   std::mt19937_64 burst_rng(ctx.setup.seed ^ 0x165667b19e3779f9ULL);
-  front_end.replay_opening(ctx.profile(ModelId(w.models[0]))
-                               .sample_cold_burst(uint32_t(first), ctx.setup.noise, burst_rng));
+  front_end.replay_opening(
+      sample_cold_burst(ctx.setup.cold_bursts, uint32_t(first), ctx.setup.noise, burst_rng));
 }
 
 void collect_counters(const Cluster& cluster, SimulationResult& result) {

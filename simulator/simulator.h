@@ -1,7 +1,7 @@
 // The serving simulator: runs the Controller (engine/control/controller.h) exactly as the
 // engine does, in virtual time, as a system of parts (docs/architecture.md): clients (closed
 // loop, open loop, trace replay) send requests through a router to one of N servers; each
-// server's front end models the way in (network, parsing, IO threads: the profile's request
+// server's front end models the way in (network, parsing, IO threads: the models' request
 // overheads) and out; each server runs a controller with simulated workers, loader and tiers
 // on the models' cost profiles. One server is the default.
 // simulate() keeps all state in locals: concurrent calls from different threads are safe.
@@ -14,6 +14,7 @@
 
 #include "engine/control/controller.h"
 #include "engine/control/cost_profile.h"
+#include "profiles/front_end_profile.h"
 #include "results/records.h"
 #include "workloads/workload.h"
 
@@ -25,6 +26,8 @@ struct SimModel {
   ModelProfile profile;       // its costs (profile.name may differ: profile_model)
   uint32_t contexts = 1;
   uint32_t max_batch = 0;     // 0: the controller's max_batch
+  // Its request overhead (front-end profile, by profile entry); zero when the profile has none.
+  RequestOverhead overhead;
 };
 
 struct SimulationSetup {
@@ -42,8 +45,11 @@ struct SimulationSetup {
   Time stall_timeout = 3600;
   std::string event_list = "radix";  // radix | quad | heap | set (see event_list.h)
   // The server's IO threads (HTTP server default 2): each request's preprocessing overhead
-  // (ModelProfile::overhead_preprocess) holds one, first come first served.
+  // (RequestOverhead::preprocess) holds one, first come first served.
   uint32_t io_threads = 2;
+  // The profile's measured cold bursts (FrontEndProfile::cold_bursts): a closed loop whose
+  // clients start together on one server opens with one of them. Empty: none replayed.
+  ColdBursts cold_bursts;
   // The machine's speed over time (simulation.speed_trace): from `from` on, batch and load
   // costs drawn from the profile are multiplied by `factor`, until the next entry's `from`.
   // Sorted by `from`; empty: constant speed. --match-speed fills it from a real run.

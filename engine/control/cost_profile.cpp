@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numbers>
 
+#include "engine/control/draws.h"
 #include "engine/control/policy_params.h"
 
 namespace servelab {
@@ -27,25 +27,6 @@ double interpolate(const std::vector<BatchCost>& v, uint32_t b, Field f) {
   const BatchCost& c = v[hi];
   double t = (double(b) - a.batch) / (double(c.batch) - a.batch);
   return std::max(0.0, f(a) + (f(c) - f(a)) * t);
-}
-
-// Our own draws over mt19937_64 (whose output the standard fixes) rather than std::
-// distributions (implementation-defined), so a seed gives the same costs with every
-// standard library, like the workload generator (docs/workloads.md).
-double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
-
-double standard_normal(std::mt19937_64& rng) {  // Box-Muller, one value per two draws
-  double u1 = uniform01(rng), u2 = uniform01(rng);
-  return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2.0 * std::numbers::pi * u2);
-}
-
-// Normal truncated at > 0 by rejection; if the mass above zero is tiny, gives up on noise.
-double positive_normal(double mean, double sd, std::mt19937_64& rng) {
-  for (int tries = 0; tries < 64; ++tries) {
-    double x = mean + sd * standard_normal(rng);
-    if (x > 0) return x;
-  }
-  return mean;
 }
 
 }  // namespace
@@ -126,13 +107,6 @@ double ModelProfile::sample_load_seconds(Tier from, Tier to, CostNoise noise,
   return positive_normal(mean, std::sqrt(var / double(xs.size() - 1)) * k, rng);
 }
 
-double ModelProfile::sample_preprocess(CostNoise noise, std::mt19937_64& rng) const {
-  if (noise == CostNoise::None || !(overhead_stddev > 0) || !(overhead_preprocess > 0))
-    return overhead_preprocess;
-  return std::max(0.1 * overhead_preprocess,
-                  overhead_preprocess + overhead_stddev * standard_normal(rng));
-}
-
 bool ModelProfile::has_load_time(Tier from, Tier to) const {
   int f = int(from), t = int(to);
   if (f >= t) return false;
@@ -159,20 +133,6 @@ void ModelProfile::set_load_time(Tier from, Tier to, double seconds) {
   load_time[int(from)][int(to)] = seconds;
 }
 
-std::vector<double> ModelProfile::sample_cold_burst(uint32_t n, CostNoise noise,
-                                                    std::mt19937_64& rng) const {
-  if (noise != CostNoise::Empirical || n == 0) return {};
-  size_t size = 0;
-  for (const auto& b : cold_bursts)
-    if (b.size() >= n && (size == 0 || b.size() < size)) size = b.size();
-  if (size == 0) return {};
-  std::vector<const std::vector<double>*> pool;
-  for (const auto& b : cold_bursts)
-    if (b.size() == size) pool.push_back(&b);
-  const std::vector<double>& b = *pool[rng() % pool.size()];
-  return {b.begin(), b.begin() + n};
-}
-
 void ModelProfile::scale_costs(double k) {
   for (BatchCost& c : batches) {
     c.mean *= k;
@@ -184,13 +144,6 @@ void ModelProfile::scale_costs(double k) {
   for (auto& row : load_samples)
     for (auto& xs : row)
       for (double& x : xs) x *= k;
-  overhead_before *= k;
-  overhead_after *= k;
-  overhead_preprocess *= k;
-  overhead_client *= k;
-  overhead_stddev *= k;
-  for (auto& burst : cold_bursts)
-    for (double& x : burst) x *= k;
 }
 
 void ModelProfile::validate() const {
@@ -206,15 +159,6 @@ void ModelProfile::validate() const {
     for (double s : c.samples) {
       if (!(s > 0)) fail("non-positive latency sample");
     }
-  }
-  if (!(overhead_before >= 0) || !(overhead_after >= 0) || !(overhead_preprocess >= 0) ||
-      !(overhead_client >= 0) || !(overhead_stddev >= 0))
-    fail("negative request overhead");
-  if (overhead_preprocess > overhead_before) fail("request overhead: preprocess > before");
-  for (const auto& burst : cold_bursts) {
-    if (burst.empty()) fail("empty cold burst");
-    for (double x : burst)
-      if (!(x >= 0) || !std::isfinite(x)) fail("cold burst offsets must be finite and >= 0");
   }
   for (const auto& row : load_time) {
     for (double v : row) {

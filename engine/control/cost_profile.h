@@ -38,32 +38,8 @@ struct ModelProfile {
   std::array<std::array<double, kTierCount>, kTierCount> load_time;
   // Optional raw measurements of a measured pair's load (seconds), for noisy draws.
   std::array<std::array<std::vector<double>, kTierCount>, kTierCount> load_samples;
-  // Per-request cost outside the batch, as a client of the real engine sees it (seconds):
-  // `overhead_before` from the client's send until the controller sees the arrival (HTTP
-  // request, image decode and preprocessing on the IO thread, hand-off to the control
-  // thread); `overhead_after` from the batch's end until the client has the response.
-  // 0 in paper profiles (they report server-side latency); `servelab profile` measures them.
-  // `overhead_preprocess` is the part of `overhead_before` that occupies one of the server's
-  // IO threads (image decode and preprocessing): a burst of requests queues for them, so its
-  // arrivals reach the controller spread out, not at once.
-  double overhead_before = 0;
-  double overhead_after = 0;
-  double overhead_preprocess = 0;
-  // The load generator's own work per request (reading an answer, sending the next request)
-  // on its single thread: requests sent at the same moment leave it this far apart. Part of
-  // `overhead_before`'s round trip already; it only serializes simultaneous sends.
-  double overhead_client = 0;
-  // Spread (standard deviation) of a single request's round trip: one request of a burst may
-  // reach the controller later than another sent with it, and a quantum tick between them
-  // splits their batch.
-  double overhead_stddev = 0;
-  // Measured cold bursts (`servelab profile`): clients that open a run all at once, fresh, on
-  // an idle server. Each is one burst's offsets (seconds, in send order) from its start until
-  // each request reached the controller; bursts of several sizes (a burst's size is its
-  // length). How many reach the controller by the first quantum tick varies far more from
-  // burst to burst than the per-request model above gives, and with one worker that first
-  // batch sets the split of a closed loop for the whole run. Empty in paper profiles.
-  std::vector<std::vector<double>> cold_bursts;
+  // Front-end terms (request overheads, cold bursts) are not here: they belong to the
+  // simulator and the profiler (profiles/front_end_profile.h).
 
   ModelProfile();
 
@@ -80,15 +56,6 @@ struct ModelProfile {
   // One draw of batch_latency(b) times a normal of mean 1 and standard deviation `cv`,
   // truncated at > 0: a pass-to-pass spread given from outside the profile (a real run's).
   double sample_batch_latency(uint32_t b, double cv, std::mt19937_64& rng) const;
-  // One draw of the IO thread's hold (overhead_preprocess): exact without noise or spread,
-  // else a normal with overhead_stddev, kept above a tenth of the mean. Draws nothing from
-  // `rng` when it returns the exact time.
-  double sample_preprocess(CostNoise noise, std::mt19937_64& rng) const;
-  // One measured cold burst for `n` requests sent at once: the first n offsets of a burst
-  // drawn uniformly among those of the smallest measured size >= n. Empty (and nothing
-  // drawn) unless noise is empirical and such a burst was measured.
-  std::vector<double> sample_cold_burst(uint32_t n, CostNoise noise, std::mt19937_64& rng) const;
-
   // Time to move the model from tier `from` to tier `to` (to > from). A pair that was not
   // measured is the sum of the measured steps in between (disk->device = disk->host +
   // host->device). Throws ConfigError naming the model and tiers if no path is measured.
@@ -105,7 +72,7 @@ struct ModelProfile {
   void validate() const;
 
   // Multiplies every time in the profile (batch latencies with their spread and samples, load
-  // times, request overheads) by `k` > 0: the same machine running k times slower.
+  // times and their samples) by `k` > 0: the same machine running k times slower.
   void scale_costs(double k);
 };
 

@@ -49,6 +49,10 @@ TEST_CASE("both modes with matched speed: real records carry the engine's split"
   probe.cold_burst_sizes = {2, 4, 8};
   probe.cold_bursts = 2;
   ex::ensure_profile_with(profile, probe);
+  // The probe's cold bursts are stored once, profile-level; the overhead per model.
+  const config::ProfileFile measured = config::load_profile_file(profile);
+  CHECK(!measured.front_end.cold_bursts.empty());
+  CHECK(measured.front_end.overhead("tiny_cnn") != nullptr);
 
   ex::ExperimentSpec spec = ex::parse_experiment(YAML::Load(R"(
 name: real-mode-test

@@ -1,5 +1,5 @@
 // simulation.cost_scale: the same machine k times slower. Ground truth by hand: one closed-loop
-// client in event mode without noise waits exactly overhead_before + batch(1) + overhead_after
+// client in event mode without noise waits exactly overhead before + batch(1) + after
 // per request, so every latency scales by k and the throughput by 1/k.
 #include <catch2/catch.hpp>
 
@@ -55,9 +55,10 @@ TEST_CASE("cost_scale multiplies every cost of the profile", "[simulator][profil
   CHECK(b.batch_stddev(4) == Approx(2.5 * 0.002));
   CHECK(b.batches[0].samples[2] == Approx(2.5 * 0.011));
   CHECK(b.load_seconds(Tier::Disk, Tier::Host) == Approx(2.5 * 0.030));
-  CHECK(b.overhead_before == Approx(2.5 * 0.002));
-  CHECK(b.overhead_after == Approx(2.5 * 0.001));
-  CHECK(b.overhead_preprocess == Approx(2.5 * 0.0005));
+  const RequestOverhead& ob = two.setup.models[0].overhead;
+  CHECK(ob.before == Approx(2.5 * 0.002));
+  CHECK(ob.after == Approx(2.5 * 0.001));
+  CHECK(ob.preprocess == Approx(2.5 * 0.0005));
   CHECK(a.batch_latency(1) == Approx(0.010));
   CHECK(two.resolved["simulation"]["cost_scale"].as<double>() == 2.5);
   CHECK(one.resolved["simulation"]["cost_scale"].as<double>() == 1);
@@ -85,10 +86,11 @@ TEST_CASE("the load generator's thread spaces simultaneous sends by its cost",
   s.control.workers = 1;
   ModelProfile p;
   p.batches = {{1, 0.010, 0, {}}};
-  p.overhead_before = 0.002;
-  p.overhead_preprocess = 0.001;
-  p.overhead_client = 0.001;
-  s.models.push_back({"m", p, 1, 0});
+  RequestOverhead o;
+  o.before = 0.002;
+  o.preprocess = 0.001;
+  o.client = 0.001;
+  s.models.push_back({"m", p, 1, 0, o});
   workloads::Workload w;
   w.closed_loop = true;
   w.concurrency = 4;
@@ -99,7 +101,7 @@ TEST_CASE("the load generator's thread spaces simultaneous sends by its cost",
   std::sort(sends.begin(), sends.end());
   REQUIRE(sends.size() == 4);
   for (int i = 0; i < 4; ++i) CHECK(sends[i] == Approx(0.001 * i).margin(1e-12));
-  s.models[0].profile.overhead_client = 0;
+  s.models[0].overhead.client = 0;
   auto plain = sim::simulate(s, w);
   for (const auto& q : plain.records.requests) CHECK(q.arrival == 0);
 }

@@ -96,7 +96,7 @@ models:
   CHECK(m.batches[1].samples.size() == 2);
   CHECK(m.load_seconds(Tier::Host, Tier::Device) == Approx(0.09));
   // Round trip through the writer.
-  CostProfile back = config::parse_profile(config::profile_to_yaml(p), "back");
+  CostProfile back = config::parse_profile(config::profile_to_yaml({p, {}}), "back");
   CHECK(back.models[0].batch_latency(4) == Approx(m.batch_latency(4)));
 
   YAML::Node bad = YAML::Clone(n);
@@ -112,12 +112,13 @@ models:
 TEST_CASE("profile request overheads are read, written back and checked", "[simulator][profile]") {
   YAML::Node n = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
                             "request_overhead_ms: {before: 2, after: 0.5, preprocess: 1.5}}}");
-  CostProfile p = config::parse_profile(n, "p.yaml");
-  CHECK(p.models[0].overhead_before == Approx(0.002));
-  CHECK(p.models[0].overhead_after == Approx(0.0005));
-  CHECK(p.models[0].overhead_preprocess == Approx(0.0015));
-  CostProfile back = config::parse_profile(config::profile_to_yaml(p), "back");
-  CHECK(back.models[0].overhead_preprocess == Approx(0.0015));
+  config::ProfileFile p = config::parse_profile_file(n, "p.yaml");
+  REQUIRE(p.front_end.overhead("a"));
+  CHECK(p.front_end.overhead("a")->before == Approx(0.002));
+  CHECK(p.front_end.overhead("a")->after == Approx(0.0005));
+  CHECK(p.front_end.overhead("a")->preprocess == Approx(0.0015));
+  config::ProfileFile back = config::parse_profile_file(config::profile_to_yaml(p), "back");
+  CHECK(back.front_end.overhead("a")->preprocess == Approx(0.0015));
   YAML::Node bad = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
                               "request_overhead_ms: {before: 1, preprocess: 2}}}");
   CHECK_THROWS_WITH(config::parse_profile(bad, "p.yaml"), Contains("preprocess > before"));
@@ -246,7 +247,7 @@ TEST_CASE("load time draws: exact without samples, else around the load time",
   CostProfile c = config::parse_profile(y, "p.yaml");
   CHECK(c.models[0].load_samples[int(Tier::Disk)][int(Tier::Host)] ==
         std::vector<double>{0.010, 0.020, 0.030});
-  CostProfile back = config::parse_profile(config::profile_to_yaml(c), "back");
+  CostProfile back = config::parse_profile(config::profile_to_yaml({c, {}}), "back");
   CHECK(back.models[0].load_samples[int(Tier::Disk)][int(Tier::Host)].size() == 3);
   YAML::Node bad = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
                               "load_ms: {disk->host: 40}, load_samples_ms: {host->device: [1]}}}");
@@ -259,13 +260,14 @@ TEST_CASE("request overhead spread and client cost: read, scaled, drawn", "[simu
   YAML::Node n = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
                             "request_overhead_ms: {before: 2, preprocess: 1.5, client: 0.1, "
                             "stddev: 0.2}}}");
-  CostProfile c = config::parse_profile(n, "p.yaml");
-  ModelProfile& m = c.models[0];
-  CHECK(m.overhead_client == Approx(0.0001));
-  CHECK(m.overhead_stddev == Approx(0.0002));
-  CostProfile back = config::parse_profile(config::profile_to_yaml(c), "back");
-  CHECK(back.models[0].overhead_stddev == Approx(0.0002));
-  CHECK(back.models[0].overhead_client == Approx(0.0001));
+  config::ProfileFile c = config::parse_profile_file(n, "p.yaml");
+  REQUIRE(c.front_end.overhead("a"));
+  RequestOverhead m = *c.front_end.overhead("a");
+  CHECK(m.client == Approx(0.0001));
+  CHECK(m.stddev == Approx(0.0002));
+  config::ProfileFile back = config::parse_profile_file(config::profile_to_yaml(c), "back");
+  CHECK(back.front_end.overhead("a")->stddev == Approx(0.0002));
+  CHECK(back.front_end.overhead("a")->client == Approx(0.0001));
 
   std::mt19937_64 rng(3), untouched(3);
   CHECK(m.sample_preprocess(CostNoise::None, rng) == 0.0015);
@@ -280,7 +282,7 @@ TEST_CASE("request overhead spread and client cost: read, scaled, drawn", "[simu
   }
   CHECK(sum / draws == Approx(0.0015).epsilon(0.01));
   CHECK(std::sqrt(sq / draws - (sum / draws) * (sum / draws)) == Approx(0.0002).epsilon(0.03));
-  m.scale_costs(2);
-  CHECK(m.overhead_stddev == Approx(0.0004));
-  CHECK(m.overhead_client == Approx(0.0002));
+  m.scale(2);
+  CHECK(m.stddev == Approx(0.0004));
+  CHECK(m.client == Approx(0.0002));
 }

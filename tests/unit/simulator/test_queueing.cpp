@@ -68,11 +68,11 @@ TEST_CASE("a warm-up leaves the opening burst out of the summary", "[simulator][
 }
 
 TEST_CASE("request overheads: client-side times, IO threads spread a burst", "[simulator]") {
-  ModelProfile p = test::constant_profile(0.010);
-  p.overhead_before = 0.003;      // 1 ms of it pure delay, 2 ms preprocessing on an IO thread
-  p.overhead_preprocess = 0.002;
-  p.overhead_after = 0.001;
-  SimulationSetup s = test::cache_setup(1, 1, p);
+  SimulationSetup s = test::cache_setup(1, 1, test::constant_profile(0.010));
+  RequestOverhead& o = s.models[0].overhead;
+  o.before = 0.003;      // 1 ms of it pure delay, 2 ms preprocessing on an IO thread
+  o.preprocess = 0.002;
+  o.after = 0.001;
   s.io_threads = 1;
   SECTION("one client: latency = before + batch + after; next send at the answer") {
     SimulationResult r = simulate(s, test::closed_loop(std::vector<uint32_t>(10, 0), 1));

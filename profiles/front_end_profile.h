@@ -1,0 +1,80 @@
+// The front-end and measurement profile: what a client of the real engine sees outside the
+// batch (per-model request overheads) and how a closed loop's opening burst reaches the
+// controller (cold bursts measured on the profiler's probe). Machine-fitting terms owned by
+// the simulator (simulator/front_end.h, clients.h) and the profiler (experiments/profiler.h);
+// engine/control's cost profile keeps batch and load costs only. Plain data, no I/O (YAML:
+// config/profile_yaml.h). Sampling methods use the RNG the caller passes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/control/cost_profile.h"
+
+namespace servelab {
+
+// Per-request cost outside the batch, as a client of the real engine sees it (seconds), per
+// model. 0 in paper profiles (they report server-side latency); `servelab profile` measures it.
+struct RequestOverhead {
+  // From the client's send until the controller sees the arrival (HTTP request, image decode
+  // and preprocessing on the IO thread, hand-off to the control thread).
+  double before = 0;
+  // From the batch's end until the client has the response.
+  double after = 0;
+  // The part of `before` that occupies one of the server's IO threads (decode and
+  // preprocessing): a burst of requests queues for them, so its arrivals reach the
+  // controller spread out, not at once.
+  double preprocess = 0;
+  // The load generator's own work per request (reading an answer, sending the next request)
+  // on its single thread: requests sent at the same moment leave it this far apart. Part of
+  // `before`'s round trip already; it only serializes simultaneous sends.
+  double client = 0;
+  // Spread (standard deviation) of a single request's round trip: one request of a burst may
+  // reach the controller later than another sent with it, and a quantum tick between them
+  // splits their batch.
+  double stddev = 0;
+
+  // One draw of the IO thread's hold (`preprocess`): exact without noise or spread, else a
+  // normal with `stddev`, kept above a tenth of the mean. Draws nothing from `rng` when it
+  // returns the exact time.
+  double sample_preprocess(CostNoise noise, std::mt19937_64& rng) const;
+  void scale(double k);  // every time times k > 0
+  // Non-negative terms, preprocess <= before; throws ConfigError.
+  void validate() const;
+};
+
+// Measured cold bursts: clients that open a run all at once, fresh, on an idle server. Each
+// is one burst's offsets (seconds, in send order) from its start until each request reached
+// the controller; bursts of several sizes (a burst's size is its length). How many reach the
+// controller by the first quantum tick varies far more from burst to burst than the
+// per-request model gives, and with one worker that first batch sets the split of a closed
+// loop for the whole run. Empty in paper profiles.
+using ColdBursts = std::vector<std::vector<double>>;
+
+// One measured cold burst for `n` requests sent at once: the first n offsets of a burst drawn
+// uniformly among those of the smallest measured size >= n. Empty (and nothing drawn) unless
+// noise is empirical and such a burst was measured.
+std::vector<double> sample_cold_burst(const ColdBursts& bursts, uint32_t n, CostNoise noise,
+                                      std::mt19937_64& rng);
+void scale_cold_bursts(ColdBursts& bursts, double k);
+// Non-empty bursts of finite offsets >= 0; throws ConfigError.
+void validate_cold_bursts(const ColdBursts& bursts);
+
+struct FrontEndProfile {
+  std::map<std::string, RequestOverhead> overheads;  // by profile entry (model) name
+  // Measured once on the profiler's zero-cost probe: the server's intake, not a model's, so
+  // profile-level.
+  ColdBursts cold_bursts;
+
+  const RequestOverhead* overhead(const std::string& model) const;  // nullptr when absent
+  std::vector<double> sample_cold_burst(uint32_t n, CostNoise noise, std::mt19937_64& rng) const {
+    return servelab::sample_cold_burst(cold_bursts, n, noise, rng);
+  }
+  void scale(double k);  // overheads and bursts times k > 0
+  void validate() const;  // throws ConfigError naming the model
+};
+
+}  // namespace servelab
