@@ -120,7 +120,11 @@ void HttpServer::Impl::add_routes() {
                                   }
                                   reply(classify_response(name, r));
                                 });
-      if (rc == 0) return HttpResponse{-1};  // answered later, from an engine thread
+      if (rc == 0) {  // answered later, from an engine thread
+        HttpResponse later;
+        later.status = -1;
+        return later;
+      }
       if (rc == 404) throw HttpError(404, "unknown model '" + name + "'");
       if (rc == 400) throw HttpError(400, "cannot decode the request body as an image");
       if (rc == 413) throw HttpError(413, "image is larger than the engine's limit");

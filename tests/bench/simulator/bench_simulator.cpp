@@ -68,7 +68,7 @@ void BM_Simulation(benchmark::State& state) {
   s.control.eviction = {"lru", {}};
   s.control.scheduling = {"lru-order", {}};
   s.noise = CostNoise::Normal;
-  for (uint32_t i = 0; i < models; ++i) s.models.push_back({"m" + std::to_string(i), p, 4, 0});
+  for (uint32_t i = 0; i < models; ++i) s.models.push_back({"m" + std::to_string(i), p, 4, 0, {}});
   workloads::Workload w;
   w.closed_loop = true;
   w.concurrency = concurrency;
@@ -106,7 +106,7 @@ void BM_ManyReadyModels(benchmark::State& state, const char* scheduling) {
   s.control.workers = 4;
   s.control.batching = {"none", {}};
   s.control.scheduling = {scheduling, {}};
-  for (uint32_t i = 0; i < models; ++i) s.models.push_back({"m" + std::to_string(i), p, 4, 0});
+  for (uint32_t i = 0; i < models; ++i) s.models.push_back({"m" + std::to_string(i), p, 4, 0, {}});
   workloads::Workload w;
   w.closed_loop = true;
   w.concurrency = 4 * models;

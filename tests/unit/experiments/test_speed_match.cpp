@@ -27,7 +27,7 @@ TEST_CASE("speed factor: measured batch compute over the profile's, each batch o
   sim::SimulationSetup setup;
   ModelProfile p;
   p.batches = {{1, 0.010, 0, {}}, {4, 0.016, 0, {}}};
-  setup.models.push_back({"m", p, 1, 0});
+  setup.models.push_back({"m", p, 1, 0, {}});
 
   results::RunRecords real;
   real.requests.push_back(timed(1, 1.000, 1.012));            // batch 1: 12 ms (profile 10)
@@ -68,7 +68,7 @@ TEST_CASE("speed trace: the factor per window of batches, relative to the run's"
   sim::SimulationSetup setup;
   ModelProfile p;
   p.batches = {{1, 0.010, 0, {}}, {4, 0.016, 0, {}}};
-  setup.models.push_back({"m", p, 1, 0});
+  setup.models.push_back({"m", p, 1, 0, {}});
 
   // 64 batches 0.1 s apart: the first 32 take 12 ms (profile 10), the rest 8 ms; batch 40 is
   // a batch of 4 (four records, one batch) at 16 * 0.8 ms. Overall (32 * 12 + 31 * 8 + 12.8)
@@ -110,7 +110,7 @@ TEST_CASE("jitter: the spread of batch costs around their window's speed",
   ModelProfile p;
   p.batches = {{1, 0.010, 0, {}}};
   p.set_load_time(Tier::Disk, Tier::Host, 0.030);
-  setup.models.push_back({"m", p, 1, 0});
+  setup.models.push_back({"m", p, 1, 0, {}});
   setup.control.exec_tier = Tier::Host;
 
   // 32 batches alternating 11 and 9 ms (profile 10): both windows of 16 run at factor 1,

@@ -31,7 +31,7 @@ inline SimulationSetup cache_setup(uint32_t n, uint32_t room, const ModelProfile
   s.control.batching = {"none", {}};
   s.control.eviction = {"lru", {}};
   s.control.scheduling = {"oldest-first", {}};
-  for (uint32_t i = 0; i < n; ++i) s.models.push_back({std::string("m").append(std::to_string(i)), p, 1, 0});
+  for (uint32_t i = 0; i < n; ++i) s.models.push_back({std::string("m").append(std::to_string(i)), p, 1, 0, {}});
   return s;
 }
 
