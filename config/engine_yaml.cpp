@@ -21,14 +21,29 @@ bool is_unlimited(const YAML::Node& n) {
 Time parse_ms(const YAML::Node& n, const Where& w, bool allow_never) {
   if (allow_never && is_unlimited(n)) return kNever;
   double v = as_double(n, w);
-  if (v < 0) fail(w, n, "must not be negative");
+  if (!(v >= 0) || !std::isfinite(v)) fail(w, n, "must be a finite number >= 0");
   return v / 1e3;
 }
 
-uint32_t parse_count(const YAML::Node& n, const Where& w, uint32_t min) {
+// Upper bounds keep a typo (workers: 1000000000) from asking for memory or time no run has.
+constexpr uint32_t kMaxWorkers = 4096;
+constexpr uint32_t kMaxBatch = 65536;
+constexpr uint32_t kMaxLoadsInFlight = 1024;
+constexpr uint32_t kMaxContexts = 1024;
+constexpr uint32_t kMaxQueueBound = 100000000;
+constexpr double kMaxQuantumMs = 3.6e6;  // one hour
+
+uint32_t parse_count(const YAML::Node& n, const Where& w, uint32_t min, uint32_t max = UINT32_MAX) {
   uint64_t v = as_uint(n, w);
-  if (v < min || v > UINT32_MAX) fail(w, n, "must be an integer >= " + std::to_string(min));
+  if (v < min || v > max)
+    fail(w, n, "must be an integer in " + std::to_string(min) + ".." + std::to_string(max));
   return static_cast<uint32_t>(v);
+}
+
+Time parse_quantum(const YAML::Node& n, const Where& w) {
+  const Time q = parse_ms(n, w, false);
+  if (!(q * 1e3 <= kMaxQuantumMs)) fail(w, n, "must be at most 3600000 ms (one hour)");
+  return q;
 }
 
 void parse_tiers(const YAML::Node& tiers, const Where& w, ControllerConfig& c) {
@@ -97,9 +112,9 @@ EngineSection parse_engine_section(const YAML::Node& root, const std::string& fi
              {"workers", "quantum_ms", "max_batch", "exec_tier", "tiers", "max_loads_in_flight",
               "request_timeout_ms", "queue_bound", "slo_ms", "contexts"});
   if (e && e.IsMap()) {
-    if (e["workers"]) c.workers = parse_count(e["workers"], w.child("workers"), 1);
-    if (e["quantum_ms"]) c.quantum = parse_ms(e["quantum_ms"], w.child("quantum_ms"), false);
-    if (e["max_batch"]) c.max_batch = parse_count(e["max_batch"], w.child("max_batch"), 1);
+    if (e["workers"]) c.workers = parse_count(e["workers"], w.child("workers"), 1, kMaxWorkers);
+    if (e["quantum_ms"]) c.quantum = parse_quantum(e["quantum_ms"], w.child("quantum_ms"));
+    if (e["max_batch"]) c.max_batch = parse_count(e["max_batch"], w.child("max_batch"), 1, kMaxBatch);
     if (e["exec_tier"]) {
       std::string t = as_string(e["exec_tier"], w.child("exec_tier"));
       if (!parse_tier(t, &c.exec_tier) || c.exec_tier == Tier::Disk) {
@@ -109,16 +124,16 @@ EngineSection parse_engine_section(const YAML::Node& root, const std::string& fi
     if (e["tiers"]) parse_tiers(e["tiers"], w.child("tiers"), c);
     if (e["max_loads_in_flight"]) {
       c.max_loads_in_flight =
-          parse_count(e["max_loads_in_flight"], w.child("max_loads_in_flight"), 1);
+          parse_count(e["max_loads_in_flight"], w.child("max_loads_in_flight"), 1, kMaxLoadsInFlight);
     }
     if (e["request_timeout_ms"]) {
       c.request_timeout = parse_ms(e["request_timeout_ms"], w.child("request_timeout_ms"), true);
     }
-    if (e["queue_bound"]) c.queue_bound = parse_count(e["queue_bound"], w.child("queue_bound"), 0);
+    if (e["queue_bound"]) c.queue_bound = parse_count(e["queue_bound"], w.child("queue_bound"), 0, kMaxQueueBound);
     if (e["slo_ms"] && !is_unlimited(e["slo_ms"])) {
       s.slo = parse_ms(e["slo_ms"], w.child("slo_ms"), false);
     }
-    if (e["contexts"]) s.contexts = parse_count(e["contexts"], w.child("contexts"), 1);
+    if (e["contexts"]) s.contexts = parse_count(e["contexts"], w.child("contexts"), 1, kMaxContexts);
   }
   Where wp{file, "policies"};
   const YAML::Node& p = root["policies"];

@@ -1,5 +1,6 @@
 #include "config/yaml_util.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -77,9 +78,36 @@ std::string as_param_string(const YAML::Node& node, const Where& w) {
   fail(w, node, "expected a scalar or a list of scalars");
 }
 
+namespace {
+
+// yaml-cpp keeps both entries of a key written twice and answers lookups with the first:
+// the second would be silently ignored, so it is an error naming its line.
+void check_unique_keys(const YAML::Node& n, const std::string& path) {
+  if (n.IsSequence()) {
+    for (const auto& e : n) check_unique_keys(e, path);
+    return;
+  }
+  if (!n.IsMap()) return;
+  std::vector<std::string> seen;
+  for (const auto& kv : n) {
+    if (kv.first.IsScalar()) {
+      const std::string& key = kv.first.Scalar();
+      if (std::find(seen.begin(), seen.end(), key) != seen.end())
+        throw ConfigError(path + ":" + std::to_string(kv.first.Mark().line + 1) +
+                          ": duplicate key '" + key + "' (each key may appear once)");
+      seen.push_back(key);
+    }
+    check_unique_keys(kv.second, path);
+  }
+}
+
+}  // namespace
+
 YAML::Node load_file(const std::string& path) {
   try {
-    return YAML::LoadFile(path);
+    YAML::Node root = YAML::LoadFile(path);
+    check_unique_keys(root, path);
+    return root;
   } catch (const YAML::BadFile&) {
     throw ConfigError("cannot read " + path);
   } catch (const YAML::ParserException& e) {

@@ -2,17 +2,18 @@
 #include "experiments/experiment.h"
 
 #include <algorithm>
-#include <set>
 
+#include "config/run_config.h"
 #include "config/yaml_util.h"
 
 namespace servelab::experiments {
 namespace {
 
-const std::set<std::string> kExperimentKeys = {
-    "name", "title", "paper", "figure", "claim", "scaled_down", "description", "modes",
-    "repetitions", "seeds", "more_repetitions", "seed_paths", "sweep", "figures", "sim",
-    "real", "regression"};
+// The experiment's own keys (config/run_config.h), plus the name and description, which
+// describe the experiment rather than each of its runs.
+bool is_own_key(const std::string& key) {
+  return config::is_experiment_key(key) || key == "name" || key == "description";
+}
 
 std::vector<std::string> split_path(const std::string& dotted) {
   std::vector<std::string> parts;
@@ -135,11 +136,9 @@ YAML::Node get_path(const YAML::Node& root, const std::string& dotted) {
 ExperimentSpec load_experiment(const std::string& file) {
   YAML::Node doc;
   try {
-    doc = YAML::LoadFile(file);
-  } catch (const YAML::BadFile&) {
-    throw ExperimentError("cannot read experiment file '" + file + "'");
-  } catch (const YAML::Exception& e) {
-    throw ExperimentError(file + ": invalid YAML: " + e.what());
+    doc = config::load_file(file);
+  } catch (const ConfigError& e) {
+    throw ExperimentError(std::string("experiment file: ") + e.what());
   }
   return parse_experiment(doc, file);
 }
@@ -152,7 +151,7 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file) 
   spec.base = YAML::Node(YAML::NodeType::Map);
   for (const auto& kv : doc) {
     std::string key = kv.first.as<std::string>();
-    if (!kExperimentKeys.count(key)) spec.base[key] = YAML::Clone(kv.second);
+    if (!is_own_key(key)) spec.base[key] = YAML::Clone(kv.second);
   }
   spec.name = doc["name"] ? scalar_as<std::string>(doc["name"], file, "name") : "experiment";
   if (doc["sim"]) spec.sim_overrides = doc["sim"];

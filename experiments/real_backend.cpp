@@ -1,7 +1,8 @@
 // Real mode: an in-process engine behind the real HTTP server (127.0.0.1, ephemeral port),
 // driven over HTTP by the load generator library, or a running server at --url.
-// The config is parsed exactly as in sim mode (simulator/sim_config.h), so both bodies get the
-// same controller settings, models and workload (same seeds, hence the same schedule).
+// The config is parsed by the same typed parser as in sim mode (config/run_config.h), so both
+// bodies get the same controller settings, models and workload (same seeds, hence the same
+// schedule).
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -9,10 +10,10 @@
 #include <map>
 #include <thread>
 
+#include "config/run_config.h"
 #include "engine/server/http_server.h"
 #include "experiments/backends.h"
 #include "experiments/profiler.h"
-#include "simulator/sim_config.h"
 #include "workloads/loadgen/loadgen.h"
 
 namespace servelab::experiments {
@@ -84,22 +85,22 @@ class RealBackend : public Backend {
                           const std::string& run_dir) override {
     YAML::Node c = YAML::Clone(config);
     c["profile"] = fs::absolute(o_.profile).string();  // model files, not costs, matter here
-    sim::SimConfig sc = sim::parse_sim_config(c, "", o_.base_dir, seed);
-    std::ofstream(run_dir + "/config.yaml") << YAML::Dump(sc.resolved) << "\n";
-    workloads::Workload w = workloads::generate(sc.workload);
+    const config::RunConfig rc = config::parse_run_config(c, "", o_.base_dir, seed);
+    std::ofstream(run_dir + "/config.yaml") << YAML::Dump(config::emit_run_config(rc)) << "\n";
+    workloads::Workload w = workloads::generate(rc.workload);
     loadgen::LoadOptions lo;
     lo.body = body_;
     lo.content_type = "image/jpeg";
-    lo.slo = sc.engine.slo;
-    for (const auto& m : sc.setup.models) lo.model_names.push_back(m.name);
+    lo.slo = rc.engine.slo;
+    for (const auto& m : rc.models) lo.model_names.push_back(m.name);
     if (!o_.url.empty()) {
       lo.url = o_.url;
       return loadgen::run_load(lo, w);
     }
 
     runtime::EngineOptions eo;
-    eo.control = sc.engine.control;
-    eo.default_contexts = sc.engine.contexts;
+    eo.control = rc.engine.control;
+    eo.default_contexts = rc.engine.contexts;
     eo.executor = "torch";
     eo.device = "cpu";
     server::ServerOptions so;
@@ -107,27 +108,15 @@ class RealBackend : public Backend {
     so.log = o_.verbose;
     server::HttpServer srv(so, eo);
     srv.start();
-    // Register in model order, as the simulator preloads: the first models that fit stay
-    // resident in the executing tier, the others start on disk.
-    for (size_t i = 0; i < sc.setup.models.size(); ++i) {
-      const sim::SimModel& m = sc.setup.models[i];
-      runtime::ModelSpec spec;
-      spec.name = m.name;
-      spec.file = (fs::path(o_.models_dir) / (sc.profile_models[i] + ".pt")).string();
-      if (!fs::exists(spec.file))
-        throw ExperimentError("real mode: model file " + spec.file +
-                              " not found (export models with scripts/make-models)");
-      spec.contexts = m.contexts;
-      srv.engine().register_model(spec);
-    }
+    register_models(srv, rc);
     lo.url = "http://127.0.0.1:" + std::to_string(srv.port());
-    warm_up(srv, lo, sc.engine.control.quantum);
+    warm_up(srv, lo, rc.engine.control.quantum);
     ModelCounters before = totals(srv.engine());
     // Start just after a quantum tick, as the simulated run does (t = 0, ticks at k*quantum):
     // where the ticks fall against the first burst of requests decides how it is batched,
     // and with one worker that split persists for the whole run. The load generator calls
     // this once its connections are open, right before its clock starts.
-    if (Time q = sc.engine.control.quantum; q > 0) {
+    if (Time q = rc.engine.control.quantum; q > 0) {
       lo.before_start = [&srv, q] { sleep_until_tick(srv.engine(), q); };
     }
     loadgen::LoadStats stats;
@@ -147,6 +136,21 @@ class RealBackend : public Backend {
   }
 
  private:
+  // Registers in model order, as the simulator preloads: the first models that fit stay
+  // resident in the executing tier, the others start on disk.
+  void register_models(server::HttpServer& srv, const config::RunConfig& rc) const {
+    for (const config::ModelEntry& m : rc.models) {
+      runtime::ModelSpec spec;
+      spec.name = m.name;
+      spec.file = (fs::path(o_.models_dir) / (m.profile_model + ".pt")).string();
+      if (!fs::exists(spec.file))
+        throw ExperimentError("real mode: model file " + spec.file +
+                              " not found (export models with scripts/make-models)");
+      spec.contexts = rc.contexts_of(m);
+      srv.engine().register_model(spec);
+    }
+  }
+
   RealBackendOptions o_;
   std::string body_;
 };

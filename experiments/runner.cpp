@@ -10,7 +10,7 @@
 
 #include "experiments/progress.h"
 #include "experiments/results_index.h"
-#include "simulator/sim_config.h"
+#include "config/run_config.h"
 
 namespace servelab::experiments {
 namespace fs = std::filesystem;
@@ -114,7 +114,7 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
     if (options.match_speed && job.mode == "sim" && std::isfinite(speed.factor)) {
       job.config["simulation"]["cost_scale"] = speed.factor;
       if (!speed.trace.empty())
-        job.config["simulation"]["speed_trace"] = sim::speed_trace_yaml(speed.trace);
+        job.config["simulation"]["speed_trace"] = config::speed_trace_yaml(speed.trace);
       if (std::isfinite(speed.jitter)) job.config["simulation"]["jitter"] = speed.jitter;
       scaled = true;
     }

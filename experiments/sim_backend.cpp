@@ -44,7 +44,7 @@ class SimBackend : public Backend {
     if (uses_local_profile(c)) c["profile"] = std::filesystem::absolute(o_.profile).string();
     // Relative paths in the config (profile, traces) resolve against the experiment's folder.
     sim::SimConfig sc = sim::parse_sim_config(c, "", o_.base_dir, seed);
-    workloads::Workload w = workloads::generate(sc.workload);
+    workloads::Workload w = workloads::generate(sc.run.workload);
     sim::SimulationResult r = sim::simulate(sc.setup, w);
     std::ofstream(run_dir + "/config.yaml") << YAML::Dump(sc.resolved) << "\n";
     if (!r.violations.empty())

@@ -106,7 +106,7 @@ int simulate_main(int argc, char** argv) {
     std::optional<uint64_t> seed_override;
     if (vm.count("seed")) seed_override = seed;
     cfg = sim::load_sim_config(config_path, sets, seed_override);
-    workload = workloads::generate(cfg.workload);
+    workload = workloads::generate(cfg.run.workload);
     result = sim::simulate(cfg.setup, workload);
   } catch (const ConfigError& e) {
     std::cerr << "servelab simulate: " << e.what() << "\n";
@@ -117,7 +117,7 @@ int simulate_main(int argc, char** argv) {
   }
 
   nlohmann::json summary = results::summarize(result.records);
-  summary["name"] = cfg.name;
+  summary["name"] = cfg.run.name;
   summary["simulation"] = {{"events", result.events},
                            {"timers", result.timers},
                            {"lost", result.lost},
@@ -137,7 +137,7 @@ int simulate_main(int argc, char** argv) {
     std::cerr << "servelab simulate: " << e.what() << "\n";
     return 3;
   }
-  if (!vm.count("quiet")) print_summary_line(cfg.name, summary);
+  if (!vm.count("quiet")) print_summary_line(cfg.run.name, summary);
   for (const auto& v : result.violations) std::cerr << "contract violation: " << v << "\n";
   if (result.lost > 0) {
     std::cerr << "servelab simulate: " << result.lost

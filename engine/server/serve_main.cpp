@@ -138,12 +138,7 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
   if (vm.count("config")) {
 #ifdef SERVELAB_HAS_CONFIG
     const std::string file = vm["config"].as<std::string>();
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(file);
-    } catch (const YAML::Exception& ex) {
-      throw ConfigError("cannot read config '" + file + "': " + ex.what());
-    }
+    const YAML::Node root = config::load_file(file);
     config::EngineSection s = config::parse_engine_section(root, file);
     e.control = s.control;
     e.default_contexts = s.contexts;

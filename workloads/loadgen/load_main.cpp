@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "cli/subcommands.h"
+#include "config/run_config.h"
+#include "config/yaml_util.h"
 #include "workloads/loadgen/loadgen.h"
 #include "workloads/workload.h"
 
@@ -26,27 +28,12 @@ std::vector<std::string> split_names(const std::string& list) {
   return names;
 }
 
-// `models:` as the simulator reads it (simulator/sim_config.cpp): a list of names or of
-// mappings with `name`, or {count, prefix, profile_model} meaning prefix-0 .. prefix-(count-1)
-// (prefix defaults to profile_model).
-std::vector<std::string> yaml_model_names(const YAML::Node& models) {
+// The names in `models:`, read as every mode reads them (config/run_config.h).
+std::vector<std::string> yaml_model_names(const YAML::Node& models, const std::string& file) {
   std::vector<std::string> names;
   if (!models) return names;
-  if (models.IsMap()) {
-    if (!models["count"]) throw std::invalid_argument("models: a mapping needs 'count'");
-    const auto count = models["count"].as<uint64_t>();
-    const YAML::Node prefix = models["prefix"] ? models["prefix"] : models["profile_model"];
-    if (!prefix) throw std::invalid_argument("models: a mapping needs 'prefix' or 'profile_model'");
-    for (uint64_t i = 0; i < count; ++i)
-      names.push_back(prefix.as<std::string>() + "-" + std::to_string(i));
-    return names;
-  }
-  if (!models.IsSequence()) throw std::invalid_argument("models: expected a list or a mapping");
-  for (const auto& m : models) {
-    if (m.IsScalar()) names.push_back(m.Scalar());
-    else if (m.IsMap() && m["name"]) names.push_back(m["name"].as<std::string>());
-    else throw std::invalid_argument("models: each entry needs a name");
-  }
+  for (const config::ModelEntry& m : config::parse_models_section(models, {file, "models"}))
+    names.push_back(m.name);
   return names;
 }
 
@@ -105,13 +92,13 @@ int run(int argc, char** argv) {
     throw std::invalid_argument(workload_file + ": no such workload file");
   YAML::Node doc;
   try {
-    doc = YAML::LoadFile(workload_file);
-  } catch (const YAML::Exception& e) {
-    throw std::invalid_argument(workload_file + ": " + e.what());
+    doc = config::load_file(workload_file);  // syntax errors and duplicate keys, with lines
+  } catch (const ConfigError& e) {
+    throw std::invalid_argument(e.what());
   }
   loadgen::LoadOptions options;
   options.url = url;
-  options.model_names = models.empty() ? yaml_model_names(doc["models"]) : split_names(models);
+  options.model_names = models.empty() ? yaml_model_names(doc["models"], workload_file) : split_names(models);
   if (options.model_names.empty())
     throw std::invalid_argument("no model names: pass --models a,b,c or list `models:` in " +
                                 workload_file);

@@ -66,7 +66,7 @@ TEST_CASE("cost_scale multiplies every cost of the profile", "[simulator][profil
   // One client, no waiting anywhere: latency = 2 + 10 + 1 ms, times the scale.
   for (const sim::SimConfig* c : {&one, &two}) {
     const double k = c == &one ? 1 : 2.5;
-    auto r = sim::simulate(c->setup, workloads::generate(c->workload));
+    auto r = sim::simulate(c->setup, workloads::generate(c->run.workload));
     REQUIRE(r.records.requests.size() == 50);
     for (const auto& q : r.records.requests) REQUIRE(q.finish - q.arrival == Approx(k * 0.013));
     auto s = results::summarize(r.records);
@@ -129,7 +129,7 @@ TEST_CASE("speed_trace multiplies batch and load costs from each window's start 
   CHECK(c.setup.speed_at(0.05) == 1);
   CHECK(c.setup.speed_at(0.1) == 2);
   CHECK(c.resolved["simulation"]["speed_trace"][1][1].as<double>() == 2);
-  auto r = sim::simulate(c.setup, workloads::generate(c.workload));
+  auto r = sim::simulate(c.setup, workloads::generate(c.run.workload));
   REQUIRE(r.records.requests.size() == 10);
   const auto& q = r.records.requests;
   CHECK(q[0].finish - q[0].arrival == Approx(0.043));
@@ -138,7 +138,7 @@ TEST_CASE("speed_trace multiplies batch and load costs from each window's start 
 
   // A load that starts in a slow window takes twice as long: everything at half speed.
   const sim::SimConfig slow = config("[[0, 2]]");
-  auto s = sim::simulate(slow.setup, workloads::generate(slow.workload));
+  auto s = sim::simulate(slow.setup, workloads::generate(slow.run.workload));
   CHECK(s.records.requests[0].finish - s.records.requests[0].arrival == Approx(0.083));
 
   CHECK_THROWS_WITH(config("[[0, 1], [0, 2]]"), Contains("speed_trace.1.0") && Contains("after"));
@@ -162,7 +162,7 @@ TEST_CASE("jitter replaces the profile's batch noise by a relative normal spread
                    "simulation: " + sim + "\n"),
         "c.yaml", dir.string());
     std::vector<double> t;
-    for (const auto& q : sim::simulate(c.setup, workloads::generate(c.workload)).records.requests)
+    for (const auto& q : sim::simulate(c.setup, workloads::generate(c.run.workload)).records.requests)
       t.push_back(q.finish - q.arrival - 0.003);
     return t;
   };

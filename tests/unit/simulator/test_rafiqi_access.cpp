@@ -13,7 +13,7 @@ namespace {
 nlohmann::json run_pattern(const std::string& access) {
   std::string path = std::string(SERVELAB_SOURCE_DIR) + "/experiments/rafiqi/access-patterns.yaml";
   SimConfig c = load_sim_config(path, {"workload.access=" + access});
-  SimulationResult r = simulate(c.setup, workloads::generate(c.workload));
+  SimulationResult r = simulate(c.setup, workloads::generate(c.run.workload));
   REQUIRE(r.violations.empty());
   REQUIRE(r.lost == 0);
   REQUIRE(r.records.requests.size() == 5000);

@@ -1,0 +1,198 @@
+#include "config/run_config.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include "config/simulation_yaml.h"
+#include "config/yaml_util.h"
+
+namespace servelab::config {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t kMaxModels = 1000000;
+constexpr uint32_t kMaxContexts = 1024;
+constexpr uint32_t kMaxModelBatch = 65536;
+
+std::string resolve_path(const std::string& p, const std::string& base_dir) {
+  if (p.empty() || fs::path(p).is_absolute() || base_dir.empty()) return p;
+  return (fs::path(base_dir) / p).lexically_normal().string();
+}
+
+uint32_t bounded(const YAML::Node& n, const Where& w, uint32_t lo, uint32_t hi) {
+  const uint64_t v = as_uint(n, w);
+  if (v < lo || v > hi)
+    fail(w, n, "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+  return uint32_t(v);
+}
+
+// `models: {count, prefix, profile_model}`: count models named PREFIX-0, PREFIX-1, ...
+std::vector<ModelEntry> parse_model_family(const YAML::Node& n, const Where& w) {
+  check_keys(n, w, {"count", "prefix", "profile_model"});
+  if (!n["count"] || !n["profile_model"]) fail(w, n, "needs count and profile_model");
+  const uint64_t count = as_uint(n["count"], w.child("count"));
+  if (count == 0 || count > kMaxModels)
+    fail(w.child("count"), n["count"], "must be in 1.." + std::to_string(kMaxModels));
+  const std::string pm = as_string(n["profile_model"], w.child("profile_model"));
+  const std::string prefix = n["prefix"] ? as_string(n["prefix"], w.child("prefix")) : pm;
+  std::vector<ModelEntry> out;
+  out.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) out.push_back({prefix + "-" + std::to_string(i), pm});
+  return out;
+}
+
+// One list entry: a name, or {name, profile_model, contexts, max_batch}.
+ModelEntry parse_model_entry(const YAML::Node& e, const Where& w) {
+  if (e.IsScalar()) return {e.Scalar(), e.Scalar()};
+  check_keys(e, w, {"name", "profile_model", "contexts", "max_batch"});
+  if (!e.IsMap() || !e["name"]) fail(w, e, "needs 'name'");
+  ModelEntry m;
+  m.name = as_string(e["name"], w.child("name"));
+  m.profile_model = e["profile_model"] ? as_string(e["profile_model"], w.child("profile_model")) : m.name;
+  if (e["contexts"]) m.contexts = bounded(e["contexts"], w.child("contexts"), 1, kMaxContexts);
+  if (e["max_batch"]) m.max_batch = bounded(e["max_batch"], w.child("max_batch"), 1, kMaxModelBatch);
+  return m;
+}
+
+void check_unique_names(const std::vector<ModelEntry>& models, const YAML::Node& n, const Where& w) {
+  std::vector<std::string> names;
+  names.reserve(models.size());
+  for (const ModelEntry& m : models) names.push_back(m.name);
+  std::sort(names.begin(), names.end());
+  const auto twice = std::adjacent_find(names.begin(), names.end());
+  if (twice != names.end()) fail(w, n, "model '" + *twice + "' listed twice");
+}
+
+}  // namespace
+
+// `models:` {count, prefix, profile_model} or a list of names / entries.
+std::vector<ModelEntry> parse_models_section(const YAML::Node& n, const Where& w) {
+  if (!n) fail(w, n, "missing (a list of model names, or {count, prefix, profile_model})");
+  if (n.IsMap()) return parse_model_family(n, w);
+  if (!n.IsSequence() || n.size() == 0) fail(w, n, "expected a non-empty list or a mapping");
+  std::vector<ModelEntry> out;
+  for (size_t i = 0; i < n.size(); ++i) out.push_back(parse_model_entry(n[i], w.child(std::to_string(i))));
+  check_unique_names(out, n, w);
+  return out;
+}
+
+namespace {
+
+std::string parse_profile_path(const YAML::Node& root, const Where& w, const std::string& base_dir) {
+  const YAML::Node& p = root["profile"];
+  if (!p) fail(w, root, "missing 'profile' (a cost profile file)");
+  if (p.IsScalar() && p.Scalar() == "local")
+    fail(w.child("profile"), p,
+         "'local' (this machine's measured profile) is resolved by `servelab run`; here give "
+         "the file: --set profile=PATH (`servelab profile` writes "
+         "experiments/profiles/local/<host>.yaml)");
+  return resolve_path(as_string(p, w.child("profile")), base_dir);
+}
+
+workloads::WorkloadSpec parse_workload_section(const YAML::Node& root, const RunConfig& c,
+                                               const std::string& base_dir) {
+  if (!root["workload"]) throw ConfigError(c.file + (c.file.empty() ? "" : ": ") +
+                                           "missing 'workload' (see docs/workloads.md)");
+  workloads::WorkloadSpec spec;
+  try {
+    spec = workloads::parse_workload(root["workload"], uint32_t(c.models.size()));
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError((c.file.empty() ? "" : c.file + ": ") + e.what());
+  }
+  spec.access.trace_file = resolve_path(spec.access.trace_file, base_dir);
+  spec.arrival.trace_file = resolve_path(spec.arrival.trace_file, base_dir);
+  return spec;
+}
+
+std::vector<std::string> all_keys() {
+  std::vector<std::string> keys = run_config_keys();
+  keys.insert(keys.end(), experiment_keys().begin(), experiment_keys().end());
+  return keys;
+}
+
+}  // namespace
+
+const std::vector<std::string>& run_config_keys() {
+  static const std::vector<std::string> keys = {"name", "models", "profile", "engine", "policies",
+                                                "workload", "simulation", "cluster", "description"};
+  return keys;
+}
+
+const std::vector<std::string>& experiment_keys() {
+  static const std::vector<std::string> keys = {
+      "title", "paper", "figure", "claim", "scaled_down", "modes", "repetitions", "seeds",
+      "more_repetitions", "seed_paths", "sweep", "figures", "sim", "real", "regression"};
+  return keys;
+}
+
+bool is_experiment_key(const std::string& key) {
+  const auto& k = experiment_keys();
+  return std::find(k.begin(), k.end(), key) != k.end();
+}
+
+uint32_t RunConfig::contexts_of(const ModelEntry& m) const {
+  return m.contexts ? m.contexts : engine.contexts;
+}
+
+uint32_t RunConfig::max_batch_of(const ModelEntry& m) const {
+  return m.max_batch ? m.max_batch : engine.control.max_batch;
+}
+
+RunConfig parse_run_config(const YAML::Node& root, const std::string& file,
+                           const std::string& base_dir, std::optional<uint64_t> seed) {
+  const Where w{file, ""};
+  if (!root.IsMap()) fail(w, root, "expected a mapping (name, models, profile, engine, ...)");
+  check_keys(root, w, all_keys());
+  RunConfig c;
+  c.file = file;
+  c.name = root["name"] ? as_string(root["name"], w.child("name"))
+                        : (file.empty() ? "simulation" : fs::path(file).stem().string());
+  c.models = parse_models_section(root["models"], w.child("models"));
+  c.profile = parse_profile_path(root, w, base_dir);
+  c.engine = parse_engine_section(root, file);
+  c.simulation = parse_simulation_section(root["simulation"], w.child("simulation"));
+  c.cluster = parse_cluster_section(root["cluster"], w.child("cluster"));
+  c.workload = parse_workload_section(root, c, base_dir);
+  if (seed) {
+    c.simulation.seed = *seed;
+    c.workload.access.seed = *seed;
+    c.workload.arrival.seed = *seed + 1;
+  }
+  return c;
+}
+
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
+                          std::optional<uint64_t> seed, bool merge_sim) {
+  YAML::Node root = load_file(path);
+  if (merge_sim && root.IsMap() && root["sim"]) {
+    merge_into(root, root["sim"]);
+    root.remove("sim");
+  }
+  for (const std::string& o : overrides) apply_override(root, o);
+  const std::string base = fs::path(path).parent_path().string();
+  return parse_run_config(root, path, base.empty() ? "." : base, seed);
+}
+
+YAML::Node emit_run_config(const RunConfig& c) {
+  YAML::Node r;
+  r["name"] = c.name;
+  for (const ModelEntry& m : c.models) {
+    YAML::Node n;
+    n["name"] = m.name;
+    n["profile_model"] = m.profile_model;
+    n["contexts"] = c.contexts_of(m);
+    n["max_batch"] = c.max_batch_of(m);
+    r["models"].push_back(n);
+  }
+  r["profile"] = fs::absolute(c.profile).lexically_normal().string();
+  emit_engine_section(c.engine, r);
+  r["workload"] = YAML::Load(workloads::to_yaml(c.workload))["workload"];
+  r["simulation"] = emit_simulation_section(c.simulation);
+  r["cluster"] = emit_cluster_section(c.cluster);
+  return r;
+}
+
+}  // namespace servelab::config

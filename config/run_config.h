@@ -1,0 +1,95 @@
+// The typed run configuration: one parser, one list of keys, one set of bounds and errors for
+// every mode. `servelab simulate`, the experiment runner (sim and real modes) and `serve
+// --config` consume these structs; none parses another mode's section. Schema and defaults:
+// docs/config.md. Value types; thread-compatible.
+//
+//   name, models, profile               what runs, and whose costs (ModelEntry, profile path)
+//   engine, policies                    EngineSection (engine_yaml.h)
+//   workload                            workloads::WorkloadSpec (workloads/workload.h)
+//   simulation, cluster                 SimulationSection, ClusterSection (simulator only)
+//   title, claim, sweep, ...            experiment keys (experiment_keys()), read by `run`
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/engine_yaml.h"
+#include "config/yaml_util.h"
+#include "engine/control/cost_profile.h"
+#include "simulator/simulator.h"
+#include "workloads/workload.h"
+
+namespace servelab::config {
+
+// The top-level keys of a run configuration, and the experiment keys an experiment file adds
+// (experiments/experiment.h). A config file may carry both: each mode reads its own.
+const std::vector<std::string>& run_config_keys();
+const std::vector<std::string>& experiment_keys();
+bool is_experiment_key(const std::string& key);
+
+// One entry of `models:`.
+struct ModelEntry {
+  std::string name;
+  std::string profile_model;  // the cost-profile entry (a model file in real mode)
+  uint32_t contexts = 0;      // 0: engine.contexts
+  uint32_t max_batch = 0;     // 0: engine.max_batch
+};
+
+// `models:` alone (for `servelab load`, which needs only the names): a list of names or of
+// entries, or {count, prefix, profile_model}. Throws ConfigError naming `w`.
+std::vector<ModelEntry> parse_models_section(const YAML::Node& n, const Where& w);
+
+// `simulation:` (the simulator's own knobs; the engine ignores them).
+struct SimulationSection {
+  CostNoise noise = CostNoise::None;
+  uint64_t seed = 1;
+  Tier preload = Tier::Device;  // Tier::Disk: preload none
+  Time max_time = kNever;
+  std::string event_list = "radix";
+  uint32_t io_threads = 2;
+  double cost_scale = 1;
+  std::vector<sim::SimulationSetup::SpeedWindow> speed_trace;
+  double jitter = -1;  // < 0: the profile's own noise
+  Time client_timeout = kNever;
+  Time cancel_delay = 0;
+};
+
+struct RunConfig {
+  std::string name;     // defaults to the file's stem
+  std::string file;     // "" when parsed from a node
+  std::vector<ModelEntry> models;
+  std::string profile;  // the cost profile file, resolved against the config's folder
+  EngineSection engine;
+  workloads::WorkloadSpec workload;
+  SimulationSection simulation;
+  sim::SimulationSetup::Cluster cluster;
+
+  // A model's context pool and batch cap with the engine defaults filled in.
+  uint32_t contexts_of(const ModelEntry& m) const;
+  uint32_t max_batch_of(const ModelEntry& m) const;
+};
+
+// Parses a whole run configuration. Relative paths (profile, traces) resolve against
+// `base_dir`; `seed` (when given) sets simulation.seed = N, the access seed N and the arrival
+// seed N + 1. Throws ConfigError naming the file, the line and the key.
+RunConfig parse_run_config(const YAML::Node& root, const std::string& file,
+                           const std::string& base_dir, std::optional<uint64_t> seed = std::nullopt);
+
+// Reads `path`, merges its `sim:` section (the experiment's sim-mode overrides) when
+// `merge_sim` is set, applies `overrides` ("dotted.key=value", in order), then parses.
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides = {},
+                          std::optional<uint64_t> seed = std::nullopt, bool merge_sim = true);
+
+// The effective configuration with every default written out (DIR/config.yaml);
+// parse_run_config of the result gives back the same values.
+YAML::Node emit_run_config(const RunConfig& c);
+
+// simulation.speed_trace as written: a list of flow-style [from_s, factor] pairs (null when
+// empty).
+YAML::Node speed_trace_yaml(const std::vector<sim::SimulationSetup::SpeedWindow>& trace);
+
+}  // namespace servelab::config

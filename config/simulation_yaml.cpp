@@ -1,0 +1,176 @@
+#include "config/simulation_yaml.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "simulator/event_list.h"
+#include "simulator/router.h"
+
+namespace servelab::config {
+
+namespace {
+
+using SpeedWindow = sim::SimulationSetup::SpeedWindow;
+
+constexpr uint32_t kMaxIoThreads = 4096;
+constexpr uint32_t kMaxServers = 4096;
+
+double positive_seconds(const YAML::Node& n, const Where& w, bool allow_zero) {
+  const double v = as_double(n, w);
+  if (!std::isfinite(v) || v < 0 || (!allow_zero && v == 0))
+    fail(w, n, allow_zero ? "expected seconds >= 0" : "expected seconds > 0");
+  return v;
+}
+
+bool is_none(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "none"; }
+
+// `speed_trace:` a list of [from_s, factor] pairs, from_s strictly increasing and >= 0,
+// factor > 0.
+std::vector<SpeedWindow> parse_speed_trace(const YAML::Node& n, const Where& w) {
+  if (!n.IsSequence()) fail(w, n, "expected a list of [from_s, factor] pairs");
+  std::vector<SpeedWindow> out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    Where wi = w.child(std::to_string(i));
+    const YAML::Node& e = n[i];
+    if (!e.IsSequence() || e.size() != 2) fail(wi, e, "expected [from_s, factor]");
+    SpeedWindow sw{as_double(e[0], wi.child("0")), as_double(e[1], wi.child("1"))};
+    if (!(sw.from >= 0) || !std::isfinite(sw.from) || (!out.empty() && !(sw.from > out.back().from)))
+      fail(wi.child("0"), e[0], "expected a time in seconds >= 0, after the previous entry's");
+    if (!(sw.factor > 0) || !std::isfinite(sw.factor))
+      fail(wi.child("1"), e[1], "expected a positive factor");
+    out.push_back(sw);
+  }
+  return out;
+}
+
+// noise: true = normal, false = none, or the kind by name.
+CostNoise parse_noise(const YAML::Node& n, const Where& w) {
+  CostNoise noise;
+  if (parse_cost_noise(as_string(n, w), &noise)) return noise;
+  return as_bool(n, w) ? CostNoise::Normal : CostNoise::None;
+}
+
+Tier parse_preload(const YAML::Node& n, const Where& w) {
+  const std::string v = as_string(n, w);
+  Tier t = Tier::Disk;
+  if (v != "none" && !parse_tier(v, &t)) fail(w, n, "expected none, host or device, got '" + v + "'");
+  return t;
+}
+
+std::string parse_event_list(const YAML::Node& n, const Where& w) {
+  const std::string v = as_string(n, w);
+  const auto& known = sim::event_list_names();
+  if (std::find(known.begin(), known.end(), v) == known.end())
+    fail(w, n, "expected radix, quad, heap or set");
+  return v;
+}
+
+// The machine-speed knobs: cost_scale, speed_trace, jitter, noise.
+void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
+  if (const YAML::Node& v = n["cost_scale"]) {
+    s.cost_scale = as_double(v, w.child("cost_scale"));
+    if (!(s.cost_scale > 0) || !std::isfinite(s.cost_scale))
+      fail(w.child("cost_scale"), v, "expected a positive number");
+  }
+  if (n["speed_trace"]) s.speed_trace = parse_speed_trace(n["speed_trace"], w.child("speed_trace"));
+  if (const YAML::Node& v = n["jitter"]) {
+    s.jitter = as_double(v, w.child("jitter"));
+    if (!(s.jitter >= 0) || !std::isfinite(s.jitter))
+      fail(w.child("jitter"), v, "expected a relative standard deviation >= 0");
+  }
+  if (n["noise"]) s.noise = parse_noise(n["noise"], w.child("noise"));
+}
+
+// client_timeout_s (> 0, or none) and cancel_delay_s (>= 0).
+void parse_cancellation(const YAML::Node& n, const Where& w, SimulationSection& s) {
+  if (const YAML::Node& t = n["client_timeout_s"]; t && !is_none(t))
+    s.client_timeout = positive_seconds(t, w.child("client_timeout_s"), false);
+  if (const YAML::Node& d = n["cancel_delay_s"])
+    s.cancel_delay = positive_seconds(d, w.child("cancel_delay_s"), true);
+}
+
+}  // namespace
+
+SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) {
+  SimulationSection s;
+  if (!n) return s;
+  require_map(n, w);
+  check_keys(n, w,
+             {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale",
+              "speed_trace", "jitter", "client_timeout_s", "cancel_delay_s"});
+  if (!n.IsMap()) return s;
+  parse_speed(n, w, s);
+  if (n["seed"]) s.seed = as_uint(n["seed"], w.child("seed"));
+  if (n["preload"]) s.preload = parse_preload(n["preload"], w.child("preload"));
+  if (const YAML::Node& t = n["max_time_s"]; t && !is_none(t))
+    s.max_time = positive_seconds(t, w.child("max_time_s"), true);
+  if (const YAML::Node& t = n["io_threads"]) {
+    const uint64_t k = as_uint(t, w.child("io_threads"));
+    if (k < 1 || k > kMaxIoThreads)
+      fail(w.child("io_threads"), t, "must be in 1.." + std::to_string(kMaxIoThreads));
+    s.io_threads = uint32_t(k);
+  }
+  if (n["event_list"]) s.event_list = parse_event_list(n["event_list"], w.child("event_list"));
+  parse_cancellation(n, w, s);
+  return s;
+}
+
+// `cluster:` {servers: N, router: NAME or {name, parameters}} (simulator/router.h); absent:
+// one server.
+sim::SimulationSetup::Cluster parse_cluster_section(const YAML::Node& n, const Where& w) {
+  sim::SimulationSetup::Cluster c;
+  if (!n) return c;
+  require_map(n, w);
+  check_keys(n, w, {"servers", "router"});
+  if (n["servers"]) {
+    const uint64_t k = as_uint(n["servers"], w.child("servers"));
+    if (k < 1 || k > kMaxServers)
+      fail(w.child("servers"), n["servers"], "must be in 1.." + std::to_string(kMaxServers));
+    c.servers = uint32_t(k);
+  }
+  c.router = parse_policy(n["router"], w.child("router"), c.router);
+  try {
+    sim::make_router(c.router, 1);  // checks the name and parameters now, with the key's place
+  } catch (const ConfigError& e) {
+    fail(w.child("router"), n["router"], e.what());
+  }
+  return c;
+}
+
+YAML::Node speed_trace_yaml(const std::vector<SpeedWindow>& trace) {
+  YAML::Node t;
+  for (const auto& w : trace) {
+    YAML::Node pair;
+    pair.push_back(w.from);
+    pair.push_back(w.factor);
+    pair.SetStyle(YAML::EmitterStyle::Flow);
+    t.push_back(pair);
+  }
+  return t;
+}
+
+YAML::Node emit_simulation_section(const SimulationSection& s) {
+  YAML::Node n;
+  n["noise"] = cost_noise_name(s.noise);
+  n["seed"] = s.seed;
+  n["preload"] = s.preload == Tier::Disk ? "none" : tier_name(s.preload);
+  if (std::isinf(s.max_time)) n["max_time_s"] = "none";
+  else n["max_time_s"] = s.max_time;
+  n["event_list"] = s.event_list;
+  n["io_threads"] = s.io_threads;
+  n["cost_scale"] = s.cost_scale;
+  if (!s.speed_trace.empty()) n["speed_trace"] = speed_trace_yaml(s.speed_trace);
+  if (s.client_timeout < kNever) n["client_timeout_s"] = s.client_timeout;
+  n["cancel_delay_s"] = s.cancel_delay;
+  if (s.jitter >= 0) n["jitter"] = s.jitter;
+  return n;
+}
+
+YAML::Node emit_cluster_section(const sim::SimulationSetup::Cluster& c) {
+  YAML::Node n;
+  n["servers"] = c.servers;
+  n["router"] = emit_policy(c.router);
+  return n;
+}
+
+}  // namespace servelab::config

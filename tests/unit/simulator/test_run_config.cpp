@@ -1,0 +1,116 @@
+// The typed run configuration (config/run_config.h): one parser for every mode, its bounds,
+// its key lists, duplicate keys, and the effective config written back.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "config/run_config.h"
+#include "config/yaml_util.h"
+#include "tests/support/temp_dir.h"
+
+using namespace servelab;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* kBase = R"(
+name: t
+models: [a, {name: b, profile_model: a, contexts: 3, max_batch: 7}]
+profile: p.yaml
+workload:
+  requests: 10
+  access: {type: uniform, seed: 5}
+  arrival: {type: closed, concurrency: 2}
+)";
+
+// kBase plus `extra`, and the default engine section unless `extra` has one (yaml-cpp keeps
+// the first of two equal keys in a string it loads).
+config::RunConfig parse(const std::string& extra = "") {
+  std::string text = std::string(kBase) + extra + "\n";
+  if (extra.find("engine:") == std::string::npos) text += "engine: {workers: 2, max_batch: 16}\n";
+  return config::parse_run_config(YAML::Load(text), "t.yaml", "/cfg");
+}
+
+std::string error_of(const std::string& extra) {
+  try {
+    parse(extra);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("run config: models resolve engine defaults and paths resolve against the folder",
+          "[config]") {
+  const config::RunConfig c = parse();
+  REQUIRE(c.models.size() == 2);
+  CHECK(c.profile == "/cfg/p.yaml");
+  CHECK(c.contexts_of(c.models[0]) == 1);  // engine.contexts default
+  CHECK(c.max_batch_of(c.models[0]) == 16);
+  CHECK(c.contexts_of(c.models[1]) == 3);
+  CHECK(c.max_batch_of(c.models[1]) == 7);
+  CHECK(c.models[1].profile_model == "a");
+  CHECK(c.cluster.servers == 1);
+  CHECK(c.simulation.event_list == "radix");
+}
+
+TEST_CASE("run config: a seed sets the simulation, access and arrival streams", "[config]") {
+  const config::RunConfig c = config::parse_run_config(
+      YAML::Load(std::string(kBase) + "engine: {}\n"), "t.yaml", "/cfg", uint64_t{40});
+  CHECK(c.simulation.seed == 40);
+  CHECK(c.workload.access.seed == 40);
+  CHECK(c.workload.arrival.seed == 41);
+}
+
+TEST_CASE("run config: the effective config parses back to the same values", "[config]") {
+  const config::RunConfig a = parse(
+      "simulation: {cost_scale: 2, io_threads: 3, client_timeout_s: 1.5, speed_trace: [[0, 1], "
+      "[2, 1.5]]}\ncluster: {servers: 3, router: {name: power-of-two, choices: 2}}\n");
+  const YAML::Node emitted = config::emit_run_config(a);
+  const config::RunConfig b = config::parse_run_config(emitted, "", "");
+  CHECK(YAML::Dump(config::emit_run_config(b)) == YAML::Dump(emitted));
+  CHECK(b.simulation.io_threads == 3);
+  CHECK(b.simulation.speed_trace.size() == 2);
+  CHECK(b.cluster.servers == 3);
+  CHECK(b.max_batch_of(b.models[1]) == 7);
+}
+
+TEST_CASE("run config: numbers outside their range are refused with the key", "[config]") {
+  // Each of these once asked for unbounded memory or time (issue 14).
+  CHECK_THAT(error_of("engine: {workers: 1000000000}"), Contains("engine.workers") && Contains("1..4096"));
+  CHECK_THAT(error_of("engine: {quantum_ms: 1e9}"), Contains("engine.quantum_ms"));
+  CHECK_THAT(error_of("engine: {max_batch: .nan}"), Contains("engine.max_batch"));
+  CHECK_THAT(error_of("simulation: {io_threads: 100000}"), Contains("simulation.io_threads"));
+  CHECK_THAT(error_of("cluster: {servers: 0}"), Contains("cluster.servers"));
+  CHECK_THAT(error_of("simulation: {max_time_s: -1}"), Contains("simulation.max_time_s"));
+}
+
+TEST_CASE("run config: experiment keys pass, unknown keys are named", "[config]") {
+  CHECK_NOTHROW(parse("title: x\nsweep: {engine.workers: [1, 2]}\nrepetitions: 2\n"));
+  for (const auto& k : config::experiment_keys()) CHECK(config::is_experiment_key(k));
+  CHECK_FALSE(config::is_experiment_key("engine"));
+  CHECK_THAT(error_of("wrkload: {}"), Contains("unknown key 'wrkload'"));
+}
+
+TEST_CASE("run config files: a key written twice is an error naming its line", "[config]") {
+  testutil::TempDir dir("run-config");
+  const std::string path = (dir / "dup.yaml").string();
+  std::ofstream(path) << "name: a\nengine:\n  workers: 1\n  workers: 4\n";
+  CHECK_THROWS_WITH(config::load_file(path), Contains("dup.yaml:4") && Contains("duplicate key 'workers'"));
+  std::ofstream(path) << "name: a\nmodels: [{name: x}, {name: y}]\n";
+  CHECK_NOTHROW(config::load_file(path));  // the same key in two mappings is fine
+}
+
+TEST_CASE("servelab load reads models as every mode does", "[config]") {
+  const auto family = config::parse_models_section(
+      YAML::Load("{count: 3, profile_model: resnet}"), {"f", "models"});
+  REQUIRE(family.size() == 3);
+  CHECK(family[2].name == "resnet-2");
+  CHECK_THROWS_WITH(config::parse_models_section(YAML::Load("{count: 2000000, profile_model: r}"),
+                                                 {"f", "models"}),
+                    Contains("models.count"));
+  CHECK_THROWS_WITH(config::parse_models_section(YAML::Load("[a, a]"), {"f", "models"}),
+                    Contains("listed twice"));
+}
