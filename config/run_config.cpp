@@ -107,6 +107,33 @@ workloads::WorkloadSpec parse_workload_section(const YAML::Node& root, const Run
   return spec;
 }
 
+WarmUpSection parse_warm_up(const YAML::Node& n, const Where& w) {
+  WarmUpSection s;
+  if (!n) return s;
+  require_map(n, w);
+  check_keys(n, w, {"clients", "requests_per_model", "pause_quanta", "min_pause_s"});
+  if (!n.IsMap()) return s;
+  if (n["clients"]) s.clients = bounded(n["clients"], w.child("clients"), 1, 1024);
+  if (n["requests_per_model"])
+    s.requests_per_model = bounded(n["requests_per_model"], w.child("requests_per_model"), 0, 100000);
+  for (const char* key : {"pause_quanta", "min_pause_s"}) {
+    if (!n[key]) continue;
+    const double v = as_double(n[key], w.child(key));
+    if (!(v >= 0) || !(v <= 3600)) fail(w.child(key), n[key], "expected a number in 0..3600");
+    (std::string(key) == "pause_quanta" ? s.pause_quanta : s.min_pause_s) = v;
+  }
+  return s;
+}
+
+YAML::Node emit_warm_up(const WarmUpSection& s) {
+  YAML::Node n;
+  n["clients"] = s.clients;
+  n["requests_per_model"] = s.requests_per_model;
+  n["pause_quanta"] = s.pause_quanta;
+  n["min_pause_s"] = s.min_pause_s;
+  return n;
+}
+
 std::vector<std::string> all_keys() {
   std::vector<std::string> keys = run_config_keys();
   keys.insert(keys.end(), experiment_keys().begin(), experiment_keys().end());
@@ -116,8 +143,9 @@ std::vector<std::string> all_keys() {
 }  // namespace
 
 const std::vector<std::string>& run_config_keys() {
-  static const std::vector<std::string> keys = {"name", "models", "profile", "engine", "policies",
-                                                "workload", "simulation", "cluster", "description"};
+  static const std::vector<std::string> keys = {
+      "name",       "models",  "profile",        "engine",     "policies", "workload",
+      "simulation", "cluster", "engine_warm_up", "description"};
   return keys;
 }
 
@@ -156,6 +184,7 @@ RunConfig parse_run_config(const YAML::Node& root, const std::string& file,
   c.simulation = parse_simulation_section(root["simulation"], w.child("simulation"));
   c.cluster = parse_cluster_section(root["cluster"], w.child("cluster"));
   c.workload = parse_workload_section(root, c, base_dir);
+  c.warm_up = parse_warm_up(root["engine_warm_up"], w.child("engine_warm_up"));
   if (seed) {
     c.simulation.seed = *seed;
     c.workload.access.seed = *seed;
@@ -192,6 +221,7 @@ YAML::Node emit_run_config(const RunConfig& c) {
   r["workload"] = YAML::Load(workloads::to_yaml(c.workload))["workload"];
   r["simulation"] = emit_simulation_section(c.simulation);
   r["cluster"] = emit_cluster_section(c.cluster);
+  r["engine_warm_up"] = emit_warm_up(c.warm_up);
   return r;
 }
 

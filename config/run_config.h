@@ -6,7 +6,8 @@
 //   name, models, profile               what runs, and whose costs (ModelEntry, profile path)
 //   engine, policies                    EngineSection (engine_yaml.h)
 //   workload                            workloads::WorkloadSpec (workloads/workload.h)
-//   simulation, cluster                 SimulationSection, ClusterSection (simulator only)
+//   simulation, cluster                 SimulationSection, cluster (simulator only)
+//   engine_warm_up                      WarmUpSection (real engine only)
 //   title, claim, sweep, ...            experiment keys (experiment_keys()), read by `run`
 #pragma once
 
@@ -58,6 +59,18 @@ struct SimulationSection {
   Time cancel_delay = 0;
 };
 
+// `engine_warm_up:` requests the real engine answers before each measured run, not recorded
+// (unlike workload.warmup, which is part of the run): a fresh server's first requests pay one-time costs the profile (measured warm) does not have. Only
+// models resident in the executing tier get them, in model order; then a pause of
+// max(min_pause_s, pause_quanta quanta) lets rate estimates forget them. The simulator starts
+// warm and ignores the section.
+struct WarmUpSection {
+  uint32_t clients = 4;
+  uint32_t requests_per_model = 8;  // 0: no warm-up
+  double pause_quanta = 50;
+  double min_pause_s = 0.1;
+};
+
 struct RunConfig {
   std::string name;     // defaults to the file's stem
   std::string file;     // "" when parsed from a node
@@ -67,6 +80,7 @@ struct RunConfig {
   workloads::WorkloadSpec workload;
   SimulationSection simulation;
   sim::SimulationSetup::Cluster cluster;
+  WarmUpSection warm_up;
 
   // A model's context pool and batch cap with the engine defaults filled in.
   uint32_t contexts_of(const ModelEntry& m) const;

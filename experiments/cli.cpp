@@ -51,7 +51,9 @@ std::vector<uint32_t> parse_sizes(const std::string& s) {
 
 }  // namespace
 
-int run_main(int argc, char** argv) {
+namespace {
+
+po::options_description run_options() {
   po::options_description opts("servelab run options");
   opts.add_options()("help,h", "show this help")(
       "experiment", po::value<std::string>()->required(), "experiment YAML file")(
@@ -79,6 +81,69 @@ int run_main(int argc, char** argv) {
       "report", "render the report when done (servelab report OUT)")(
       "fail-fast", "stop at the first failed run")("quiet,q", "no progress bar")(
       "verbose,v", "print what each body does");
+  return opts;
+}
+
+// The experiment file with the command line's --set applied (and recorded).
+ex::ExperimentSpec load_with_sets(const po::variables_map& vm) {
+  ex::ExperimentSpec spec = ex::load_experiment(vm["experiment"].as<std::string>());
+  if (vm.count("set"))
+    for (const auto& s : vm["set"].as<std::vector<std::string>>()) {
+      ex::apply_set(spec, s);
+      spec.doc["command_line_set"].push_back(s);  // recorded in OUT/experiment.yaml
+    }
+  return spec;
+}
+
+ex::RunOptions run_options_of(const po::variables_map& vm) {
+  ex::RunOptions ro;
+  if (vm.count("mode")) {
+    std::string m = vm["mode"].as<std::string>();
+    if (m == "both") ro.modes = {"sim", "real"};
+    else if (m == "sim" || m == "real") ro.modes = {m};
+    else throw ex::ExperimentError("--mode must be sim, real or both, not '" + m + "'");
+  }
+  ro.out_dir = vm["out"].as<std::string>();
+  ro.fail_fast = vm.count("fail-fast") > 0;
+  ro.quiet = vm.count("quiet") > 0;
+  ro.match_speed = vm.count("match-speed") > 0;
+  return ro;
+}
+
+// Builds both bodies (measuring the profile first with --calibrate) and runs the sweep.
+ex::RunOutcome run_with_backends(const ex::ExperimentSpec& spec, const ex::RunOptions& ro,
+                                 const po::variables_map& vm) {
+  const bool verbose = vm.count("verbose") > 0;
+  const std::string models_dir = vm["models-dir"].as<std::string>();
+  const std::string base_dir = std::filesystem::absolute(spec.file).parent_path().string();
+  const std::string profile = vm["profile"].as<std::string>();
+  const std::string image = vm["image"].as<std::string>();
+  if (vm.count("calibrate"))
+    ex::ensure_profile(profile.empty() ? ex::local_profile_path() : profile,
+                       ex::profile_models_of(spec.doc["models"]), models_dir, true, image);
+  auto sim = ex::make_sim_backend({profile, models_dir, base_dir, verbose});
+  auto real = ex::make_real_backend(
+      {vm["url"].as<std::string>(), models_dir, profile, base_dir, image, verbose});
+  std::map<std::string, ex::Backend*> backends{{"sim", sim.get()}, {"real", real.get()}};
+  return ex::run_experiment(spec, ro, backends);
+}
+
+int report_outcome(const ex::RunOutcome& out, bool render_report) {
+  std::fprintf(stderr, "run: %zu runs, %zu failed; results in %s\n", out.runs, out.failed,
+               out.out_dir.c_str());
+  if (out.failed) std::fprintf(stderr, "run: first failure: %s\n", out.first_error.c_str());
+  if (render_report && out.failed < out.runs) {
+    std::string dir = out.out_dir;
+    char* rargv[] = {const_cast<char*>("report"), dir.data(), nullptr};
+    if (int rc = report_main(2, rargv); rc != 0) return rc;
+  }
+  return out.failed ? 1 : 0;
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  po::options_description opts = run_options();
   po::positional_options_description pos;
   pos.add("experiment", 1);
   po::variables_map vm;
@@ -86,48 +151,9 @@ int run_main(int argc, char** argv) {
     if (!parse(argc, argv, opts, pos, vm,
                "usage: servelab run EXPERIMENT.yaml [--mode sim|real|both] [--out DIR]"))
       return 0;
-    ex::ExperimentSpec spec = ex::load_experiment(vm["experiment"].as<std::string>());
-    if (vm.count("set"))
-      for (const auto& s : vm["set"].as<std::vector<std::string>>()) {
-        ex::apply_set(spec, s);
-        spec.doc["command_line_set"].push_back(s);  // recorded in OUT/experiment.yaml
-      }
-    ex::RunOptions ro;
-    if (vm.count("mode")) {
-      std::string m = vm["mode"].as<std::string>();
-      if (m == "both") ro.modes = {"sim", "real"};
-      else if (m == "sim" || m == "real") ro.modes = {m};
-      else throw ex::ExperimentError("--mode must be sim, real or both, not '" + m + "'");
-    }
-    ro.out_dir = vm["out"].as<std::string>();
-    ro.fail_fast = vm.count("fail-fast") > 0;
-    ro.quiet = vm.count("quiet") > 0;
-    ro.match_speed = vm.count("match-speed") > 0;
-    bool verbose = vm.count("verbose") > 0;
-    std::string models_dir = vm["models-dir"].as<std::string>();
-    std::string base_dir =
-        std::filesystem::absolute(spec.file).parent_path().string();
-    std::string profile = vm["profile"].as<std::string>();
-    if (vm.count("calibrate"))
-      ex::ensure_profile(profile.empty() ? ex::local_profile_path() : profile,
-                         ex::profile_models_of(spec.doc["models"]), models_dir, true,
-                         vm["image"].as<std::string>());
-    auto sim = ex::make_sim_backend({profile, models_dir, base_dir, verbose});
-    auto real = ex::make_real_backend(
-        {vm["url"].as<std::string>(), models_dir, profile, base_dir,
-         vm["image"].as<std::string>(), verbose});
-    std::map<std::string, ex::Backend*> backends{{"sim", sim.get()}, {"real", real.get()}};
-    ex::RunOutcome out = ex::run_experiment(spec, ro, backends);
-    std::fprintf(stderr, "run: %zu runs, %zu failed; results in %s\n", out.runs, out.failed,
-                 out.out_dir.c_str());
-    if (out.failed) std::fprintf(stderr, "run: first failure: %s\n", out.first_error.c_str());
-    if (vm.count("report") && out.failed < out.runs) {
-      std::string dir = out.out_dir;
-      char* rargv[] = {const_cast<char*>("report"), dir.data(), nullptr};
-      int rc = report_main(2, rargv);
-      if (rc != 0) return rc;
-    }
-    return out.failed ? 1 : 0;
+    const ex::ExperimentSpec spec = load_with_sets(vm);
+    const ex::RunOutcome out = run_with_backends(spec, run_options_of(vm), vm);
+    return report_outcome(out, vm.count("report") > 0);
   } catch (const po::error& e) {
     std::fprintf(stderr, "servelab run: %s (see servelab run --help)\n", e.what());
     return 2;

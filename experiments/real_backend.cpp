@@ -40,27 +40,28 @@ ModelCounters totals(runtime::Engine& engine) {
   return t;
 }
 
-// Requests before the measured run, not recorded. A fresh server's first requests pay
-// one-time costs (thread-local allocations, codec set-up, the first forwards of a model) that
-// the profile, measured warm, does not have, and a burst of cold first requests reaches the
-// controller more spread out than the simulator predicts, which changes how it is batched.
-// Only models resident in the executing tier get them, in model order: the cache then holds
-// the same models in the same recency order as the simulated start. The pause after lets
-// rate estimates forget the warm-up (rafiqi's threshold decays by alpha every quantum).
-void warm_up(server::HttpServer& srv, loadgen::LoadOptions lo, Time quantum) {
+// The run config's warm-up (config::WarmUpSection): requests before the measured run, not
+// recorded. A burst of cold first requests also reaches the controller more spread out than
+// the simulator predicts, which changes how it is batched. Only models resident in the
+// executing tier get them, in model order: the cache then holds the same models in the same
+// recency order as the simulated start. The pause after lets rate estimates forget the
+// warm-up (rafiqi's threshold decays by alpha every quantum).
+void warm_up(server::HttpServer& srv, loadgen::LoadOptions lo, const config::RunConfig& rc) {
+  const config::WarmUpSection& wu = rc.warm_up;
   const bool device = srv.engine().cuda_available();
   workloads::Workload w;
   w.closed_loop = true;
-  w.concurrency = 4;
+  w.concurrency = wu.clients;
   const auto status = srv.engine().models();
   for (size_t i = 0; i < lo.model_names.size(); ++i)
     for (const runtime::ModelStatus& m : status)
       if (m.name == lo.model_names[i] && (device ? m.resident_device : m.resident_host))
-        for (int k = 0; k < 8; ++k) w.models.push_back(static_cast<uint32_t>(i));
+        for (uint32_t k = 0; k < wu.requests_per_model; ++k) w.models.push_back(uint32_t(i));
   if (w.models.empty()) return;
   lo.before_start = nullptr;
   loadgen::run_load(lo, w);
-  std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.1, 50 * quantum)));
+  const double pause = std::max(wu.min_pause_s, wu.pause_quanta * rc.engine.control.quantum);
+  std::this_thread::sleep_for(std::chrono::duration<double>(pause));
 }
 
 class RealBackend : public Backend {
@@ -110,7 +111,7 @@ class RealBackend : public Backend {
     srv.start();
     register_models(srv, rc);
     lo.url = "http://127.0.0.1:" + std::to_string(srv.port());
-    warm_up(srv, lo, rc.engine.control.quantum);
+    warm_up(srv, lo, rc);
     ModelCounters before = totals(srv.engine());
     // Start just after a quantum tick, as the simulated run does (t = 0, ticks at k*quantum):
     // where the ticks fall against the first burst of requests decides how it is batched,

@@ -56,29 +56,39 @@ void print_summary_line(const std::string& name, const nlohmann::json& s) {
                s["loads"].get<unsigned long long>());
 }
 
-}  // namespace
+// The command line: what to run and where to write it.
+struct SimulateArgs {
+  std::string config_path, out_dir;
+  std::vector<std::string> sets;
+  std::optional<uint64_t> seed;
+  bool summary_only = false, quiet = false;
+};
 
-int simulate_main(int argc, char** argv) {
+po::options_description simulate_options(SimulateArgs& a, uint64_t& seed) {
   po::options_description opts(
       "usage: servelab simulate CONFIG.yaml --out DIR [options]\n\n"
       "Runs the controller on a cost profile in virtual time and writes DIR/requests.csv,\n"
       "DIR/summary.json and DIR/config.yaml (the effective config). Config schema:\n"
       "docs/config.md. Exit status: 0 ok, 1 run finished with lost requests or contract\n"
       "violations, 2 bad usage or config, 3 output not writable.\n\nOptions");
-  std::string config_path, out_dir;
-  std::vector<std::string> sets;
-  uint64_t seed = 0;
   opts.add_options()
       ("help,h", "print this help and the registered policies")
-      ("config", po::value(&config_path), "the simulation config (YAML); also positional")
-      ("out,o", po::value(&out_dir), "output folder (created if missing); required")
+      ("config", po::value(&a.config_path), "the simulation config (YAML); also positional")
+      ("out,o", po::value(&a.out_dir), "output folder (created if missing); required")
       ("seed", po::value(&seed),
        "override every seed: simulation.seed=N, workload access seed N, arrival seed N+1")
-      ("set", po::value(&sets)->composing(),
+      ("set", po::value(&a.sets)->composing(),
        "override a config value before parsing: --set workload.access.type=zipf "
        "(dotted key, YAML value; repeatable, applied in order)")
       ("summary-only", "write summary.json and config.yaml, not requests.csv (large sweeps)")
       ("quiet,q", "do not print the summary line");
+  return opts;
+}
+
+// Parses the command line; returns an exit status when there is nothing to run.
+std::optional<int> parse_simulate_args(int argc, char** argv, SimulateArgs& a) {
+  uint64_t seed = 0;
+  po::options_description opts = simulate_options(a, seed);
   po::positional_options_description pos;
   pos.add("config", 1);
   po::variables_map vm;
@@ -94,28 +104,17 @@ int simulate_main(int argc, char** argv) {
     print_policies(std::cout);
     return 0;
   }
-  if (config_path.empty() || out_dir.empty()) {
+  if (a.config_path.empty() || a.out_dir.empty()) {
     std::cerr << "servelab simulate: need a CONFIG.yaml and --out DIR\n\n" << opts << "\n";
     return 2;
   }
+  if (vm.count("seed")) a.seed = seed;
+  a.summary_only = vm.count("summary-only") > 0;
+  a.quiet = vm.count("quiet") > 0;
+  return std::nullopt;
+}
 
-  sim::SimConfig cfg;
-  workloads::Workload workload;
-  sim::SimulationResult result;
-  try {
-    std::optional<uint64_t> seed_override;
-    if (vm.count("seed")) seed_override = seed;
-    cfg = sim::load_sim_config(config_path, sets, seed_override);
-    workload = workloads::generate(cfg.run.workload);
-    result = sim::simulate(cfg.setup, workload);
-  } catch (const ConfigError& e) {
-    std::cerr << "servelab simulate: " << e.what() << "\n";
-    return 2;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "servelab simulate: " << config_path << ": " << e.what() << "\n";
-    return 2;
-  }
-
+nlohmann::json run_summary(const sim::SimConfig& cfg, const sim::SimulationResult& result) {
   nlohmann::json summary = results::summarize(result.records);
   summary["name"] = cfg.run.name;
   summary["simulation"] = {{"events", result.events},
@@ -123,26 +122,56 @@ int simulate_main(int argc, char** argv) {
                            {"lost", result.lost},
                            {"virtual_time_s", result.end_time},
                            {"violations", result.violations}};
-  try {
-    std::filesystem::create_directories(out_dir);
-    if (!vm.count("summary-only"))
-      results::write_requests_csv(out_dir + "/requests.csv", result.records);
-    results::write_json(out_dir + "/summary.json", summary);
-    std::ofstream yaml(out_dir + "/config.yaml");
-    YAML::Emitter em;
-    em << cfg.resolved;
-    yaml << em.c_str() << "\n";
-    if (!yaml) throw std::runtime_error("cannot write " + out_dir + "/config.yaml");
-  } catch (const std::exception& e) {
-    std::cerr << "servelab simulate: " << e.what() << "\n";
-    return 3;
-  }
-  if (!vm.count("quiet")) print_summary_line(cfg.run.name, summary);
+  return summary;
+}
+
+// DIR/requests.csv (unless summary only), DIR/summary.json, DIR/config.yaml.
+void write_outputs(const SimulateArgs& a, const sim::SimConfig& cfg,
+                   const sim::SimulationResult& result, const nlohmann::json& summary) {
+  std::filesystem::create_directories(a.out_dir);
+  if (!a.summary_only) results::write_requests_csv(a.out_dir + "/requests.csv", result.records);
+  results::write_json(a.out_dir + "/summary.json", summary);
+  std::ofstream yaml(a.out_dir + "/config.yaml");
+  YAML::Emitter em;
+  em << cfg.resolved;
+  yaml << em.c_str() << "\n";
+  if (!yaml) throw std::runtime_error("cannot write " + a.out_dir + "/config.yaml");
+}
+
+void report_problems(const sim::SimulationResult& result) {
   for (const auto& v : result.violations) std::cerr << "contract violation: " << v << "\n";
   if (result.lost > 0) {
     std::cerr << "servelab simulate: " << result.lost
               << " requests never completed (the run stalled or hit simulation.max_time_s)\n";
   }
+}
+
+}  // namespace
+
+int simulate_main(int argc, char** argv) {
+  SimulateArgs a;
+  if (const std::optional<int> status = parse_simulate_args(argc, argv, a)) return *status;
+  sim::SimConfig cfg;
+  sim::SimulationResult result;
+  try {
+    cfg = sim::load_sim_config(a.config_path, a.sets, a.seed);
+    result = sim::simulate(cfg.setup, workloads::generate(cfg.run.workload));
+  } catch (const ConfigError& e) {
+    std::cerr << "servelab simulate: " << e.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "servelab simulate: " << a.config_path << ": " << e.what() << "\n";
+    return 2;
+  }
+  const nlohmann::json summary = run_summary(cfg, result);
+  try {
+    write_outputs(a, cfg, result, summary);
+  } catch (const std::exception& e) {
+    std::cerr << "servelab simulate: " << e.what() << "\n";
+    return 3;
+  }
+  if (!a.quiet) print_summary_line(cfg.run.name, summary);
+  report_problems(result);
   return result.violations.empty() && result.lost == 0 ? 0 : 1;
 }
 

@@ -75,6 +75,17 @@ TEST_CASE("run config: the effective config parses back to the same values", "[c
   CHECK(b.simulation.speed_trace.size() == 2);
   CHECK(b.cluster.servers == 3);
   CHECK(b.max_batch_of(b.models[1]) == 7);
+  CHECK(b.warm_up.clients == 4);  // the documented defaults, written out
+  CHECK(b.warm_up.requests_per_model == 8);
+}
+
+TEST_CASE("run config: the real engine's warm-up is configured and bounded", "[config]") {
+  const config::RunConfig c = parse("engine_warm_up: {clients: 2, requests_per_model: 0}");
+  CHECK(c.warm_up.clients == 2);
+  CHECK(c.warm_up.requests_per_model == 0);
+  CHECK(c.warm_up.pause_quanta == 50);
+  CHECK_THAT(error_of("engine_warm_up: {clients: 0}"), Contains("engine_warm_up.clients"));
+  CHECK_THAT(error_of("engine_warm_up: {pause_quanta: -1}"), Contains("engine_warm_up.pause_quanta"));
 }
 
 TEST_CASE("run config: numbers outside their range are refused with the key", "[config]") {
