@@ -6,9 +6,9 @@
 namespace servelab::sim {
 
 Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed)
-    : ctx_(ctx), sink_(sink), index_(index), ctl_(ctx.setup.control), rng_(seed),
-      load_rng_(seed ^ 0x9e3779b97f4a7c15ULL), workers_(ctx.setup.control.workers),
-      running_(ctx.setup.models.size(), 0), resident_(ctx.setup.models.size()) {}
+    : ctx_(ctx), sink_(sink), index_(index), ctl_(ctx.setup.control),
+      contract_(ctx.setup.control), rng_(seed), load_rng_(seed ^ 0x9e3779b97f4a7c15ULL),
+      workers_(ctx.setup.control.workers) {}
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the
 // setup's preload tier (the controller's initial placement, as in the engine).
@@ -19,8 +19,8 @@ void Server::add_models() {
     for (int u = int(Tier::Host); u < kTierCount; ++u)  // eviction policies' cost prior
       if (m.profile.has_load_time(Tier(u - 1), Tier(u)))
         info.load_seconds[u] = m.profile.load_seconds(Tier(u - 1), Tier(u));
-    Tier placed = ctl_.add_model_where_it_fits(id, info, ctx_.setup.preload_tier);
-    for (int u = int(Tier::Disk); u <= int(placed); ++u) resident_[id][u] = true;
+    const Tier placed = ctl_.add_model_where_it_fits(id, info, ctx_.setup.preload_tier);
+    contract_.add_model(id, m.name, placed);
   }
 }
 
@@ -43,15 +43,14 @@ void Server::on_batch_done(WorkerId worker, Time now) {
   Worker& w = workers_[worker];
   w.busy = false;
   --busy_workers_;
-  --running_[w.model];
+  contract_.on_batch_done(worker);
   ctl_.on_batch_done(w.batch, true, now, out_);
   carry_out(now);
 }
 
 void Server::on_load_done(LoadDone done, Time now) {
   --ctx_.in_flight;
-  --loads_in_flight_;
-  resident_[done.model][int(done.to)] = true;
+  contract_.on_load_done(done.model, done.to, true);
   ctl_.on_load_done(done.model, done.to, true, now, out_);
   carry_out(now);
 }
@@ -106,32 +105,20 @@ void Server::carry_out(Time now) {
   arm_timer(now);
 }
 
-bool Server::check_dispatch(const Batch& b) {
-  auto batch = [&] { return "batch " + std::to_string(b.id); };
-  if (b.worker >= workers_.size() || workers_[b.worker].busy) {
-    ctx_.violation(batch() + " dispatched to busy or unknown worker " + std::to_string(b.worker));
-    return false;
-  }
-  if (b.model >= ctx_.setup.models.size() || b.requests.empty()) {
-    ctx_.violation(batch() + " has an unknown model or no requests");
-    return false;
-  }
-  if (!resident_[b.model][int(ctx_.setup.control.exec_tier)]) {
-    ctx_.violation(batch() + " of model " + ctx_.setup.models[b.model].name +
-                   " dispatched while not resident in the executing tier");
-  }
+// The requests' side of a dispatch (the run owns them; the monitor checks the rest).
+void Server::check_requests(const Batch& b) {
   for (const Request& r : b.requests) {
     if (r.id >= ctx_.done.size() || ctx_.done[r.id] == RunContext::Done)
-      ctx_.violation(batch() + " carries finished or unknown request " + std::to_string(r.id));
+      ctx_.violation("batch " + std::to_string(b.id) + " carries finished or unknown request " +
+                     std::to_string(r.id));
   }
-  return true;
 }
 
 void Server::dispatch(const Batch& b, Time now) {
-  if (!check_dispatch(b)) return;
+  if (!contract_.on_dispatch(b)) return;
+  check_requests(b);
   workers_[b.worker] = {true, b.id, b.model};
   ++busy_workers_;
-  ++running_[b.model];
   ++batches_;
   batched_requests_ += b.requests.size();
   uint32_t size = static_cast<uint32_t>(b.requests.size());
@@ -146,8 +133,7 @@ void Server::dispatch(const Batch& b, Time now) {
 }
 
 void Server::load(const LoadAction& l, Time now) {
-  if (++loads_in_flight_ > ctx_.setup.control.max_loads_in_flight)
-    ctx_.violation("more than max_loads_in_flight loads at t=" + std::to_string(now));
+  contract_.on_load(l);
   Time cost = ctx_.profile(l.model).sample_load_seconds(l.from, l.to, ctx_.setup.noise,
                                                         load_rng_) *
               ctx_.setup.speed_at(now);
@@ -156,13 +142,7 @@ void Server::load(const LoadAction& l, Time now) {
 }
 
 void Server::evict(const EvictAction& e, Time now) {
-  if (e.tier == ctx_.setup.control.exec_tier) {
-    const std::string& name = ctx_.setup.models[e.model].name;
-    if (running_[e.model] > 0) ctx_.violation("model " + name + " evicted while a batch uses it");
-    if (!resident_[e.model][int(e.tier)])
-      ctx_.violation("model " + name + " evicted while not resident");
-  }
-  resident_[e.model][int(e.tier)] = false;
+  contract_.on_evict(e);
   ctl_.on_evict_done(e.model, e.tier, now, out_);
 }
 

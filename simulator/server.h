@@ -2,9 +2,8 @@
 // in virtual time. A dispatch of b requests of model m finishes at now + cost(m, b) from the
 // model's cost profile (a draw from the measured distribution when noise is on); a load
 // finishes at now + load time(m, from, to); evictions complete at once. The server checks
-// the controller's contract as it carries the actions out (dispatch of a model not resident,
-// eviction of a model in use, duplicate completion, too many loads in flight, ...) and
-// reports violations to the run. Completions go to the server's OutcomeSink (the cluster).
+// the controller's contract as it carries the actions out, with the engine's checker
+// (engine/control/contract_monitor.h), and the run reports its violations. Completions go to the server's OutcomeSink (the cluster).
 // A part of one run (run_context.h); one thread.
 #pragma once
 
@@ -13,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "engine/control/contract_monitor.h"
 #include "engine/control/controller.h"
 #include "simulator/run_context.h"
 
@@ -53,10 +53,11 @@ class Server {
   uint64_t outstanding() const { return outstanding_; }  // arrived, not yet completed
   size_t queued() const { return ctl_.total_queued(); }
   uint32_t free_workers() const { return ctl_.free_workers(); }
-  bool busy() const { return busy_workers_ > 0 || loads_in_flight_ > 0; }
+  bool busy() const { return busy_workers_ > 0 || contract_.loads_in_flight() > 0; }
   const ControllerStats& stats() const { return ctl_.stats(); }
   uint64_t batches() const { return batches_; }
   uint64_t batched_requests() const { return batched_requests_; }
+  const ContractMonitor& contract() const { return contract_; }
 
   // Events.
   void on_batch_done(WorkerId worker, Time now);
@@ -76,7 +77,7 @@ class Server {
 
   void carry_out(Time now);
   void dispatch(const Batch& b, Time now);
-  bool check_dispatch(const Batch& b);
+  void check_requests(const Batch& b);
   void load(const LoadAction& l, Time now);
   void evict(const EvictAction& e, Time now);
   void complete(const RequestOutcome& o, Time now);
@@ -87,6 +88,7 @@ class Server {
   OutcomeSink& sink_;
   uint32_t index_;
   Controller ctl_;
+  ContractMonitor contract_;
   ActionBuffer out_;
   std::vector<EvictAction> evicts_;
   std::mt19937_64 rng_;       // batch latency draws
@@ -95,9 +97,6 @@ class Server {
 
   std::vector<Worker> workers_;
   uint32_t busy_workers_ = 0;
-  std::vector<uint32_t> running_;  // batches running per model
-  std::vector<std::array<bool, kTierCount>> resident_;  // as the executor has carried it out
-  uint32_t loads_in_flight_ = 0;
   uint64_t outstanding_ = 0;
   uint64_t batches_ = 0, batched_requests_ = 0;
 

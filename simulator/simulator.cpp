@@ -49,6 +49,7 @@ void collect_counters(const Cluster& cluster, SimulationResult& result) {
     rec.misses += st.misses;
     batches += s->batches();
     batched += s->batched_requests();
+    for (const std::string& v : s->contract().violations()) result.violations.push_back(v);
   }
   rec.mean_batch_size = batches ? double(batched) / double(batches) : 0;
 }

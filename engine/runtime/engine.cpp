@@ -1,6 +1,7 @@
 // Engine threads: construction and shutdown, the control loop, and carrying out the
 // controller's actions (see engine_impl.h for who owns what).
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 
 #include "config/profile_yaml.h"
@@ -27,6 +28,7 @@ Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
   exec_tier = exec->exec_tier();
   opts.control.exec_tier = exec_tier;
   ctl = std::make_unique<Controller>(opts.control);  // throws ConfigError for bad policies
+  contract = std::make_unique<ContractMonitor>(opts.control);
 }
 
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
@@ -109,12 +111,14 @@ void Engine::Impl::control_main() {
 void Engine::Impl::carry_out() {
   // Evictions first, then loads: the loader is FIFO, so space is freed before it is reused.
   for (const EvictAction& e : out.evicts) {
+    contract->on_evict(e);
     loader->post([this, e] {
       exec->evict(e.model, e.tier);
       post([this, e](Time now) { ctl->on_evict_done(e.model, e.tier, now, out); });
     });
   }
   for (const LoadAction& l : out.loads) {
+    contract->on_load(l);
     loader->post([this, l] {
       bool ok = true;
       try {
@@ -122,14 +126,29 @@ void Engine::Impl::carry_out() {
       } catch (const std::exception&) {
         ok = false;
       }
-      post([this, l, ok](Time now) { ctl->on_load_done(l.model, l.to, ok, now, out); });
+      post([this, l, ok](Time now) {
+        contract->on_load_done(l.model, l.to, ok);
+        ctl->on_load_done(l.model, l.to, ok, now, out);
+      });
     });
   }
   std::vector<Batch> dispatches = std::move(out.dispatches);
   std::vector<RequestOutcome> completions = std::move(out.completions);
   out.clear();
-  for (Batch& b : dispatches) run_batch(std::move(b));
+  for (Batch& b : dispatches) {
+    contract->on_dispatch(b);  // a violation is logged; the batch still runs as before
+    run_batch(std::move(b));
+  }
   for (const RequestOutcome& o : completions) finish(o);
+  if (contract->violation_count() > violations_logged) report_violations();
+}
+
+void Engine::Impl::report_violations() {
+  const auto& v = contract->violations();
+  for (; violations_logged < contract->violation_count(); ++violations_logged)
+    if (violations_logged < v.size())
+      std::fprintf(stderr, "servelab engine: controller contract violation: %s\n",
+                   v[violations_logged].c_str());
 }
 
 void Engine::Impl::run_batch(Batch b) {
@@ -145,7 +164,8 @@ void Engine::Impl::run_batch(Batch b) {
   metrics.on_dispatch(b.model, static_cast<uint32_t>(b.requests.size()));
   BatchId id = b.id;
   ModelId model = b.model;
-  workers[b.worker]->post([this, id, model, items = std::move(items)] {
+  WorkerId worker = b.worker;
+  workers[b.worker]->post([this, id, model, worker, items = std::move(items)] {
     bool ok = true;
     std::string error;
     try {
@@ -174,7 +194,8 @@ void Engine::Impl::run_batch(Batch b) {
       ok = false;
       error = e.what();
     }
-    post([this, id, ok, error, items](Time now) {
+    post([this, id, worker, ok, error, items](Time now) {
+      contract->on_batch_done(worker);
       if (!ok)
         for (Pending* p : items)
           if (p) p->error = "inference failed: " + error.substr(0, error.find('\n'));

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/control/contract_monitor.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/metrics.h"
@@ -62,6 +63,7 @@ struct Engine::Impl {
 
   void control_main();
   void carry_out();          // control thread: executes and clears `out`
+  void report_violations();  // control thread: logs new contract violations once each
   void run_batch(Batch b);   // control thread: hands a batch to its worker
   void finish(const RequestOutcome& o);  // control thread: answers one request
   int accept(const std::string& model, Input input, int top_k,
@@ -83,9 +85,11 @@ struct Engine::Impl {
 
   // Control thread only.
   std::unique_ptr<Controller> ctl;
+  std::unique_ptr<ContractMonitor> contract;  // the controller's contract, as carried out
   ActionBuffer out;
   EngineMetrics metrics;
   std::thread::id control_id;
+  size_t violations_logged = 0;
 
   // Pending requests by id; locked by the caller threads (insert), the control thread
   // (dispatch, completion) and the destructor (fail the rest).

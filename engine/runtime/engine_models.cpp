@@ -89,8 +89,9 @@ ModelStatus Engine::register_model(const ModelSpec& spec) {
                " bytes, more than the whole " + tier_name(static_cast<Tier>(t)) + " budget (" +
                std::to_string(budgets[t].bytes) + " bytes)";
     try {
-      if (s.ctl->add_model_where_it_fits(entry->id, info, Tier::Host) == Tier::Disk)
-        s.exec->evict(entry->id, Tier::Host);
+      const Tier placed = s.ctl->add_model_where_it_fits(entry->id, info, Tier::Host);
+      s.contract->add_model(entry->id, spec.name, placed);
+      if (placed == Tier::Disk) s.exec->evict(entry->id, Tier::Host);
     } catch (const ConfigError& e) {
       return e.what();
     }
@@ -122,7 +123,10 @@ bool Engine::unregister_model(const std::string& name) {
     s.by_name.erase(it);
     s.by_id[entry->id] = nullptr;
   }
-  s.query([&](Time now) { s.ctl->remove_model(entry->id, now, s.out); });
+  s.query([&](Time now) {
+    s.ctl->remove_model(entry->id, now, s.out);
+    s.contract->remove_model(entry->id);
+  });
   // Batches already running hold the module; its evictions on the loader become no-ops.
   s.exec->remove(entry->id);
   return true;
@@ -167,7 +171,11 @@ std::string Engine::metrics_text() const {
     std::vector<ModelState> states;
     for (ModelId id = 0; id < names.size(); ++id)
       states.push_back(names[id].empty() ? ModelState{} : s.ctl->model_state(id));
-    return s.metrics.text(names, s.ctl->stats(), states);
+    return s.metrics.text(names, s.ctl->stats(), states) +
+           "# HELP servelab_contract_violations_total Controller actions that broke its contract "
+           "(engine/control/contract_monitor.h).\n# TYPE servelab_contract_violations_total "
+           "counter\nservelab_contract_violations_total " +
+           std::to_string(s.contract->violation_count()) + "\n";
   });
 }
 

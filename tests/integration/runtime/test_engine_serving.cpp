@@ -92,6 +92,8 @@ TEST_CASE("three models with room for two: evictions and real reloads, all reque
   CHECK(misses >= 5);
   std::string m = engine.metrics_text();
   CHECK(m.find("servelab_resident_models{tier=\"host\"} 2") != std::string::npos);
+  // The same contract checks as the simulator's, on the real loads, evictions and batches.
+  CHECK(m.find("servelab_contract_violations_total 0\n") != std::string::npos);
 }
 
 TEST_CASE("a request still queued at its timeout completes with Timeout", "[runtime]") {
