@@ -1,4 +1,6 @@
 // requests.csv and JSON file I/O (format in results/records.h).
+#include <array>
+#include <bit>
 #include <charconv>
 #include <cerrno>
 #include <cmath>
@@ -29,23 +31,43 @@ struct FileCloser {
 };
 
 // t >= 0 times 10^9, rounded to the nearest integer (ties to even) as exact arithmetic does:
-// t = m * 2^e with a 53-bit m, so m * 10^9 fits in 128 bits and the shift rounds exactly.
+// t = m * 2^-shift with a 53-bit m (read from the bits), so m * 10^9 fits in 128 bits and the
+// shift rounds exactly.
 bool exact_nanoseconds(double t, uint64_t* out) {
-  int exp = 0;
-  double frac = std::frexp(t, &exp);  // t = frac * 2^exp, frac in [0.5, 1) (or 0)
-  auto m = static_cast<uint64_t>(std::ldexp(frac, 53));
-  int shift = 53 - exp;  // t * 10^9 = m * 10^9 / 2^shift
-  unsigned __int128 p = static_cast<unsigned __int128>(m) * 1000000000u;
+  const auto bits = std::bit_cast<uint64_t>(t);
+  const auto biased = int((bits >> 52) & 0x7ff);
+  const uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
+  const uint64_t m = biased ? fraction | (uint64_t{1} << 52) : fraction;
+  const int shift = biased ? 1075 - biased : 1074;  // t = m / 2^shift
   if (shift <= 0) return false;  // t >= 2^53: not a time of a run
   if (shift >= 127) {
     *out = 0;
     return true;
   }
   using u128 = unsigned __int128;
-  u128 q = p >> shift, rem = p - (q << shift), half = u128(1) << (shift - 1);
+  const u128 p = u128(m) * 1000000000u;
+  u128 q = p >> shift;
+  const u128 rem = p - (q << shift), half = u128(1) << (shift - 1);
   if (rem > half || (rem == half && (q & 1))) ++q;
   *out = static_cast<uint64_t>(q);
   return true;
+}
+
+// "00" .. "99": two digits per table read.
+constexpr auto kDigitPairs = [] {
+  std::array<char, 200> t{};
+  for (int i = 0; i < 100; ++i) {
+    t[2 * i] = char('0' + i / 10);
+    t[2 * i + 1] = char('0' + i % 10);
+  }
+  return t;
+}();
+
+// Nine digits of v < 10^9, zero-padded, at out[0..8].
+void nine_digits(uint32_t v, char* out) {
+  out[8] = char('0' + v % 10);
+  v /= 10;
+  for (int i = 6; i >= 0; i -= 2, v /= 100) std::memcpy(out + i, &kDigitPairs[2 * (v % 100)], 2);
 }
 
 // Rows go through a fixed buffer written out in large blocks; numbers are formatted with
@@ -75,8 +97,7 @@ class RowWriter {
       reserve(32);
       used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, ns / 1000000000).ptr - buf_);
       buf_[used_++] = '.';
-      uint64_t frac = ns % 1000000000;
-      for (int i = 8; i >= 0; --i, frac /= 10) buf_[used_ + i] = char('0' + frac % 10);
+      nine_digits(uint32_t(ns % 1000000000), buf_ + used_);
       used_ += 9;
     } else if (std::isfinite(t)) {
       reserve(350);  // the longest finite double in fixed notation

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 
+#include "common/huge_pages.h"
 #include "results/records.h"
 
 namespace servelab::results {
@@ -61,7 +62,7 @@ nlohmann::json summarize_subset(const std::vector<const RequestRecord*>& all, do
   double first_sent = std::numeric_limits<double>::infinity();
   double last_done = -std::numeric_limits<double>::infinity();
   std::vector<double> latency_ms;
-  latency_ms.reserve(all.size());
+  reserve_huge(latency_ms, all.size());
   std::map<std::string, uint64_t> failed;
   uint64_t within_slo = 0;
   for (const RequestRecord* r : all) {
@@ -126,15 +127,38 @@ double percentile(std::vector<double> values, double p) {
   return percentile_sorted(values, p);
 }
 
-nlohmann::json summarize(const RunRecords& run) {
+namespace {
+
+// Every request, and the requests of each model (left empty when one model holds them all:
+// its summary is the run's).
+struct Subsets {
   std::vector<const RequestRecord*> all;
-  all.reserve(run.requests.size());
-  std::vector<std::vector<const RequestRecord*>> by_model(run.model_names.size());
-  for (const RequestRecord& r : run.requests) {
-    all.push_back(&r);
-    if (r.model < by_model.size()) by_model[r.model].push_back(&r);
-  }
-  nlohmann::json j = summarize_subset(all, run.warmup, run.slo);
+  std::vector<std::vector<const RequestRecord*>> by_model;
+  bool one_model_has_all = false;
+};
+
+Subsets split_by_model(const RunRecords& run) {
+  Subsets s;
+  std::vector<size_t> model_count(run.model_names.size(), 0);
+  for (const RequestRecord& r : run.requests)
+    if (r.model < model_count.size()) ++model_count[r.model];
+  s.one_model_has_all = model_count.size() == 1 && model_count[0] == run.requests.size();
+  reserve_huge(s.all, run.requests.size());
+  for (const RequestRecord& r : run.requests) s.all.push_back(&r);
+  s.by_model.resize(run.model_names.size());
+  if (s.one_model_has_all) return s;
+  for (size_t m = 0; m < s.by_model.size(); ++m) reserve_huge(s.by_model[m], model_count[m]);
+  for (const RequestRecord& r : run.requests)
+    if (r.model < s.by_model.size()) s.by_model[r.model].push_back(&r);
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json summarize(const RunRecords& run) {
+  const Subsets subsets = split_by_model(run);
+  const nlohmann::json whole = summarize_subset(subsets.all, run.warmup, run.slo);
+  nlohmann::json j = whole;
   j["loads"] = run.loads;
   j["evictions"] = run.evictions;
   j["hits"] = run.hits;
@@ -146,7 +170,9 @@ nlohmann::json summarize(const RunRecords& run) {
   }
   nlohmann::json per_model = nlohmann::json::object();
   for (size_t m = 0; m < run.model_names.size(); ++m) {
-    per_model[run.model_names[m]] = summarize_subset(by_model[m], run.warmup, run.slo);
+    per_model[run.model_names[m]] = subsets.one_model_has_all
+                                        ? whole
+                                        : summarize_subset(subsets.by_model[m], run.warmup, run.slo);
   }
   j["per_model"] = per_model;
   return j;

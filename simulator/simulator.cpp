@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 
+#include "common/huge_pages.h"
 #include "simulator/cluster.h"
 #include "simulator/run_context.h"
 
@@ -20,9 +21,11 @@ void prepare_records(RunContext& ctx) {
   for (const SimModel& m : ctx.setup.models) rec.model_names.push_back(m.name);
   rec.slo = ctx.setup.slo;
   rec.warmup = w.warmup;
+  reserve_huge(rec.requests, w.models.size());
   rec.requests.resize(w.models.size());
   for (uint64_t i = 0; i < w.models.size(); ++i)
     rec.requests[i] = {i, w.models[i], kNaN, kNaN, kNaN, kNaN, 0, false, RequestStatus::Failed};
+  reserve_huge(ctx.done, w.models.size());
   ctx.done.assign(w.models.size(), 0);
 }
 

@@ -1,4 +1,5 @@
 // Model-access patterns: sequential, uniform, zipf, pareto, weights, trace, and their registry.
+#include "common/huge_pages.h"
 #include "workloads/access_patterns.h"
 
 #include <algorithm>
@@ -87,13 +88,13 @@ std::vector<double> listed_weights(const AccessSpec& spec, uint32_t) { return sp
 // --- generators, one per type ---
 
 std::vector<uint32_t> sequential_models(const AccessSpec&, uint32_t n, uint64_t count) {
-  std::vector<uint32_t> models(count);
+  auto models = huge_vector<uint32_t>(count);
   for (uint64_t i = 0; i < count; ++i) models[i] = static_cast<uint32_t>(i % n);
   return models;
 }
 
 std::vector<uint32_t> uniform_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
-  std::vector<uint32_t> models(count);
+  auto models = huge_vector<uint32_t>(count);
   Rng rng(spec.seed);
   for (auto& m : models) m = static_cast<uint32_t>(rng.below(n));
   return models;
@@ -101,7 +102,7 @@ std::vector<uint32_t> uniform_models(const AccessSpec& spec, uint32_t n, uint64_
 
 // Inverse CDF of Pareto(x_m = 1, alpha) truncated to [1, n + 1), floored to an index.
 std::vector<uint32_t> pareto_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
-  std::vector<uint32_t> models(count);
+  auto models = huge_vector<uint32_t>(count);
   Rng rng(spec.seed);
   const double tail = 1.0 - std::pow(n + 1.0, -spec.alpha);
   for (auto& m : models) {
@@ -113,7 +114,7 @@ std::vector<uint32_t> pareto_models(const AccessSpec& spec, uint32_t n, uint64_t
 
 // Inverse CDF over the type's probabilities (zipf, weights).
 std::vector<uint32_t> categorical_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
-  std::vector<uint32_t> models(count);
+  auto models = huge_vector<uint32_t>(count);
   Rng rng(spec.seed);
   const Categorical table(access_probabilities(spec, n));
   for (auto& m : models) m = table.draw(rng);
@@ -135,7 +136,7 @@ std::vector<uint32_t> trace_models(const AccessSpec& spec, uint32_t n, uint64_t 
       per_row[i] = static_cast<uint32_t>(it->second % n);
     }
   }
-  std::vector<uint32_t> models(count);
+  auto models = huge_vector<uint32_t>(count);
   for (uint64_t i = 0; i < count; ++i) models[i] = per_row[i % per_row.size()];
   return models;
 }

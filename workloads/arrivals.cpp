@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/huge_pages.h"
 #include "workloads/random.h"
 #include "workloads/trace_reader.h"
 
@@ -66,6 +67,7 @@ std::vector<double> poisson_times(const ArrivalSpec& spec, uint64_t max_requests
                                   double duration) {
   Rng rng(spec.seed);
   std::vector<double> times;
+  if (duration <= 0) reserve_huge(times, max_requests);  // the count decides the length
   for (double t = 0; room(times, max_requests);) {
     t += rng.exponential(1.0 / spec.rate);
     if (duration > 0 && t >= duration) break;
@@ -77,6 +79,7 @@ std::vector<double> poisson_times(const ArrivalSpec& spec, uint64_t max_requests
 std::vector<double> constant_times(const ArrivalSpec& spec, uint64_t max_requests,
                                    double duration) {
   std::vector<double> times;
+  if (duration <= 0) reserve_huge(times, max_requests);  // the count decides the length
   for (uint64_t i = 0; room(times, max_requests); ++i) {
     const double t = static_cast<double>(i) / spec.rate;
     if (duration > 0 && t >= duration) break;

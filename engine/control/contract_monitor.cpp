@@ -39,18 +39,18 @@ bool ContractMonitor::resident(ModelId id, Tier t) const {
 }
 
 bool ContractMonitor::on_dispatch(const Batch& b) {
-  const std::string batch = "batch " + std::to_string(b.id);
+  auto batch = [&] { return "batch " + std::to_string(b.id); };  // only for a violation
   if (b.worker >= workers_.size() || workers_[b.worker].busy) {
-    violation(batch + " dispatched to busy or unknown worker " + std::to_string(b.worker));
+    violation(batch() + " dispatched to busy or unknown worker " + std::to_string(b.worker));
     return false;
   }
   ModelState* m = model(b.model);
   if (!m || b.requests.empty()) {
-    violation(batch + " has an unknown model or no requests");
+    violation(batch() + " has an unknown model or no requests");
     return false;
   }
   if (!m->resident[int(exec_tier_)])
-    violation(batch + " of model " + m->name + " dispatched while not resident in the executing tier");
+    violation(batch() + " of model " + m->name + " dispatched while not resident in the executing tier");
   workers_[b.worker] = {true, b.model};
   ++m->running;
   return true;

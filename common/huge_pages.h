@@ -1,0 +1,51 @@
+// Transparent huge pages for large buffers that are filled once (a million request records,
+// arrival times, latencies). Such a buffer faults in 4 KiB at a time on first touch: on a
+// 1M-request simulation a fifth of the run went to page faults. Advising huge pages before
+// the first touch lets the kernel (THP in `madvise` mode, Debian's default) fault it in 2 MiB
+// at a time. Only a hint: without THP, or off Linux, nothing changes. Header-only, no state.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace servelab {
+
+// Advises huge pages on the 2 MiB-aligned interior of [p, p + bytes); small buffers are left
+// alone (they would not fill a huge page).
+inline void advise_huge_pages(const void* p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  if (bytes < 4 * kHuge) return;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+// v.reserve(n), with huge pages advised on the new storage before anything touches it.
+template <class T>
+void reserve_huge(std::vector<T>& v, size_t n) {
+  if (n <= v.capacity()) return;
+  const bool fresh = v.empty();
+  v.reserve(n);
+  if (fresh) advise_huge_pages(v.data(), n * sizeof(T));
+}
+
+// A vector of n value-initialized elements on huge-page-advised storage.
+template <class T>
+std::vector<T> huge_vector(size_t n) {
+  std::vector<T> v;
+  reserve_huge(v, n);
+  v.resize(n);
+  return v;
+}
+
+}  // namespace servelab
