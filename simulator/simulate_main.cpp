@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -125,17 +126,25 @@ nlohmann::json run_summary(const sim::SimConfig& cfg, const sim::SimulationResul
   return summary;
 }
 
-// DIR/requests.csv (unless summary only), DIR/summary.json, DIR/config.yaml.
-void write_outputs(const SimulateArgs& a, const sim::SimConfig& cfg,
-                   const sim::SimulationResult& result, const nlohmann::json& summary) {
+// DIR/requests.csv (unless summary only), DIR/summary.json, DIR/config.yaml. The rows are
+// written on a second thread while this one summarizes (both only read the records).
+nlohmann::json write_outputs(const SimulateArgs& a, const sim::SimConfig& cfg,
+                             const sim::SimulationResult& result) {
   std::filesystem::create_directories(a.out_dir);
-  if (!a.summary_only) results::write_requests_csv(a.out_dir + "/requests.csv", result.records);
+  std::future<void> rows;
+  if (!a.summary_only)
+    rows = std::async(std::launch::async, [&] {
+      results::write_requests_csv(a.out_dir + "/requests.csv", result.records);
+    });
+  const nlohmann::json summary = run_summary(cfg, result);
+  if (rows.valid()) rows.get();  // rethrows a write error
   results::write_json(a.out_dir + "/summary.json", summary);
   std::ofstream yaml(a.out_dir + "/config.yaml");
   YAML::Emitter em;
   em << cfg.resolved;
   yaml << em.c_str() << "\n";
   if (!yaml) throw std::runtime_error("cannot write " + a.out_dir + "/config.yaml");
+  return summary;
 }
 
 void report_problems(const sim::SimulationResult& result) {
@@ -163,9 +172,9 @@ int simulate_main(int argc, char** argv) {
     std::cerr << "servelab simulate: " << a.config_path << ": " << e.what() << "\n";
     return 2;
   }
-  const nlohmann::json summary = run_summary(cfg, result);
+  nlohmann::json summary;
   try {
-    write_outputs(a, cfg, result, summary);
+    summary = write_outputs(a, cfg, result);
   } catch (const std::exception& e) {
     std::cerr << "servelab simulate: " << e.what() << "\n";
     return 3;
