@@ -2,12 +2,15 @@
 
     python3 reports/check_errors.py RESULTS_DIR... [--tput 0.10] [--mean 0.10] [--p99 0.20]
 
-Prints, per results folder and point, sim and real throughput, mean and p99 latency and the
-relative error (sim - real) / real; a point misses when any error exceeds its bound. With
-repetitions a point's value in each mode is its mean over them (as in the report), and the
-real runs' own spread is shown: the relative standard deviation of their throughput. Runs
-made with --match-speed also show the point's speed factor (the machine's speed during the
-real run against the profile) and, for information, the errors of the unscaled simulation.
+Grades the simulator's PREDICTION: the simulation on the profile measured before the real
+runs (servelab run --calibrate), with nothing taken from the run it predicts. Prints, per
+results folder and point, predicted and real throughput, mean and p99 latency and the
+relative error (predicted - real) / real; a point misses when any error exceeds its bound.
+With repetitions a point's value in each mode is its mean over them (as in the report), and
+the real runs' own spread is shown: the relative standard deviation of their throughput.
+Runs made with --match-speed also show, as a DIAGNOSTIC that does not grade, the point's
+speed factor (the machine's speed during the real run against the profile) and the errors of
+the simulation rescaled to it: what is left when the machine's drift is taken out.
 Exit status 0 when every point is within bounds, 1 otherwise (or when a point lacks a mode).
 """
 import argparse
@@ -40,6 +43,13 @@ def machine_drift(d):
     return "machine drift (profile before -> after the runs): " + ", ".join(parts) if parts else ""
 
 
+def predicted(exp, pid, metric):
+    """The simulation on the profile as measured before the runs: with --match-speed the
+    unscaled result the sim summary keeps beside the rescaled one, else the result itself."""
+    unscaled = exp.value("sim", pid, "unscaled_" + metric)[0]
+    return exp.value("sim", pid, metric)[0] if math.isnan(unscaled) else unscaled
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+")
@@ -56,30 +66,30 @@ def main():
         drift = machine_drift(d)
         if drift:
             print(drift)
-        print(f"{'point':<40} {'speed':>5} " + "  ".join(f"{s:>24}" for _, _, s in bounds) +
-              "  ok    reps  real tput sd  unscaled sim: tput/mean/p99 error")
+        print(f"{'point':<40} " + "  ".join(f"{s:>24}" for _, _, s in bounds) +
+              "  ok    reps  real tput sd  diagnostic --match-speed: speed tput/mean/p99 error")
         for pid, point in sorted(exp.points.items()):
             cells, ok = [], True
             speed = exp.value("sim", pid, "cost_scale")[0]
-            raw = [relative_error(exp.value("sim", pid, "unscaled_" + m)[0],
-                                  exp.value("real", pid, m)[0]) for m, _, _ in bounds]
+            matched = [relative_error(exp.value("sim", pid, m)[0], exp.value("real", pid, m)[0])
+                       for m, _, _ in bounds]
             for metric, bound, short in bounds:
-                sim = exp.value("sim", pid, metric)[0]
+                pred = predicted(exp, pid, metric)
                 real = exp.value("real", pid, metric)[0]
-                e = relative_error(sim, real)
+                e = relative_error(pred, real)
                 miss = math.isnan(e) or abs(e) > bound
                 ok &= not miss
-                cells.append(f"{sim:9.1f}/{real:9.1f} {e:+5.0%}{'!' if miss else ' '}")
+                cells.append(f"{pred:9.1f}/{real:9.1f} {e:+5.0%}{'!' if miss else ' '}")
             misses += not ok
             mean, sd, n = exp.value("real", pid, "throughput_rps")
             spread = f"{sd / mean:12.1%}" if n > 1 and mean else f"{'-':>12}"
-            print(f"{point['label'][:40]:<40} {speed:5.2f} " +
+            print(f"{point['label'][:40]:<40} " +
                   "  ".join(f"{c:>24}" for c in cells) + ("  ok  " if ok else "  MISS") +
                   f"  {n:4d}  {spread}" +
-                  ("" if all(math.isnan(e) for e in raw) else
-                   "  " + "/".join(f"{e:+.0%}" for e in raw)))
+                  ("" if math.isnan(speed) else
+                   f"  {speed:5.2f} " + "/".join(f"{e:+.0%}" for e in matched)))
     print(f"\nbounds: throughput {a.tput:.0%}, mean latency {a.mean:.0%}, p99 {a.p99:.0%} "
-          f"(cells: sim/real error); {misses} point(s) miss")
+          f"(cells: predicted/real error); {misses} point(s) miss")
     return 1 if misses else 0
 
 
