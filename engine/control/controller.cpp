@@ -174,7 +174,9 @@ bool Controller::cancel(RequestId id, ModelId model, Time now, ActionBuffer& out
 
 Time Controller::next_wakeup() const {
   const Impl& s = *impl_;
-  Time t = s.next_tick();
+  // A tick with every queue empty only updates the policies' per-quantum state, which
+  // advance_to() replays tick by tick, in order, before the next event: no need to wake for it.
+  Time t = s.total_queued > 0 || !s.ready.empty() ? s.next_tick() : kNever;
   if (!s.timeouts.empty()) t = std::min(t, s.timeouts.front().deadline);
   if (!s.wakes.empty()) t = std::min(t, s.wakes.front().at);
   return t;

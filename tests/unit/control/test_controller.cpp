@@ -115,7 +115,26 @@ TEST_CASE("rafiqi-ewma in quantum mode: thresholds 1.5, 1.25, 0.625 decide the t
   CHECK(s.batches[0].batch.requests.size() == 3);
   CHECK(s.batches[1].at == Approx(3.0));
   CHECK(s.batches[1].batch.requests.size() == 1);
-  CHECK(c.next_wakeup() == Approx(11.0));
+  CHECK(c.next_wakeup() == kNever);  // every queue empty: no tick needs a wake-up
+}
+
+TEST_CASE("quantum mode: ticks skipped while idle are replayed in order before the next event") {
+  ControllerConfig cfg = config("rafiqi-ewma");
+  cfg.quantum = 1.0;
+  Controller c(cfg);
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 0.1);
+  // Quantum 1: c = 3 -> t = 1.5, dispatched at 1. Then idle: no wake-up is asked for.
+  for (int i = 0; i < 3; ++i) s.arrive(0.5, i + 1, 0);
+  s.run(4.4);
+  CHECK(c.next_wakeup() == kNever);
+  // The ticks at 2, 3 and 4 still decay the threshold: 0.75, 0.375, 0.1875. At tick 5, c = 1:
+  // t = 0.09375 + 0.5 = 0.59375 < 1, dispatched at 5. (Without the replay t would be
+  // 0.75 + 0.5 = 1.25 at tick 5 and the request would wait until tick 6.)
+  s.arrive(4.5, 4, 0);
+  s.run(10);
+  REQUIRE(s.batches.size() == 2);
+  CHECK(s.batches[1].at == Approx(5.0));
 }
 
 TEST_CASE("quantum mode: a ready model stays ready until a worker takes a batch") {
