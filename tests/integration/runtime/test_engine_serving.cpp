@@ -135,7 +135,8 @@ TEST_CASE("a full queue rejects - the engine fails what is left when it stops", 
 TEST_CASE("a batch whose forward fails fails all its requests, others still succeed",
           "[runtime]") {
   // fails_large_batch raises for batches of more than 4 (it passes the registration check).
-  Engine engine(options(1, "fixed", params({{"size", "8"}, {"max_wait", "0.01"}})));
+  // max_wait 0.5 s: the 8 submits below must land in one batch even on a loaded machine.
+  Engine engine(options(1, "fixed", params({{"size", "8"}, {"max_wait", "0.5"}})));
   engine.register_model(tiny_spec("fails_large_batch"));
   std::vector<float> input(3 * 32 * 32, 0.5f);
   Collector big;
