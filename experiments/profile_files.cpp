@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "config/profile_yaml.h"
+#include "engine/runtime/allocator.h"
 #include "experiments/profiler.h"
 
 namespace servelab::experiments {
@@ -53,7 +54,8 @@ void save_profile(const std::string& path, const config::ProfileFile& measured,
   root["description"] = "Measured by `servelab profile` on this machine (CPU, LibTorch).";
   root["source"] = std::string("host ") + host + ", " + std::to_string(o.threads) +
                    " intra-op thread(s), batch sizes " + sizes + ", " +
-                   std::to_string(o.samples) + " or more samples per size (1 s of passes for cheap sizes)";
+                   std::to_string(o.samples) + " or more samples per size (1 s of passes for cheap sizes), " +
+                   runtime::keep_freed_memory();
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
   YAML::Emitter e;
   e << root;

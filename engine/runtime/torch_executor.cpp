@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/runtime/allocator.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/workspace_probe.h"
 
@@ -59,6 +60,7 @@ class TorchExecutor final : public Executor {
       throw std::runtime_error("unknown device '" + device + "' (expected auto, cpu or cuda)");
     use_cuda_ = cuda && device != "cpu";
     if (intra_op_threads > 0) at::set_num_threads(intra_op_threads);  // process-wide
+    keep_freed_memory();  // one allocator regime for the profiler and the server
     // No TorchScript graph optimization (process-wide): the profiling executor makes the first
     // two runs of every freshly loaded module slow (profile, then optimize), so each cache
     // miss cost 15-70 ms more compute on squeezenet1_1 (mobilenet_v3_small: 215 and 201 ms

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/subcommands.h"
+#include "engine/runtime/allocator.h"
 #include "engine/server/admin_auth.h"
 #include "engine/server/http_server.h"
 #ifdef SERVELAB_HAS_CONFIG
@@ -248,6 +249,7 @@ int serve_main(int argc, char** argv) {
     auto report = srv.start();
     std::printf("listening on %s:%u\n", so.bind.c_str(), unsigned(srv.port()));
     std::fflush(stdout);
+    if (eo.executor == "torch") std::fprintf(stderr, "servelab serve: %s\n", runtime::keep_freed_memory());
     int sig = 0;
     sigwait(&stop_signals, &sig);
     std::fprintf(stderr, "servelab serve: %s received, shutting down\n",

@@ -1,0 +1,43 @@
+#include "engine/runtime/allocator.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace servelab::runtime {
+
+namespace {
+
+constexpr int kKeepBytes = 2000000000;  // ~2 GB: larger than any activation buffer we serve
+
+bool user_chose() {
+  const char* mode = std::getenv("SERVELAB_MALLOC");
+  return std::getenv("MALLOC_MMAP_THRESHOLD_") || std::getenv("MALLOC_TRIM_THRESHOLD_") ||
+         (mode && std::strcmp(mode, "default") == 0);
+}
+
+const char* apply() {
+  if (user_chose()) return "glibc malloc: as the environment sets it";
+#if defined(__GLIBC__)
+  if (mallopt(M_MMAP_THRESHOLD, kKeepBytes) == 1 && mallopt(M_TRIM_THRESHOLD, kKeepBytes) == 1)
+    return "glibc malloc: freed memory kept (mmap and trim thresholds 2e9)";
+  return "glibc malloc: defaults (mallopt refused the thresholds)";
+#else
+  return "allocator: the platform's default";
+#endif
+}
+
+}  // namespace
+
+const char* keep_freed_memory() {
+  static std::once_flag once;
+  static const char* regime = nullptr;
+  std::call_once(once, [] { regime = apply(); });
+  return regime;
+}
+
+}  // namespace servelab::runtime

@@ -1,0 +1,33 @@
+// The engine's allocator regime (engine/runtime/allocator.h), checked against glibc's own
+// accounting: after keep_freed_memory(), a block of megabytes comes from the heap (not from
+// mmap) and stays there when freed, as LibTorch's activation buffers must.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include "engine/runtime/allocator.h"
+
+TEST_CASE("the engine keeps freed memory: large blocks come from the heap", "[runtime]") {
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") || std::getenv("SERVELAB_MALLOC")) {
+    WARN("allocator chosen by the environment; nothing to check");
+    return;
+  }
+  const std::string regime = servelab::runtime::keep_freed_memory();
+#if defined(__GLIBC__)
+  CHECK(regime.find("freed memory kept") != std::string::npos);
+  const size_t mapped_before = mallinfo2().hblkhd;  // bytes in mmap'd blocks
+  constexpr size_t kBlock = 24u << 20;                // 24 MiB, above glibc's default ceiling
+  void* p = std::malloc(kBlock);
+  REQUIRE(p != nullptr);
+  std::memset(p, 1, kBlock);
+  CHECK(mallinfo2().hblkhd == mapped_before);  // by default glibc would mmap it
+  std::free(p);
+  CHECK(mallinfo2().fordblks >= kBlock);  // kept as free heap, not returned to the system
+#endif
+}
