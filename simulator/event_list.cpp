@@ -61,9 +61,14 @@ int RadixHeapEventList::bucket_of(const Entry& e) const {
 }
 
 void RadixHeapEventList::put(const Entry& e) const {
-  int b = bucket_of(e);
+  const int b = bucket_of(e);
+  const uint64_t bit = uint64_t(1) << (b & 63);
+  Key& least = least_[b];
+  if (!(nonempty_[b >> 6] & bit) || e.time_bits < least.time_bits ||
+      (e.time_bits == least.time_bits && e.seq < least.seq))
+    least = {e.time_bits, e.seq};
   buckets_[b].push_back(e);
-  nonempty_[b >> 6] |= uint64_t(1) << (b & 63);
+  nonempty_[b >> 6] |= bit;
 }
 
 void RadixHeapEventList::insert(const Event& e) {
@@ -82,13 +87,8 @@ void RadixHeapEventList::refill() const {
           : nonempty_[1] ? 64 + std::countr_zero(nonempty_[1])
                          : 128 + std::countr_zero(nonempty_[2]);
   std::vector<Entry>& from = buckets_[b];
-  size_t least = 0;
-  for (size_t i = 1; i < from.size(); ++i) {
-    const Entry &x = from[i], &y = from[least];
-    if (x.time_bits < y.time_bits || (x.time_bits == y.time_bits && x.seq < y.seq)) least = i;
-  }
-  last_time_ = from[least].time_bits;
-  last_seq_ = from[least].seq;
+  last_time_ = least_[b].time_bits;
+  last_seq_ = least_[b].seq;
   nonempty_[b >> 6] &= ~(uint64_t(1) << (b & 63));
   std::vector<Entry> moving;
   moving.swap(from);
@@ -102,6 +102,12 @@ Time RadixHeapEventList::top_time() const {
   double t;
   std::memcpy(&t, &buckets_[0].back().time_bits, sizeof t);
   return t;
+}
+
+bool RadixHeapEventList::pop_until(Time until, Event& out) {
+  if (size_ == 0 || top_time() > until) return false;  // top_time() refills bucket 0
+  out = pop();
+  return true;
 }
 
 Event RadixHeapEventList::pop() {

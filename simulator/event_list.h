@@ -39,6 +39,13 @@ class EventList {
   virtual Event pop() = 0;               // removes and returns the earliest; not empty
   virtual size_t size() const = 0;
   bool empty() const { return size() == 0; }
+  // Removes the earliest event into `out` when there is one at or before `until`: one call
+  // per event for the run loop.
+  virtual bool pop_until(Time until, Event& out) {
+    if (empty() || top_time() > until) return false;
+    out = pop();
+    return true;
+  }
 };
 
 // Four-ary min-heap of 24-byte keys (time, sequence, slot) over a slot table that holds the
@@ -84,6 +91,7 @@ class RadixHeapEventList final : public EventList {
   Time top_time() const override;
   Event pop() override;
   size_t size() const override { return size_; }
+  bool pop_until(Time until, Event& out) override;
 
  private:
   struct Entry {
@@ -93,10 +101,16 @@ class RadixHeapEventList final : public EventList {
     void* target;
     uint64_t arg;
   };
+  struct Key {
+    uint64_t time_bits, seq;
+  };
   int bucket_of(const Entry& e) const;
   void put(const Entry& e) const;
   void refill() const;  // moves the least pending key into bucket 0 (no change in order)
   mutable std::vector<Entry> buckets_[130];
+  // Each non-empty bucket's least key, kept as entries arrive: a refill then reads it instead
+  // of scanning the bucket, and passes over the bucket's entries once (to spread them).
+  mutable Key least_[130] = {};
   mutable uint64_t nonempty_[3] = {0, 0, 0};  // bit b: bucket b has entries
   mutable uint64_t last_time_ = 0, last_seq_ = 0;
   size_t size_ = 0;

@@ -72,7 +72,7 @@ class Simulation {
  public:
   // Owns `list`; the default is the four-ary heap.
   explicit Simulation(std::unique_ptr<EventList> list = std::make_unique<QuadHeapEventList>())
-      : list_(std::move(list)) {}
+      : list_(std::move(list)), radix_(dynamic_cast<RadixHeapEventList*>(list_.get())) {}
 
   Time now() const { return clock_.now(); }
 
@@ -82,9 +82,10 @@ class Simulation {
   void schedule(Time at, Part* part, const Arg& arg) {
     using M = detail::EventMethod<decltype(Method)>;
     static_assert(std::is_base_of_v<typename M::Part, Part>, "Method is not a member of part");
-    list_->insert(Event{at < now() ? now() : at, next_seq_++, &detail::invoke<Method>,
-                        static_cast<typename M::Part*>(part),
-                        detail::pack_arg(typename M::Arg(arg))});
+    const Event e{at < now() ? now() : at, next_seq_++, &detail::invoke<Method>,
+                  static_cast<typename M::Part*>(part), detail::pack_arg(typename M::Arg(arg))};
+    if (radix_) radix_->insert(e);  // the default list, called without virtual dispatch
+    else list_->insert(e);
   }
   template <auto Method, class Part, class Arg>
   void schedule_in(Time delay, Part* part, const Arg& arg) {
@@ -92,18 +93,12 @@ class Simulation {
   }
 
   // Runs the earliest event; false when none is pending.
-  bool run_one() {
-    if (list_->empty()) return false;
-    Event e = list_->pop();
-    clock_.advance_to(e.time);
-    ++events_;
-    e.fn(e.target, e.arg, e.time);
-    return true;
-  }
+  bool run_one() { return run_next(kNever); }
   // Runs events until none is pending, stop() is called, or the next event is after `until`.
   void run(Time until = kNever) {
     stopped_ = false;
-    while (!stopped_ && !list_->empty() && list_->top_time() <= until) run_one();
+    while (!stopped_ && run_next(until)) {
+    }
   }
   void stop() { stopped_ = true; }  // from inside an event: run() returns after it
 
@@ -111,7 +106,18 @@ class Simulation {
   uint64_t events_processed() const { return events_; }
 
  private:
+  // Runs the earliest event if it is at or before `until`.
+  bool run_next(Time until) {
+    Event e;
+    if (!(radix_ ? radix_->pop_until(until, e) : list_->pop_until(until, e))) return false;
+    clock_.advance_to(e.time);
+    ++events_;
+    e.fn(e.target, e.arg, e.time);
+    return true;
+  }
+
   std::unique_ptr<EventList> list_;
+  RadixHeapEventList* radix_;  // list_ when it is the radix heap
   VirtualClock clock_;
   uint64_t next_seq_ = 0;
   uint64_t events_ = 0;
