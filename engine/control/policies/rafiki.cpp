@@ -29,7 +29,7 @@ class RafikiGreedy final : public BatchingPolicy {
 
   BatchDecision decide(const ModelView& m, Time now) override {
     if (m.queued == 0) return {};
-    std::vector<uint32_t> sizes = batch_sizes(m.max_batch);
+    const std::vector<uint32_t>& sizes = batch_sizes(m.max_batch);
     if (m.queued >= sizes.back()) return {sizes.back()};  // lines 2-5
     uint32_t b = largest_fitting(sizes, m.queued);       // line 7
     Time tau = s_.slo != kNever ? s_.slo : head_slo(m);
@@ -49,12 +49,15 @@ class RafikiGreedy final : public BatchingPolicy {
   }
 
  private:
-  // B with sizes above the model's max batch replaced by it.
-  std::vector<uint32_t> batch_sizes(uint32_t max_batch) const {
-    std::vector<uint32_t> out;
-    for (uint32_t b : s_.sizes) out.push_back(std::min(b, std::max(1u, max_batch)));
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
+  // B with sizes above the model's max batch replaced by it (kept for the last max batch).
+  const std::vector<uint32_t>& batch_sizes(uint32_t max_batch) {
+    max_batch = std::max(1u, max_batch);
+    if (max_batch == capped_for_) return capped_;
+    capped_.clear();
+    for (uint32_t b : s_.sizes) capped_.push_back(std::min(b, max_batch));
+    capped_.erase(std::unique(capped_.begin(), capped_.end()), capped_.end());
+    capped_for_ = max_batch;
+    return capped_;
   }
   // The largest size not above `queued`; with `partial`, the queue itself below min(B).
   uint32_t largest_fitting(const std::vector<uint32_t>& sizes, uint32_t queued) const {
@@ -70,6 +73,8 @@ class RafikiGreedy final : public BatchingPolicy {
   GreedySettings s_;
   std::vector<BatchSeconds> costs_;
   bool measured_;
+  std::vector<uint32_t> capped_;
+  uint32_t capped_for_ = 0;  // max batch capped_ was made for; 0: none yet
 };
 
 // B as listed (whole numbers >= 1).
