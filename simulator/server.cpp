@@ -19,6 +19,7 @@ void Server::add_models() {
     for (int u = int(Tier::Host); u < kTierCount; ++u)  // eviction policies' cost prior
       if (m.profile.has_load_time(Tier(u - 1), Tier(u)))
         info.load_seconds[u] = m.profile.load_seconds(Tier(u - 1), Tier(u));
+    info.batch_seconds = m.profile.mean_batch_seconds();  // SLO-aware batching's cost prior
     const Tier placed = ctl_.add_model_where_it_fits(id, info, ctx_.setup.preload_tier);
     contract_.add_model(id, m.name, placed);
   }

@@ -56,6 +56,15 @@ void Controller::Impl::mark_ready(ModelId id, uint32_t size) {
   }
 }
 
+// A model may have become ready long before a worker freed: the batch takes the size the
+// policy gives now (its queue or its adaptive cap may have changed), or, if it no longer
+// says ready, the size it gave then.
+void Controller::Impl::refresh_ready_size(ModelId id, Time now) {
+  ModelSlot& m = models[id];
+  BatchDecision d = m.batching->decide(view(id), now);
+  if (d.size > 0) m.ready_size = d.size;
+}
+
 void Controller::Impl::unready(ModelId id) {
   ModelSlot& m = models[id];
   if (!m.ready) return;
@@ -107,6 +116,7 @@ void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
   WorkerId w = free_workers.back();
   free_workers.pop_back();
   WorkerSlot& ws = workers[w];
+  refresh_ready_size(id, now);
   size_t n = std::min<size_t>({m.ready_size, m.queue.size(), m.max_batch});
   ws.requests.clear();
   ws.cancelled.clear();

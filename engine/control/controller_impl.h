@@ -122,6 +122,7 @@ struct Controller::Impl {
   ModelView view(ModelId m) const;
   void decide(ModelId m, Time now);               // event mode readiness
   void mark_ready(ModelId m, uint32_t size);
+  void refresh_ready_size(ModelId m, Time now);  // ask decide() again when a worker takes it
   void unready(ModelId m);
   void rekey(ModelId m);                          // its queue head changed while ready
   bool any_ready() const { return keyed ? !ready_keys.empty() : !ready.empty(); }

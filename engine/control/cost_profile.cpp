@@ -15,16 +15,16 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Linear interpolation of field `f` between the measured sizes around b, extrapolated from
 // the nearest two outside the measured range.
-template <class Field>
-double interpolate(const std::vector<BatchCost>& v, uint32_t b, Field f) {
+template <class Point, class Field>
+double interpolate(const std::vector<Point>& v, uint32_t b, Field f) {
   if (v.empty()) return kNaN;
   if (v.size() == 1) return f(v[0]);
   auto it = std::lower_bound(v.begin(), v.end(), b,
-                             [](const BatchCost& c, uint32_t x) { return c.batch < x; });
+                             [](const Point& c, uint32_t x) { return c.batch < x; });
   if (it != v.end() && it->batch == b) return f(*it);
   size_t hi = it == v.begin() ? 1 : it == v.end() ? v.size() - 1 : size_t(it - v.begin());
-  const BatchCost& a = v[hi - 1];
-  const BatchCost& c = v[hi];
+  const Point& a = v[hi - 1];
+  const Point& c = v[hi];
   double t = (double(b) - a.batch) / (double(c.batch) - a.batch);
   return std::max(0.0, f(a) + (f(c) - f(a)) * t);
 }
@@ -58,6 +58,16 @@ double ModelProfile::batch_latency(uint32_t b) const {
 
 double ModelProfile::batch_stddev(uint32_t b) const {
   return interpolate(batches, b, [](const BatchCost& c) { return c.stddev; });
+}
+
+std::vector<BatchSeconds> ModelProfile::mean_batch_seconds() const {
+  std::vector<BatchSeconds> out;
+  for (const BatchCost& c : batches) out.push_back({c.batch, c.mean});
+  return out;
+}
+
+double interpolate_batch_seconds(const std::vector<BatchSeconds>& points, uint32_t b) {
+  return interpolate(points, b, [](const BatchSeconds& p) { return p.seconds; });
 }
 
 double ModelProfile::sample_batch_latency(uint32_t b, CostNoise noise,

@@ -48,6 +48,8 @@ struct ModelProfile {
   // below zero; a single measured size gives a constant. O(log sizes).
   double batch_latency(uint32_t b) const;
   double batch_stddev(uint32_t b) const;  // interpolated the same way
+  // The measured mean of every batch size, as a prior for ModelInfo::batch_seconds.
+  std::vector<BatchSeconds> mean_batch_seconds() const;
   // One draw of a batch latency (> 0) according to `noise`. Empirical draws use the raw
   // samples of the nearest measured size, scaled by batch_latency(b) / that size's mean.
   // Draws are our own arithmetic over the engine's output: the same seed gives the same
@@ -75,6 +77,10 @@ struct ModelProfile {
   // times and their samples) by `k` > 0: the same machine running k times slower.
   void scale_costs(double k);
 };
+
+// Seconds of a batch of b from points sorted by distinct batch size, interpolated and
+// extrapolated as ModelProfile::batch_latency does; NaN when `points` is empty.
+double interpolate_batch_seconds(const std::vector<BatchSeconds>& points, uint32_t b);
 
 // A set of model profiles, looked up by name.
 struct CostProfile {

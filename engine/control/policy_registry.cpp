@@ -31,6 +31,8 @@ detail::PolicyTables& tables() {
     detail::PolicyTables init;
     detail::add_builtin_batching(init);
     detail::add_builtin_rafiqi(init);
+    detail::add_builtin_clipper(init);
+    detail::add_builtin_rafiki(init);
     detail::add_builtin_eviction(init);
     detail::add_builtin_scheduling(init);
     return init;

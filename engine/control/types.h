@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace servelab {
 
@@ -55,6 +56,12 @@ struct RequestOutcome {
   WorkerId worker = 0;
 };
 
+// Expected seconds of a batch of `batch` requests (one point of a cost curve).
+struct BatchSeconds {
+  uint32_t batch = 1;
+  double seconds = 0;
+};
+
 // Static facts about a registered model, used for cache accounting and batching limits.
 struct ModelInfo {
   std::string name;
@@ -64,6 +71,9 @@ struct ModelInfo {
   // Expected seconds to load the model into tier t from the tier below (index: Tier); 0 where
   // unknown. A prior for eviction policies: the controller replaces it by each load it sees.
   double load_seconds[kTierCount] = {0, 0, 0};
+  // Expected batch latencies, sorted by batch size, distinct sizes (e.g. the cost profile's
+  // means); empty where unknown. A prior for SLO-aware batching policies (rafiki-greedy).
+  std::vector<BatchSeconds> batch_seconds{};
 };
 
 }  // namespace servelab

@@ -39,28 +39,13 @@ class MaxDelayBatching final : public BatchingPolicy {
       : max_batch_(max_batch), max_delay_(max_delay) {}
   BatchDecision decide(const ModelView& m, Time now) override {
     uint32_t cap = max_batch_ ? std::min(max_batch_, m.max_batch) : m.max_batch;
-    if (m.queued == 0) return {};
-    Time due = m.oldest_arrival + max_delay_;
-    if (m.queued >= cap || now >= due) return {cap};
-    return {0, due};
+    return delayed_batch(m, now, cap, max_delay_);
   }
 
  private:
   uint32_t max_batch_;  // 0: the model's max batch
   Time max_delay_;
 };
-
-long long positive_int(const PolicyParams& p, const char* key, long long fallback) {
-  long long v = p.get_int(key, fallback);
-  if (v < 1 || v > (1 << 30)) throw ConfigError(std::string("parameter '") + key + "' must be >= 1");
-  return v;
-}
-
-Time non_negative(const PolicyParams& p, const char* key, double fallback) {
-  double v = p.get_double(key, fallback);
-  if (!(v >= 0)) throw ConfigError(std::string("parameter '") + key + "' must be >= 0");
-  return v;
-}
 
 }  // namespace
 

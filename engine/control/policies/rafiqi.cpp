@@ -54,14 +54,6 @@ class RafiqiAimd final : public RafiqiThreshold {
   }
 };
 
-double param_in(const PolicyParams& p, const char* key, double fallback, double lo, double hi) {
-  double v = p.get_double(key, fallback);
-  if (!(v >= lo && v <= hi))
-    throw ConfigError(std::string("parameter '") + key + "' must be in [" + std::to_string(lo) +
-                      ", " + std::to_string(hi) + "]");
-  return v;
-}
-
 }  // namespace
 
 void add_builtin_rafiqi(PolicyTables& t) {
