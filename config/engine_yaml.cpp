@@ -110,7 +110,7 @@ EngineSection parse_engine_section(const YAML::Node& root, const std::string& fi
   const YAML::Node& e = root["engine"];
   check_keys(e, w,
              {"workers", "quantum_ms", "max_batch", "exec_tier", "tiers", "max_loads_in_flight",
-              "request_timeout_ms", "queue_bound", "slo_ms", "contexts"});
+              "request_timeout_ms", "queue_bound", "slo_ms", "contexts", "late_requests"});
   if (e && e.IsMap()) {
     if (e["workers"]) c.workers = parse_count(e["workers"], w.child("workers"), 1, kMaxWorkers);
     if (e["quantum_ms"]) c.quantum = parse_quantum(e["quantum_ms"], w.child("quantum_ms"));
@@ -132,6 +132,12 @@ EngineSection parse_engine_section(const YAML::Node& root, const std::string& fi
     if (e["queue_bound"]) c.queue_bound = parse_count(e["queue_bound"], w.child("queue_bound"), 0, kMaxQueueBound);
     if (e["slo_ms"] && !is_unlimited(e["slo_ms"])) {
       s.slo = parse_ms(e["slo_ms"], w.child("slo_ms"), false);
+    }
+    if (const YAML::Node& l = e["late_requests"]) {
+      const std::string v = as_string(l, w.child("late_requests"));
+      if (v != "serve" && v != "drop")
+        fail(w.child("late_requests"), l, "expected serve (late, the default) or drop, got '" + v + "'");
+      c.drop_late = v == "drop";
     }
     if (e["contexts"]) s.contexts = parse_count(e["contexts"], w.child("contexts"), 1, kMaxContexts);
   }
@@ -173,6 +179,7 @@ void emit_engine_section(const EngineSection& s, YAML::Node& root) {
   if (s.slo) e["slo_ms"] = to_ms(*s.slo);
   else e["slo_ms"] = "none";
   e["contexts"] = s.contexts;
+  e["late_requests"] = c.drop_late ? "drop" : "serve";
   root["engine"] = e;
   YAML::Node p;
   p["batching"] = emit_policy(c.batching);

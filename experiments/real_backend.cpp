@@ -102,6 +102,7 @@ class RealBackend : public Backend {
     runtime::EngineOptions eo;
     eo.control = rc.engine.control;
     eo.default_contexts = rc.engine.contexts;
+    eo.slo = rc.engine.slo;  // deadlines reach the controller as in the simulator
     eo.executor = "torch";
     eo.device = "cpu";
     server::ServerOptions so;

@@ -221,7 +221,7 @@ RunRecords read_requests_csv(const std::string& path) {
     r.waited_for_load = f[8] == "1";
     bool known = false;
     for (auto s : {RequestStatus::Ok, RequestStatus::Timeout, RequestStatus::Rejected,
-                   RequestStatus::Failed, RequestStatus::Cancelled}) {
+                   RequestStatus::Failed, RequestStatus::Cancelled, RequestStatus::Dropped}) {
       if (f[9] == status_name(s)) {
         r.status = s;
         known = true;

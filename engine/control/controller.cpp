@@ -289,6 +289,7 @@ void Controller::Impl::complete(const Request& r, RequestStatus st, Time now, Ac
     else if (st == RequestStatus::Timeout) ++c.timeouts;
     else if (st == RequestStatus::Rejected) ++c.rejected;
     else if (st == RequestStatus::Cancelled) ++c.cancelled;
+    else if (st == RequestStatus::Dropped) ++c.dropped;
     else ++c.failed;
   }
   out.completions.push_back(RequestOutcome{r, st});

@@ -29,6 +29,9 @@ struct ControllerConfig {
   uint32_t max_loads_in_flight = 1;  // Rafiqi 3.4: one load at a time
   Time request_timeout = kNever;     // a request still queued at arrival+timeout times out
   uint32_t queue_bound = 0;          // per-model queue bound; 0 = unbounded
+  // A request past its deadline (SLO) when its model takes a worker: served late (false, the
+  // default) or dropped before compute (true: completed with status Dropped, never batched).
+  bool drop_late = false;
   PolicySpec batching{"none", {}};
   PolicySpec eviction{"lru", {}};
   PolicySpec scheduling{"oldest-first", {}};
@@ -77,6 +80,7 @@ struct ActionBuffer {
 
 struct ModelCounters {
   uint64_t arrivals = 0, completed = 0, timeouts = 0, rejected = 0, failed = 0, cancelled = 0;
+  uint64_t dropped = 0;  // past their deadline, dropped before compute (drop_late)
   uint64_t batches = 0, hits = 0, misses = 0, loads = 0, evictions = 0;
 };
 

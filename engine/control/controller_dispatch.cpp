@@ -110,9 +110,28 @@ void Controller::Impl::dispatch_loop(Time now, ActionBuffer& out) {
   }
 }
 
+// drop_late: the queue's head requests already past their deadline leave it unbatched
+// (completed Dropped). Heads only: with one SLO per model, deadlines rise along the queue.
+void Controller::Impl::drop_late_heads(ModelId id, Time now, ActionBuffer& out) {
+  ModelSlot& m = models[id];
+  while (!m.queue.empty() && m.queue.front().deadline < now) {
+    const Request r = m.queue.front();
+    m.queue.pop_front();
+    --total_queued;
+    complete(r, RequestStatus::Dropped, now, out);
+  }
+}
+
 void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
   ModelSlot& m = models[id];
   assert(m.ready && !m.queue.empty() && !free_workers.empty());
+  if (cfg.drop_late) {
+    drop_late_heads(id, now, out);
+    if (m.queue.empty()) {  // nothing left to run: the worker stays free
+      unready(id);
+      return;
+    }
+  }
   WorkerId w = free_workers.back();
   free_workers.pop_back();
   WorkerSlot& ws = workers[w];

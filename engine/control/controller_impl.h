@@ -111,6 +111,7 @@ struct Controller::Impl {
   void advance_to(Time now, ActionBuffer& out);  // due timeouts, ticks and wake-ups, in order
   void tick(Time at);
   void expire(const TimeoutEntry& e, ActionBuffer& out);
+  void drop_late_heads(ModelId id, Time now, ActionBuffer& out);
   void pump(Time now, ActionBuffer& out);        // start waiting loads, dispatch, prune
   void prune();
   void complete(const Request& r, RequestStatus s, Time now, ActionBuffer& out);

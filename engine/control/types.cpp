@@ -26,6 +26,7 @@ const char* status_name(RequestStatus s) {
     case RequestStatus::Rejected: return "rejected";
     case RequestStatus::Failed: return "failed";
     case RequestStatus::Cancelled: return "cancelled";
+    case RequestStatus::Dropped: return "dropped";
   }
   return "?";
 }

@@ -217,12 +217,15 @@ void Engine::Impl::finish(const RequestOutcome& o) {
   ClassifyResult r;
   r.status = o.status;
   r.batch_size = o.batch_size;
+  if (o.request.deadline < kNever)
+    r.slo_met = o.status == RequestStatus::Ok && o.finished <= o.request.deadline;
   time_split(o, &r.queue_s, &r.load_s, &r.compute_s);
   switch (o.status) {
     case RequestStatus::Ok: r.top = std::move(p->top); break;
     case RequestStatus::Timeout: r.error = "timed out waiting in the queue"; break;
     case RequestStatus::Rejected: r.error = "the model's queue is full"; break;
     case RequestStatus::Cancelled: r.error = "the request was cancelled"; break;
+    case RequestStatus::Dropped: r.error = "dropped: past its deadline (SLO) before it was computed"; break;
     case RequestStatus::Failed:
       r.error = p->error.empty() ? "the request failed (model load failed or model removed)"
                                  : p->error;

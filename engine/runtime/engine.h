@@ -44,6 +44,14 @@ struct ModelSpec {
   std::vector<std::string> labels;  // class labels; may be empty (labels become indices)
   Preprocess preprocess;
   uint32_t contexts = 0;            // 0: the engine default
+  // Latency objective in seconds: each request's deadline is its arrival + slo (a request's
+  // own SLO wins; none: the engine default, EngineOptions::slo).
+  std::optional<double> slo;
+};
+
+// Per-request options of classify / submit_raw.
+struct RequestOptions {
+  std::optional<double> slo;  // seconds (HTTP: X-SLO-Ms); overrides the model's
 };
 
 // Everything known about a registered model, for GET /models and the registry.
@@ -62,6 +70,7 @@ struct ModelStatus {
   ModelCounters counters;
   Preprocess preprocess;
   std::vector<std::string> labels;
+  std::optional<double> slo;      // seconds, as registered
 };
 
 struct ClassifyResult {
@@ -70,6 +79,7 @@ struct ClassifyResult {
   std::vector<std::pair<std::string, float>> top;  // label, probability (softmax), best first
   double queue_s = 0, load_s = 0, compute_s = 0;   // time split of this request
   uint32_t batch_size = 0;
+  std::optional<bool> slo_met;  // with a deadline: answered Ok by it
 };
 
 struct EngineOptions {
@@ -80,6 +90,7 @@ struct EngineOptions {
   int intra_op_threads = 1;         // LibTorch intra-op threads per worker
   uint32_t default_contexts = 1;    // Rafiqi's context pool size per model
   size_t max_image_bytes = 16 << 20;
+  std::optional<double> slo;        // seconds: default SLO of models without one (engine.slo_ms)
 };
 
 // Prometheus text exposition of the engine's metrics (GET /metrics).
@@ -107,12 +118,12 @@ class Engine {
   // max_image_bytes; 0 when accepted. A request for a full queue is refused before its
   // image is decoded, through `done` (Rejected) like any rejection.
   int classify(const std::string& model, std::string image_bytes, int top_k,
-               std::function<void(ClassifyResult)> done);
+               std::function<void(ClassifyResult)> done, const RequestOptions& options = {});
 
   // Same as classify but with an already preprocessed input (no OpenCV), e.g. for the
   // profiled executor or benchmarks. `input` may be empty for the profiled executor.
   int submit_raw(const std::string& model, std::vector<float> input, int top_k,
-                 std::function<void(ClassifyResult)> done);
+                 std::function<void(ClassifyResult)> done, const RequestOptions& options = {});
 
   std::string metrics_text() const;
   bool cuda_available() const;

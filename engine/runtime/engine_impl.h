@@ -66,16 +66,19 @@ struct Engine::Impl {
   void report_violations();  // control thread: logs new contract violations once each
   void run_batch(Batch b);   // control thread: hands a batch to its worker
   void finish(const RequestOutcome& o);  // control thread: answers one request
-  int accept(const std::string& model, Input input, int top_k,
-             std::function<void(ClassifyResult)> done, std::shared_ptr<const ModelEntry> m);
+  int accept(Input input, int top_k, std::function<void(ClassifyResult)> done,
+             std::shared_ptr<const ModelEntry> m, const RequestOptions& ro);
   std::shared_ptr<const ModelEntry> find(const std::string& name) const;
+  // A request of model `m` arriving now; its deadline from ro's SLO, else the model's, else
+  // the engine default (none: kNever).
   std::unique_ptr<Pending> make_pending(std::shared_ptr<const ModelEntry> m, Input input,
-                                        int top_k, std::function<void(ClassifyResult)> done);
+                                        int top_k, std::function<void(ClassifyResult)> done,
+                                        const RequestOptions& ro);
   // Any thread, before decoding: when `m`'s queue is at its bound, the request goes to the
   // controller without an image, is rejected there like any other, and `done` is answered
   // (returns true). Otherwise returns false with `done` untouched.
   bool refuse_if_full(const std::shared_ptr<const ModelEntry>& m, int top_k,
-                      std::function<void(ClassifyResult)>& done);
+                      std::function<void(ClassifyResult)>& done, const RequestOptions& ro);
   ModelStatus status_of(const ModelEntry& e);  // control thread
 
   EngineOptions opts;

@@ -41,6 +41,7 @@ ModelStatus Engine::Impl::status_of(const ModelEntry& e) {
   s.ref_count = st.ref_count;
   if (e.id < per_model.size()) s.counters = per_model[e.id];
   s.preprocess = e.spec.preprocess;
+  s.slo = e.spec.slo;
   s.labels = e.spec.labels;
   return s;
 }

@@ -7,11 +7,14 @@ namespace servelab::runtime {
 
 std::unique_ptr<Pending> Engine::Impl::make_pending(std::shared_ptr<const ModelEntry> m,
                                                    Input input, int top_k,
-                                                   std::function<void(ClassifyResult)> done) {
+                                                   std::function<void(ClassifyResult)> done,
+                                                   const RequestOptions& ro) {
   auto p = std::make_unique<Pending>();
   p->request.id = next_request.fetch_add(1);
   p->request.model = m->id;
   p->request.arrival = clock.now();
+  const std::optional<double> slo = ro.slo ? ro.slo : m->spec.slo ? m->spec.slo : opts.slo;
+  if (slo) p->request.deadline = p->request.arrival + *slo;
   p->input = std::move(input);
   p->top_k = top_k;
   p->done = std::move(done);
@@ -19,10 +22,9 @@ std::unique_ptr<Pending> Engine::Impl::make_pending(std::shared_ptr<const ModelE
   return p;
 }
 
-int Engine::Impl::accept(const std::string& model, Input input, int top_k,
-                         std::function<void(ClassifyResult)> done,
-                         std::shared_ptr<const ModelEntry> m) {
-  auto p = make_pending(std::move(m), std::move(input), top_k, std::move(done));
+int Engine::Impl::accept(Input input, int top_k, std::function<void(ClassifyResult)> done,
+                         std::shared_ptr<const ModelEntry> m, const RequestOptions& ro) {
+  auto p = make_pending(std::move(m), std::move(input), top_k, std::move(done), ro);
   Request r = p->request;
   {
     std::lock_guard lock(inbox_mu);
@@ -39,14 +41,15 @@ int Engine::Impl::accept(const std::string& model, Input input, int top_k,
 }
 
 bool Engine::Impl::refuse_if_full(const std::shared_ptr<const ModelEntry>& m, int top_k,
-                                  std::function<void(ClassifyResult)>& done) {
+                                  std::function<void(ClassifyResult)>& done,
+                                  const RequestOptions& ro) {
   const uint32_t bound = opts.control.queue_bound;
   if (bound == 0) return false;
   {
     std::lock_guard lock(inbox_mu);
     if (stopping) return false;  // accept() answers 503
   }
-  auto p = make_pending(m, Input{}, top_k, std::move(done));
+  auto p = make_pending(m, Input{}, top_k, std::move(done), ro);
   const Request r = p->request;
   {
     std::lock_guard lock(pending_mu);
@@ -70,13 +73,13 @@ bool Engine::Impl::refuse_if_full(const std::shared_ptr<const ModelEntry>& m, in
 }
 
 int Engine::classify(const std::string& model, std::string image_bytes, int top_k,
-                     std::function<void(ClassifyResult)> done) {
+                     std::function<void(ClassifyResult)> done, const RequestOptions& ro) {
   Impl& s = *impl_;
   auto m = s.find(model);
   if (!m) return 404;
   if (image_bytes.size() > s.opts.max_image_bytes) return 413;
   try {
-    if (s.refuse_if_full(m, top_k, done)) return 0;  // before paying for the decode
+    if (s.refuse_if_full(m, top_k, done, ro)) return 0;  // before paying for the decode
   } catch (const std::future_error&) {
     return 503;  // the engine is stopping; `done` is answered by its shutdown
   }
@@ -86,11 +89,11 @@ int Engine::classify(const std::string& model, std::string image_bytes, int top_
   } catch (const ImageError&) {
     return 400;
   }
-  return s.accept(model, std::move(input), top_k, std::move(done), std::move(m));
+  return s.accept(std::move(input), top_k, std::move(done), std::move(m), ro);
 }
 
 int Engine::submit_raw(const std::string& model, std::vector<float> input, int top_k,
-                       std::function<void(ClassifyResult)> done) {
+                       std::function<void(ClassifyResult)> done, const RequestOptions& ro) {
   Impl& s = *impl_;
   auto m = s.find(model);
   if (!m) return 404;
@@ -102,7 +105,7 @@ int Engine::submit_raw(const std::string& model, std::vector<float> input, int t
   size_t expected = static_cast<size_t>(3) * pp.input_height * pp.input_width;
   if (input.size() != expected && !(input.empty() && s.exec->accepts_empty_input())) return 400;
   in.chw = std::move(input);
-  return s.accept(model, std::move(in), top_k, std::move(done), std::move(m));
+  return s.accept(std::move(in), top_k, std::move(done), std::move(m), ro);
 }
 
 }  // namespace servelab::runtime

@@ -77,10 +77,14 @@ void time_split(const RequestOutcome& o, double* queue_s, double* load_s, double
 }
 
 void EngineMetrics::on_outcome(const RequestOutcome& o) {
-  if (o.batch_size == 0) return;  // never dispatched (timeout, rejected, removed)
+  ModelMetrics& m = model(o.request.model);
+  if (o.request.deadline < kNever) {
+    const bool met = o.status == RequestStatus::Ok && o.finished <= o.request.deadline;
+    ++(met ? m.slo_met : m.slo_missed);
+  }
+  if (o.batch_size == 0) return;  // never dispatched (timeout, rejected, dropped, removed)
   double q, l, c;
   time_split(o, &q, &l, &c);
-  ModelMetrics& m = model(o.request.model);
   m.queue_s.observe(q);
   m.load_s.observe(l);
   m.compute_s.observe(c);
@@ -105,13 +109,14 @@ std::string EngineMetrics::text(const std::vector<std::string>& names,
   per_model("servelab_requests_completed_total", "counter", "Requests answered Ok, per model.",
             [&](ModelId id) { return counters(id).completed; });
   header(out, "servelab_request_failures_total", "counter",
-         "Requests not answered Ok, per model and reason (timeout, rejected, failed).");
+         "Requests not answered Ok, per model and reason (timeout, rejected, failed, dropped).");
   for (ModelId id = 0; id < names.size(); ++id) {
     if (names[id].empty()) continue;
     ModelCounters c = counters(id);
     out += "servelab_request_failures_total{" + label(id) + ",reason=\"timeout\"} " + std::to_string(c.timeouts) + "\n";
     out += "servelab_request_failures_total{" + label(id) + ",reason=\"rejected\"} " + std::to_string(c.rejected) + "\n";
     out += "servelab_request_failures_total{" + label(id) + ",reason=\"failed\"} " + std::to_string(c.failed) + "\n";
+    out += "servelab_request_failures_total{" + label(id) + ",reason=\"dropped\"} " + std::to_string(c.dropped) + "\n";
   }
   per_model("servelab_batches_total", "counter", "Batches dispatched, per model.",
             [&](ModelId id) { return counters(id).batches; });
@@ -123,6 +128,16 @@ std::string EngineMetrics::text(const std::vector<std::string>& names,
             [&](ModelId id) { return counters(id).loads; });
   per_model("servelab_model_evictions_total", "counter", "Evictions from a tier, per model.",
             [&](ModelId id) { return counters(id).evictions; });
+  header(out, "servelab_slo_requests_total", "counter",
+         "Requests with a deadline (SLO), per model: answered Ok by it (met) or not (missed).");
+  for (ModelId id = 0; id < names.size(); ++id) {
+    if (names[id].empty()) continue;
+    const bool known = id < models_.size();
+    out += "servelab_slo_requests_total{" + label(id) + ",outcome=\"met\"} " +
+           std::to_string(known ? models_[id].slo_met : 0) + "\n";
+    out += "servelab_slo_requests_total{" + label(id) + ",outcome=\"missed\"} " +
+           std::to_string(known ? models_[id].slo_missed : 0) + "\n";
+  }
   per_model("servelab_queued_requests", "gauge", "Requests waiting in the model's queue.",
             [&](ModelId id) { return id < states.size() ? states[id].queued : 0u; });
   const struct { const char* name; const char* help; Histogram ModelMetrics::*h; } hists[] = {

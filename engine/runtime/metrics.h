@@ -30,13 +30,17 @@ class Histogram {
 struct ModelMetrics {
   ModelMetrics();
   Histogram queue_s, load_s, compute_s, batch_size;
+  // Requests with a deadline (an SLO): answered Ok by it, and all others (late, dropped,
+  // timed out, failed); attainment is met / (met + missed).
+  uint64_t slo_met = 0, slo_missed = 0;
 };
 
 class EngineMetrics {
  public:
   // Grows to cover `id`; returns its metrics.
   ModelMetrics& model(ModelId id);
-  // Records one completed request (Ok or Failed after running) from its outcome.
+  // Records one finished request from its outcome: its time split when it ran, its SLO
+  // outcome when it had a deadline.
   void on_outcome(const RequestOutcome& o);
   void on_dispatch(ModelId id, uint32_t batch_size) { model(id).batch_size.observe(batch_size); }
 

@@ -48,6 +48,9 @@ HttpResponse classify_response(const std::string& model, const runtime::Classify
     case RequestStatus::Timeout:
       return error_response(504, "request to model '" + model + "' timed out in its queue" +
                                      (r.error.empty() ? "" : ": " + r.error));
+    case RequestStatus::Dropped:
+      return error_response(504, "request to model '" + model + "' was past its deadline (SLO) "
+                                 "before it could run, and the engine drops late requests");
     case RequestStatus::Cancelled:  // the engine cancels nothing today; a client gone is 499
       return error_response(499, "request to model '" + model + "' was cancelled");
     case RequestStatus::Failed:

@@ -143,6 +143,7 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
     config::EngineSection s = config::parse_engine_section(root, file);
     e.control = s.control;
     e.default_contexts = s.contexts;
+    e.slo = s.slo;
 #else
     throw ConfigError("--config is not supported: built without servelab_config");
 #endif

@@ -252,3 +252,33 @@ TEST_CASE("event mode lru-order serves the least recently dispatched model first
   CHECK(s.batches[2].batch.model == 2);
   CHECK(s.batches[3].batch.model == 1);
 }
+
+TEST_CASE("late requests: served late by default, dropped before compute with drop_late") {
+  // One worker, batches of one taking 1 s. Requests 1..3 arrive at 0 with deadlines 0.5, 0.8
+  // and 3.0. Request 1 starts at 0, in time (it finishes late, at 1). When the worker frees at
+  // 1, request 2 is past its deadline: served late (1..2, then request 3 runs 2..3), or
+  // dropped (request 3 runs 1..2).
+  for (bool drop : {false, true}) {
+    ControllerConfig cfg = config("none");
+    cfg.drop_late = drop;
+    Controller c(cfg);
+    c.add_model(0, model(), Tier::Host);
+    MiniSim s(c, 1.0);
+    s.arrive(0.0, 1, 0, 0.5);
+    s.arrive(0.0, 2, 0, 0.8);
+    s.arrive(0.0, 3, 0, 3.0);
+    s.run(10);
+    CHECK(outcome(s, 1).status == RequestStatus::Ok);  // started in time, finished late
+    if (!drop) {
+      CHECK(outcome(s, 2).status == RequestStatus::Ok);  // served late: 1..2
+      CHECK(outcome(s, 2).finished == Approx(2.0));
+      CHECK(outcome(s, 3).finished == Approx(3.0));
+    } else {
+      CHECK(outcome(s, 2).status == RequestStatus::Dropped);  // at 1, past 0.8: never run
+      CHECK(outcome(s, 2).finished == Approx(1.0));
+      CHECK(outcome(s, 2).batch_size == 0);
+      CHECK(outcome(s, 3).finished == Approx(2.0));  // runs 1..2 instead
+      CHECK(c.stats().per_model[0].dropped == 1);
+    }
+  }
+}

@@ -125,3 +125,12 @@ TEST_CASE("servelab load reads models as every mode does", "[config]") {
   CHECK_THROWS_WITH(config::parse_models_section(YAML::Load("[a, a]"), {"f", "models"}),
                     Contains("listed twice"));
 }
+
+TEST_CASE("run config: late requests are served or dropped as engine.late_requests says",
+          "[config]") {
+  CHECK_FALSE(parse().engine.control.drop_late);  // served late by default
+  CHECK(parse("engine: {late_requests: drop, slo_ms: 50}").engine.control.drop_late);
+  CHECK_THAT(error_of("engine: {late_requests: never}"), Contains("engine.late_requests"));
+  const YAML::Node emitted = config::emit_run_config(parse("engine: {late_requests: drop}"));
+  CHECK(emitted["engine"]["late_requests"].as<std::string>() == "drop");
+}

@@ -1,0 +1,64 @@
+// Latency objectives in the engine: deadlines from the model's SLO or the request's own,
+// reported per request and in /metrics; late requests served or dropped as configured.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "runtime_test_util.h"
+
+using namespace servelab;
+using namespace servelab::runtime;
+using namespace servelab::runtime::test;
+
+namespace {
+
+bool has_line(const std::string& metrics, const std::string& line) {
+  return metrics.find(line + "\n") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("engine SLOs: a request's own SLO wins over its model's, and both are reported",
+          "[runtime]") {
+  Engine engine(options(1));
+  ModelSpec spec = tiny_spec("noop");
+  spec.slo = 60.0;  // a minute: every request meets it
+  engine.register_model(spec);
+  std::vector<float> input(3 * 32 * 32, 0.5f);
+  Collector met;
+  REQUIRE(engine.submit_raw("noop", input, 1, met.callback()) == 0);
+  ClassifyResult r = met.wait(1)[0];
+  REQUIRE(r.status == RequestStatus::Ok);
+  REQUIRE(r.slo_met.has_value());
+  CHECK(*r.slo_met);
+  // A nanosecond: no answer can be that fast (served late by default, so still Ok).
+  Collector late;
+  REQUIRE(engine.submit_raw("noop", input, 1, late.callback(), RequestOptions{1e-9}) == 0);
+  r = late.wait(1)[0];
+  CHECK(r.status == RequestStatus::Ok);
+  REQUIRE(r.slo_met.has_value());
+  CHECK_FALSE(*r.slo_met);
+  CHECK(engine.model("noop")->slo == 60.0);
+  const std::string m = engine.metrics_text();
+  CHECK(has_line(m, "servelab_slo_requests_total{model=\"noop\",outcome=\"met\"} 1"));
+  CHECK(has_line(m, "servelab_slo_requests_total{model=\"noop\",outcome=\"missed\"} 1"));
+}
+
+TEST_CASE("engine SLOs: with late requests dropped, a request past its deadline never runs",
+          "[runtime]") {
+  EngineOptions o = options(1);
+  o.control.drop_late = true;
+  o.slo = 1e-9;  // the engine default: past by the time the control thread sees it
+  Engine engine(o);
+  engine.register_model(tiny_spec("noop"));
+  std::vector<float> input(3 * 32 * 32, 0.5f);
+  Collector c;
+  REQUIRE(engine.submit_raw("noop", input, 1, c.callback()) == 0);
+  const ClassifyResult r = c.wait(1)[0];
+  CHECK(r.status == RequestStatus::Dropped);
+  CHECK(r.batch_size == 0);
+  CHECK(r.error.find("deadline") != std::string::npos);
+  CHECK(engine.model("noop")->counters.dropped == 1);
+  CHECK(engine.model("noop")->counters.batches == 0);
+  CHECK(has_line(engine.metrics_text(), "servelab_request_failures_total{model=\"noop\",reason=\"dropped\"} 1"));
+}
