@@ -2,8 +2,10 @@
 #include "engine/server/http_server.h"
 
 #include <boost/asio/post.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "engine/server/admin_auth.h"
@@ -38,6 +40,21 @@ int parse_top_k(const HttpRequest& req, int fallback) {
   throw HttpError(400, "top_k must be a positive integer (got '" + it->second + "')");
 }
 
+// X-SLO-Ms: this request's latency objective in milliseconds, (0, one day]; absent: none.
+runtime::RequestOptions parse_slo_header(const HttpRequest& req) {
+  runtime::RequestOptions ro;
+  const std::string* v = req.header("x-slo-ms");
+  if (!v) return ro;
+  char* end = nullptr;
+  errno = 0;
+  const double ms = std::strtod(v->c_str(), &end);
+  if (v->empty() || end != v->c_str() + v->size() || errno || !(ms > 0) || !(ms <= 86400000.0))
+    throw HttpError(400, "X-SLO-Ms must be a number of milliseconds in (0, 86400000] (got '" +
+                             v->substr(0, 32) + "')");
+  ro.slo = ms / 1e3;
+  return ro;
+}
+
 HttpResponse classify_response(const std::string& model, const runtime::ClassifyResult& r) {
   switch (r.status) {
     case RequestStatus::Ok:
@@ -65,6 +82,7 @@ HttpResponse classify_response(const std::string& model, const runtime::Classify
             {"queue_ms", r.queue_s * 1e3},
             {"load_ms", r.load_s * 1e3},
             {"compute_ms", r.compute_s * 1e3}};
+  if (r.slo_met) j["slo_met"] = *r.slo_met;
   return json_response(200, j.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
@@ -110,6 +128,7 @@ void HttpServer::Impl::add_routes() {
     reply_with(reply, [&]() -> HttpResponse {
       const std::string& name = p.at("name");
       int top_k = parse_top_k(req, options.default_top_k);
+      const runtime::RequestOptions ro = parse_slo_header(req);
       if (req.body.empty()) throw HttpError(400, "empty body: send the image bytes as the body");
       std::string why;  // bounded before decoding: dimensions from the image header
       if (int status = check_image(req.body, options.image_limits, &why)) {
@@ -122,7 +141,7 @@ void HttpServer::Impl::add_routes() {
                                         404, "model '" + name + "' was removed"));
                                   }
                                   reply(classify_response(name, r));
-                                });
+                                }, ro);
       if (rc == 0) {  // answered later, from an engine thread
         HttpResponse later;
         later.status = -1;

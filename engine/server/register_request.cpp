@@ -62,6 +62,14 @@ uint32_t contexts_from(const json& v) {
   return uint32_t(v.get<long long>());
 }
 
+// An SLO in milliseconds: a positive number up to a day (none: null or absent).
+std::optional<double> slo_ms_from(const json& v) {
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() <= 86400000.0))
+    bad("slo_ms must be a number of milliseconds in (0, 86400000]");
+  return v.get<double>();
+}
+
 json parse_json_text(std::string_view text, const char* what) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) bad(std::string(what) + " is not valid JSON");
@@ -72,9 +80,10 @@ RegisterRequest from_json_body(const std::string& body) {
   json j = parse_json_text(body, "request body");
   if (!j.is_object()) bad("request body must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
-    static const char* kKeys[] = {"name", "path", "labels", "preprocess", "contexts"};
+    static const char* kKeys[] = {"name", "path", "labels", "preprocess", "contexts", "slo_ms"};
     if (std::find(std::begin(kKeys), std::end(kKeys), it.key()) == std::end(kKeys)) {
-      bad("unknown field '" + it.key() + "' (expected name, path, labels, preprocess, contexts)");
+      bad("unknown field '" + it.key() +
+          "' (expected name, path, labels, preprocess, contexts, slo_ms)");
     }
   }
   RegisterRequest r;
@@ -87,6 +96,7 @@ RegisterRequest from_json_body(const std::string& body) {
   r.labels = labels_from_json(j.value("labels", json()));
   if (j.contains("preprocess")) r.preprocess = preprocess_from_json(j["preprocess"]);
   r.contexts = contexts_from(j.value("contexts", json()));
+  r.slo_ms = slo_ms_from(j.value("slo_ms", json()));
   return r;
 }
 
@@ -110,6 +120,9 @@ RegisterRequest from_multipart(const std::string& content_type, const std::strin
   }
   if (const FormPart* c = find_part(parts, "contexts")) {
     r.contexts = contexts_from(parse_json_text(c->data, "form field 'contexts'"));
+  }
+  if (const FormPart* slo = find_part(parts, "slo_ms")) {
+    r.slo_ms = slo_ms_from(parse_json_text(slo->data, "form field 'slo_ms'"));
   }
   return r;
 }

@@ -25,6 +25,7 @@ struct RegisterRequest {
   std::vector<std::string> labels;
   runtime::Preprocess preprocess;
   uint32_t contexts = 0;                   // 0: the engine default
+  std::optional<double> slo_ms;            // latency objective of the model's requests
 };
 
 // Parses `req` (its body is moved out). Throws HttpError(400) for a malformed body, a missing

@@ -19,12 +19,19 @@ CREATE TABLE IF NOT EXISTS models (
   size_bytes      INTEGER NOT NULL,
   preprocess      TEXT NOT NULL,
   labels          TEXT NOT NULL,
-  registered_at   INTEGER NOT NULL
+  registered_at   INTEGER NOT NULL,
+  contexts        INTEGER NOT NULL DEFAULT 0,
+  slo_ms          REAL
 );)sql";
+
+// Columns added after the first schema: a registry written before them gets them, with
+// their defaults, when it is opened.
+const char* kAddedColumns[][2] = {{"contexts", "INTEGER NOT NULL DEFAULT 0"},
+                                  {"slo_ms", "REAL"}};
 
 const char* kColumns =
     "name, file, checksum, param_bytes, workspace_bytes, size_bytes, preprocess, labels, "
-    "registered_at";
+    "registered_at, contexts, slo_ms";
 
 // Owns one prepared statement; reset and cleared after each use.
 struct Stmt {
@@ -78,7 +85,23 @@ struct Registry::Impl {
       }
     }
     r.registered_at = sqlite3_column_int64(s, 8);
+    r.contexts = uint32_t(sqlite3_column_int64(s, 9));
+    if (sqlite3_column_type(s, 10) != SQLITE_NULL) r.slo_ms = sqlite3_column_double(s, 10);
     return r;
+  }
+  bool has_column(const std::string& name) {
+    Stmt st;
+    prepare(st, "SELECT 1 FROM pragma_table_info('models') WHERE name = ?1");
+    bind_text(st.s, 1, name);
+    return sqlite3_step(st.s) == SQLITE_ROW;
+  }
+  void add_missing_columns() {
+    for (const auto& [name, type] : kAddedColumns) {
+      if (has_column(name)) continue;
+      const std::string sql = std::string("ALTER TABLE models ADD COLUMN ") + name + " " + type;
+      if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
+        fail(std::string("add column ") + name);
+    }
   }
 };
 
@@ -100,9 +123,10 @@ Registry::Registry(const std::string& db_path) : impl_(std::make_unique<Impl>())
     im.db = nullptr;
     throw RegistryError("registry: cannot create schema in '" + db_path + "': " + msg);
   }
+  im.add_missing_columns();
   std::string cols = kColumns;
   im.prepare(im.insert, "INSERT OR IGNORE INTO models (" + cols +
-                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   im.prepare(im.update,
              "UPDATE models SET param_bytes = ?2, workspace_bytes = ?3, size_bytes = ?4 "
              "WHERE name = ?1");
@@ -137,6 +161,9 @@ bool Registry::insert(const RegistryRow& r) {
   bind_text(s, 7, r.preprocess_json);
   bind_text(s, 8, labels_text);
   sqlite3_bind_int64(s, 9, r.registered_at);
+  sqlite3_bind_int64(s, 10, int64_t(r.contexts));
+  if (r.slo_ms) sqlite3_bind_double(s, 11, *r.slo_ms);
+  else sqlite3_bind_null(s, 11);
   if (sqlite3_step(s) != SQLITE_DONE) im.fail("insert '" + r.name + "'");
   return sqlite3_changes(im.db) > 0;
 }

@@ -23,6 +23,8 @@ struct RegistryRow {
   std::string preprocess_json;      // the preprocessing spec, as JSON text
   std::vector<std::string> labels;
   int64_t registered_at = 0;        // seconds since the Unix epoch
+  uint32_t contexts = 0;            // as registered (0: the engine default)
+  std::optional<double> slo_ms;     // as registered
 };
 
 // A registry operation failed (I/O, corrupt database); message is user-facing.

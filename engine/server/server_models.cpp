@@ -54,6 +54,7 @@ json HttpServer::Impl::model_json(const std::string& name, bool full) {
     j["workspace_bytes"] = st->workspace_bytes;
     j["size_bytes"] = st->size_bytes;
     j["contexts"] = st->contexts;
+    j["slo_ms"] = st->slo ? json(*st->slo * 1e3) : json();
     j["resident"] = {{"host", st->resident_host}, {"device", st->resident_device}};
     j["loading"] = st->loading;
     j["queued"] = st->queued;
@@ -114,6 +115,7 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   spec.labels = r.labels;
   spec.preprocess = r.preprocess;
   spec.contexts = r.contexts;
+  if (r.slo_ms) spec.slo = *r.slo_ms / 1e3;
   runtime::ModelStatus st;
   try {
     st = engine->register_model(spec);  // loads and checks before we answer (Rafiqi 3.1)
@@ -134,6 +136,8 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   row.preprocess_json = dump(preprocess_to_json(r.preprocess));
   row.labels = r.labels;
   row.registered_at = unix_now();
+  row.contexts = r.contexts;
+  row.slo_ms = r.slo_ms;
   try {
     if (!registry.insert(row)) throw HttpError(409, "model '" + r.name + "' is already registered");
   } catch (...) {
@@ -152,7 +156,8 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
             {"checksum", file.sha256}, {"file_bytes", file.bytes},
             {"param_bytes", st.param_bytes}, {"workspace_bytes", st.workspace_bytes},
             {"size_bytes", st.size_bytes},   {"num_labels", r.labels.size()},
-            {"contexts", st.contexts},       {"preprocess", preprocess_to_json(r.preprocess)}};
+            {"contexts", st.contexts},       {"preprocess", preprocess_to_json(r.preprocess)},
+            {"slo_ms", r.slo_ms ? json(*r.slo_ms) : json()}};
   return json_response(201, dump(j));
 }
 
@@ -246,6 +251,8 @@ RestoreReport HttpServer::Impl::restore() {
       spec.file = row.file;
       spec.labels = row.labels;
       spec.preprocess = preprocess_from_json(json::parse(row.preprocess_json));
+      spec.contexts = row.contexts;
+      if (row.slo_ms) spec.slo = *row.slo_ms / 1e3;
       auto st = engine->register_model(spec);
       registry.update_sizes(row.name, st.param_bytes, st.workspace_bytes, st.size_bytes);
       report.restored.push_back(row.name);
