@@ -18,6 +18,8 @@ int multipart(const uint8_t* data, size_t size);
 int register_request(const uint8_t* data, size_t size);
 // Bytes as a classify body: header reading and the limits check.
 int image_guard(const uint8_t* data, size_t size);
+// Bytes as the YAML of a run configuration (config/run_config.h), parsed and written back.
+int run_config(const uint8_t* data, size_t size);
 
 struct Target {
   const char* name;  // also the folder of its seed corpus: fuzz/corpus/<name>/
@@ -26,6 +28,7 @@ struct Target {
 inline constexpr Target kTargets[] = {{"http_request", http_request},
                                       {"multipart", multipart},
                                       {"register_request", register_request},
-                                      {"image_guard", image_guard}};
+                                      {"image_guard", image_guard},
+                                      {"run_config", run_config}};
 
 }  // namespace servelab::fuzz
