@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import page  # noqa: E402
 import plots  # noqa: E402
 import results_db  # noqa: E402
+import timeline  # noqa: E402
 
 
 def main(argv=None):
@@ -39,7 +40,11 @@ def main(argv=None):
         fig = dict(fig)
         fig.setdefault("id", f"figure{i + 1}")
         base = os.path.join(out, fig["id"])
-        files = plots.render(exp, fig, base, formats=args.formats.split(","))
+        if fig.get("kind") == "timeline":
+            files = timeline.render(exp, fig, base, formats=args.formats.split(","))
+            fig = timeline.table_spec(fig)  # its table: one row per point, by series and row
+        else:
+            files = plots.render(exp, fig, base, formats=args.formats.split(","))
         sections.append(page.figure_section(exp, fig, [os.path.basename(p) for p in files]))
     md, html = page.render(exp, sections)
     with open(os.path.join(out, "report.md"), "w") as f:

@@ -13,7 +13,8 @@ sys.path.insert(0, os.path.join(src, "reports"))
 import verdict  # noqa: E402
 
 errors, figures = [], 0
-for path in sorted(glob.glob(os.path.join(src, "experiments", "rafiqi", "*.yaml"))):
+papers = ("rafiqi", "rafiki")
+for path in sorted(p for d in papers for p in glob.glob(os.path.join(src, "experiments", d, "*.yaml"))):
     with open(path) as f:
         spec = yaml.safe_load(f)
     for fig in spec.get("figures") or []:

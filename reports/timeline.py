@@ -1,0 +1,136 @@
+"""Timeline figures: what happened over a run's time, from its requests.csv (Rafiki figures
+11-13: the arrival rate, and overdue requests over time, per policy).
+
+A figure with `kind: timeline` in an experiment's `figures:`:
+
+    - id: overdue
+      kind: timeline
+      title: "Overdue requests over time"
+      rows: workload.arrival.peak_base      # one row of panels per value (optional)
+      series: policies.batching.name        # one line per value
+      where: {policies.batching.name: [rafiki-greedy, clipper-aimd]}   # optional filter
+      bin_s: 5                              # width of a time bin in seconds (default 1)
+
+Each panel plots, per series, the overdue requests per bin by arrival time (a request is
+overdue when it was not answered Ok within its deadline: the run's engine.slo_ms), and, dashed
+on a second axis, the arrival rate (requests per second in the bin). The first repetition of
+each point is drawn; columns are the modes (sim, real).
+"""
+import csv
+import math
+import os
+
+import matplotlib
+import yaml
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from plots import MODE_TITLES, short, value_label  # noqa: E402
+from verdict import select  # noqa: E402
+
+
+def run_dir(exp, mode, pid):
+    """Folder of the first successful repetition of point `pid` in `mode` (None if none)."""
+    runs = [r for r in exp.runs if r["point_id"] == pid and r["mode"] == mode
+            and r["status"] == "ok"]
+    if not runs:
+        return None
+    first = min(runs, key=lambda r: r["repetition"])
+    return os.path.join(exp.dir, first["dir"])
+
+
+def slo_seconds(folder):
+    """The run's SLO from its effective config (None when it has none)."""
+    try:
+        with open(os.path.join(folder, "config.yaml")) as f:
+            slo = (yaml.safe_load(f).get("engine") or {}).get("slo_ms")
+    except OSError:
+        return None
+    return slo / 1e3 if isinstance(slo, (int, float)) else None
+
+
+def binned(folder, bin_s):
+    """(bin starts, arrivals per second, overdue requests) per bin of arrival time."""
+    slo = slo_seconds(folder)
+    arrivals, overdue = {}, {}
+    with open(os.path.join(folder, "requests.csv")) as f:
+        for row in csv.DictReader(f):
+            t = float(row["arrival"])
+            b = int(t // bin_s)
+            arrivals[b] = arrivals.get(b, 0) + 1
+            finish = float(row["finish"]) if row["finish"] else math.inf
+            late = row["status"] != "ok" or (slo is not None and finish - t > slo)
+            overdue[b] = overdue.get(b, 0) + int(late)
+    bins = range(max(arrivals) + 1) if arrivals else range(0)
+    return ([b * bin_s for b in bins], [arrivals.get(b, 0) / bin_s for b in bins],
+            [overdue.get(b, 0) for b in bins])
+
+
+def _values(exp, path, pids):
+    """The distinct values of sweep `path` over the points, in sweep order."""
+    seen = []
+    for pid in pids:
+        v = exp.points[pid]["params"].get(path) if path else None
+        if v not in seen:
+            seen.append(v)
+    return seen
+
+
+def table_spec(fig):
+    """The figure as the report's table sees it: x the series, series the rows, and the
+    run-level metrics that sum up its panels."""
+    return {**fig, "x": fig.get("series"), "series": fig.get("rows"),
+            "metrics": fig.get("metrics") or ["overdue", "slo_attainment", "latency_p99_ms"]}
+
+
+def render(exp, fig, out_base, formats=("png", "svg")):
+    """Draws one timeline figure to out_base.<fmt>; returns the written paths."""
+    modes = [m for m in ("sim", "real") if m in exp.modes] or exp.modes
+    pids = select(exp, fig.get("where") or {})
+    rows_path, series_path = fig.get("rows"), fig.get("series")
+    rows = _values(exp, rows_path, pids)
+    bin_s = float(fig.get("bin_s", 1.0))
+    f, axes = plt.subplots(len(rows), len(modes), figsize=(6.5 * len(modes), 2.8 * len(rows)),
+                           squeeze=False, sharex=True)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ci, mode in enumerate(modes):
+        for ri, row in enumerate(rows):
+            ax = axes[ri][ci]
+            rate_ax = ax.twinx()
+            drawn_rate = False
+            in_row = [p for p in pids if not rows_path
+                      or exp.points[p]["params"].get(rows_path) == row]
+            for si, pid in enumerate(in_row):
+                folder = run_dir(exp, mode, pid)
+                if not folder:
+                    continue
+                t, rate, late = binned(folder, bin_s)
+                label = value_label(exp.points[pid]["params"].get(series_path, pid))
+                ax.plot(t, late, color=colors[si % len(colors)], lw=1.2, label=label)
+                if not drawn_rate:  # the same arrivals for every series of a row
+                    rate_ax.plot(t, rate, color="gray", ls="--", lw=1, label="arrival rate")
+                    drawn_rate = True
+            ax.set_ylabel(f"overdue per {bin_s:g} s")
+            rate_ax.set_ylabel("arrivals / s", color="gray")
+            title = MODE_TITLES.get(mode, mode)
+            if rows_path:
+                title += f", {short(rows_path)} = {value_label(row)}"
+            ax.set_title(title, fontsize=10)
+            ax.grid(True, alpha=0.3)
+            if ri == len(rows) - 1:
+                ax.set_xlabel("time of arrival (s)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if handles:
+        f.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)),
+                 bbox_to_anchor=(0.5, 1 - 0.3 / f.get_figheight()), frameon=False)
+    f.tight_layout(rect=(0, 0, 1, 1 - 0.6 / f.get_figheight()))
+    f.suptitle(fig.get("title") or fig.get("id", ""), y=1 - 0.05 / f.get_figheight(),
+               fontsize=11, va="top")
+    paths = []
+    for fmt in formats:
+        path = f"{out_base}.{fmt}"
+        f.savefig(path, dpi=110, bbox_inches="tight")
+        paths.append(path)
+    plt.close(f)
+    return paths
