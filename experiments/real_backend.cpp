@@ -103,6 +103,7 @@ class RealBackend : public Backend {
     eo.control = rc.engine.control;
     eo.default_contexts = rc.engine.contexts;
     eo.slo = rc.engine.slo;  // deadlines reach the controller as in the simulator
+    eo.profile_file = fs::absolute(o_.profile).string();  // batch-cost priors (rafiki-greedy)
     eo.executor = "torch";
     eo.device = "cpu";
     server::ServerOptions so;

@@ -25,6 +25,7 @@ std::unique_ptr<Executor> make_executor(const EngineOptions& o) {
 Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
   if (opts.control.workers == 0) throw ConfigError("the engine needs at least one worker");
   exec = make_executor(opts);
+  if (!opts.profile_file.empty()) cost_priors = config::load_profile(opts.profile_file);
   exec_tier = exec->exec_tier();
   opts.control.exec_tier = exec_tier;
   ctl = std::make_unique<Controller>(opts.control);  // throws ConfigError for bad policies

@@ -85,7 +85,9 @@ struct ClassifyResult {
 struct EngineOptions {
   ControllerConfig control;         // workers, quantum, policies, budgets, timeout, queue bound
   std::string executor = "torch";   // torch | profiled
-  std::string profile_file;         // profiled: cost profile YAML (see docs/config.md)
+  // Cost profile YAML (docs/config.md): the profiled executor's costs; with the torch
+  // executor, only the batch-cost priors of SLO-aware batching (an entry per model file stem).
+  std::string profile_file;
   std::string device = "auto";      // auto | cpu | cuda
   int intra_op_threads = 1;         // LibTorch intra-op threads per worker
   uint32_t default_contexts = 1;    // Rafiqi's context pool size per model

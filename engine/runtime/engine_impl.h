@@ -84,6 +84,7 @@ struct Engine::Impl {
   EngineOptions opts;
   WallClock clock;
   std::unique_ptr<Executor> exec;
+  CostProfile cost_priors;  // opts.profile_file's entries (empty without one); read-only
   Tier exec_tier = Tier::Host;
 
   // Control thread only.

@@ -1,6 +1,7 @@
 // Engine facade, model side: registration (load, check, measure, add to the controller),
 // removal, status and metrics.
 #include <algorithm>
+#include <filesystem>
 
 #include "engine/runtime/engine_impl.h"
 #include "engine/runtime/preprocess.h"
@@ -80,6 +81,10 @@ ModelStatus Engine::register_model(const ModelSpec& spec) {
   info.name = spec.name;
   info.size_bytes = entry->size_bytes;
   info.contexts = entry->contexts;
+  // SLO-aware batching's batch-cost prior, from the profile's entry for the model's file.
+  const ModelProfile* prior = s.cost_priors.find(std::filesystem::path(spec.file).stem().string());
+  if (!prior) prior = s.cost_priors.find(spec.name);
+  if (prior) info.batch_seconds = prior->mean_batch_seconds();
   // Resident in Host after the check when the host budget has room; otherwise the host copy
   // is dropped and the first batch loads it from disk.
   std::string error = s.query([&](Time) -> std::string {

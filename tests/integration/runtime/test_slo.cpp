@@ -2,9 +2,11 @@
 // reported per request and in /metrics; late requests served or dropped as configured.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <string>
 
 #include "runtime_test_util.h"
+#include "tests/support/temp_dir.h"
 
 using namespace servelab;
 using namespace servelab::runtime;
@@ -61,4 +63,33 @@ TEST_CASE("engine SLOs: with late requests dropped, a request past its deadline 
   CHECK(engine.model("noop")->counters.dropped == 1);
   CHECK(engine.model("noop")->counters.batches == 0);
   CHECK(has_line(engine.metrics_text(), "servelab_request_failures_total{model=\"noop\",reason=\"dropped\"} 1"));
+}
+
+TEST_CASE("engine SLOs: rafiki-greedy takes c(b) from the cost profile's entry for the model",
+          "[runtime]") {
+  // B = {2, 4}, tau = 1 s, delta = 0.1 s. Two queued requests: b = 2, dispatched once
+  // c(2) + w(q0) + 0.1 >= 1. With the profile's c(2) = 0.95 s that holds at once; without a
+  // prior c(2) is 0 until measured and the batch waits until w(q0) = 0.9 s.
+  servelab::testutil::TempDir dir("slo-priors");
+  const std::string profile = (dir / "profile.yaml").string();
+  {
+    std::ofstream(profile) << "models:\n  noop:\n    size_mb: 1\n    batch_latency_ms:\n"
+                              "      - {batch: 2, mean: 950, stddev: 0}\n"
+                              "      - {batch: 4, mean: 990, stddev: 0}\n";
+  }
+  for (bool with_prior : {true, false}) {
+    EngineOptions o = options(1, "rafiki-greedy", params({{"batch_sizes", "2,4"}, {"slo_ms", "1000"}}));
+    if (with_prior) o.profile_file = profile;
+    Engine engine(o);
+    engine.register_model(tiny_spec("noop"));
+    std::vector<float> input(3 * 32 * 32, 0.5f);
+    Collector c;
+    for (int i = 0; i < 2; ++i) REQUIRE(engine.submit_raw("noop", input, 1, c.callback()) == 0);
+    for (const ClassifyResult& r : c.wait(2)) {
+      REQUIRE(r.status == RequestStatus::Ok);
+      CHECK(r.batch_size == 2);
+      if (with_prior) CHECK(r.queue_s < 0.5);
+      else CHECK(r.queue_s > 0.8);
+    }
+  }
 }
