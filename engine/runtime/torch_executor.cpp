@@ -154,7 +154,7 @@ class TorchExecutor final : public Executor {
   }
 
   void run(ModelId id, Tier exec, const std::vector<const Input*>& inputs,
-           std::vector<std::vector<float>>& probs) override {
+           std::vector<std::vector<float>>& outputs) override {
     std::shared_ptr<TorchModel> model = find(id);
     if (!model) throw std::runtime_error("model was removed");
     ModulePtr module = module_in(*model, exec);
@@ -171,12 +171,12 @@ class TorchExecutor final : public Executor {
     if (out.dim() != 2 || out.size(0) != static_cast<int64_t>(inputs.size()))
       throw std::runtime_error("model returned " + shape_string(out) + " for a batch of " +
                                std::to_string(inputs.size()));
-    at::Tensor p = torch::softmax(out.to(torch::kCPU, torch::kFloat), 1).contiguous();
+    at::Tensor p = out.to(torch::kCPU, torch::kFloat).contiguous();
     const int64_t classes = p.size(1);
     const float* data = p.data_ptr<float>();
-    probs.resize(inputs.size());
+    outputs.resize(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i)
-      probs[i].assign(data + i * classes, data + (i + 1) * classes);
+      outputs[i].assign(data + i * classes, data + (i + 1) * classes);
   }
 
   bool normalizes_on_device() const override { return use_cuda_; }
