@@ -52,7 +52,7 @@ Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
   Impl& s = *impl_;
   for (uint32_t w = 0; w < s.opts.control.workers; ++w)
-    s.workers.push_back(std::make_unique<TaskThread>());
+    s.workers.push_back(std::make_unique<TaskThread>([&s] { s.exec->prepare_thread(); }));
   s.loader = std::make_unique<TaskThread>();
   s.control = std::thread([&s] { s.control_main(); });
   s.control_id = s.control.get_id();

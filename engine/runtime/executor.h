@@ -58,6 +58,9 @@ class Executor {
   virtual void run(ModelId id, Tier exec, const std::vector<const Input*>& inputs,
                    std::vector<std::vector<float>>& outputs) = 0;
 
+  // Called once on each worker thread before its first run(): per-thread library settings.
+  virtual void prepare_thread() {}
+
   // Whether preprocessing should hand over uint8 crops for on-device normalization.
   virtual bool normalizes_on_device() const = 0;
   // True when inputs are ignored (profiled): submit_raw may then pass an empty input.

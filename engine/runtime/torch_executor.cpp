@@ -37,6 +37,13 @@ struct TorchModel {
   ModulePtr tiers[kTierCount];  // [Host], [Device]; [Disk] unused (the file is the copy)
 };
 
+// Turns TorchScript graph optimization off on this thread for its lifetime (thread-local).
+struct OptimizerOff {
+  bool was = torch::jit::getGraphExecutorOptimize();
+  OptimizerOff() { torch::jit::setGraphExecutorOptimize(false); }
+  ~OptimizerOff() { torch::jit::setGraphExecutorOptimize(was); }
+};
+
 uint64_t tensor_bytes(const torch::jit::Module& m) {
   std::unordered_set<const void*> seen;  // shared storages count once
   uint64_t total = 0;
@@ -59,15 +66,19 @@ class TorchExecutor final : public Executor {
       throw std::runtime_error("unknown device '" + device + "' (expected auto, cpu or cuda)");
     use_cuda_ = cuda && device != "cpu";
     if (intra_op_threads > 0) at::set_num_threads(intra_op_threads);  // process-wide
-    // No TorchScript graph optimization (process-wide): the profiling executor makes the first
-    // two runs of every freshly loaded module slow (profile, then optimize), so each cache
-    // miss cost 15-70 ms more compute on squeezenet1_1 (mobilenet_v3_small: 215 and 201 ms
-    // vs 75 warm) while warm runs were no faster (CPU, LibTorch 1.13: 87 vs 85-92 ms).
-    torch::jit::setGraphExecutorOptimize(false);
   }
+
+  // No TorchScript graph optimization: the profiling executor makes the first two runs of
+  // every freshly loaded module slow (profile, then optimize), so each cache miss cost
+  // 15-70 ms more compute on squeezenet1_1 (mobilenet_v3_small: 215 and 201 ms vs 75 warm)
+  // while warm runs were no faster (CPU, LibTorch 1.13: 87 vs 85-92 ms). The switch is
+  // thread-local in LibTorch, so it is set on every worker thread (it used to be set only
+  // on the thread that built the engine, and workers ran with the optimizer on).
+  void prepare_thread() override { torch::jit::setGraphExecutorOptimize(false); }
 
   ModelMeasure add(ModelId id, const ModelSpec& spec, uint32_t max_batch,
                    uint32_t contexts) override {
+    OptimizerOff no_opt;  // the check forward runs on the caller's thread, as workers would
     auto model = std::make_shared<TorchModel>();
     model->file = spec.file;
     model->pp = spec.preprocess;
