@@ -284,15 +284,21 @@ struct SpyEviction final : EvictionPolicy {
   void on_access(ModelId, Time) override {}
   void on_unload(ModelId, Time) override {}
   size_t pick_victim(std::span<const EvictionCandidate> c, Time) override {
-    g_seen->emplace_back(c.begin(), c.end());
+    // The policy stays registered after its test: other tests that loop over every
+    // eviction policy use it too, when g_seen no longer points anywhere.
+    if (g_seen) g_seen->emplace_back(c.begin(), c.end());
     return 0;
   }
+};
+struct ForgetSeen {
+  ~ForgetSeen() { g_seen = nullptr; }
 };
 }  // namespace
 
 TEST_CASE("eviction candidates carry size, reload cost, last use, uses and queue") {
   std::vector<std::vector<EvictionCandidate>> seen;
   g_seen = &seen;
+  ForgetSeen forget;  // before `seen` goes out of scope
   PolicyRegistry::add_eviction("test-spy-candidates", "records candidates",
                                [](const PolicyParams&) { return std::make_unique<SpyEviction>(); });
   // Room for one model on the host. Model 0 is preloaded with a prior reload estimate of 0.5 s;
