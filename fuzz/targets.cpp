@@ -11,6 +11,7 @@
 #include "engine/server/multipart.h"
 #include "engine/server/register_request.h"
 #include "engine/server/router.h"
+#include "engine/server/v2_protocol.h"
 
 namespace servelab::fuzz {
 namespace http = boost::beast::http;
@@ -32,7 +33,10 @@ const Router& server_routes() {
     };
     for (const char* route : {"POST /register", "GET /models", "GET /models/{name}",
                               "DELETE /models/{name}", "POST /classify/{name}", "GET /health",
-                              "GET /metrics"}) {
+                              "GET /metrics", "GET /v2", "GET /v2/health/live",
+                              "GET /v2/health/ready", "GET /v2/models/{name}",
+                              "GET /v2/models/{name}/ready", "POST /v2/models/{name}/infer",
+                              "POST /v2/models/{name}/versions/{version}/infer"}) {
       std::string_view s(route);
       size_t sp = s.find(' ');
       r.add(std::string(s.substr(0, sp)), std::string(s.substr(sp + 1)), touch);
@@ -106,6 +110,24 @@ int image_guard(const uint8_t* data, size_t size) {
   std::string why;
   (void)check_image(view(data, size), small, &why);
   (void)check_image(view(data, size), ImageLimits{}, nullptr);
+  return 0;
+}
+
+int v2_infer(const uint8_t* data, size_t size) {
+  std::string_view in = view(data, size);
+  size_t eol = in.find('\n');
+  if (eol == std::string_view::npos) return 0;
+  const std::string header(in.substr(0, eol));
+  static const TensorSpec input = v2_input_spec(2, 2);
+  try {
+    V2InferRequest r = parse_v2_infer(in.substr(eol + 1), header.empty() ? nullptr : &header,
+                                      input, "OUTPUT__0");
+    if (r.input.size() != 12) __builtin_trap();  // exactly the shape's values, always
+    TensorSpec out = v2_output_spec(12);
+    (void)v2_infer_response("m", r.id, out, r.input, r.binary_output).body.size();
+  } catch (const HttpError& e) {
+    if (e.status != 400) __builtin_trap();
+  }
   return 0;
 }
 

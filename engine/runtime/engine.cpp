@@ -20,6 +20,26 @@ std::unique_ptr<Executor> make_executor(const EngineOptions& o) {
   throw ConfigError("unknown executor '" + o.executor + "' (expected torch or profiled)");
 }
 
+// Softmax of `logits` and the `p->top_k` best classes with their labels, into p->top.
+void top_classes(const std::vector<float>& logits, Pending* p) {
+  if (logits.empty()) return p->top.clear();
+  const float peak = *std::max_element(logits.begin(), logits.end());
+  std::vector<float> pr(logits.size());
+  double sum = 0;
+  for (size_t i = 0; i < pr.size(); ++i) sum += pr[i] = std::exp(logits[i] - peak);
+  for (float& v : pr) v = static_cast<float>(v / sum);
+  std::vector<size_t> idx(pr.size());
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+  size_t k = std::min<size_t>(static_cast<size_t>(std::max(p->top_k, 1)), idx.size());
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [&](size_t a, size_t c) { return pr[a] > pr[c]; });
+  const auto& labels = p->model->spec.labels;
+  p->top.clear();
+  for (size_t j = 0; j < k; ++j)
+    p->top.emplace_back(idx[j] < labels.size() ? labels[idx[j]] : std::to_string(idx[j]),
+                        pr[idx[j]]);
+}
+
 }  // namespace
 
 Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
@@ -35,7 +55,7 @@ Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
   Impl& s = *impl_;
   for (uint32_t w = 0; w < s.opts.control.workers; ++w)
-    s.workers.push_back(std::make_unique<TaskThread>());
+    s.workers.push_back(std::make_unique<TaskThread>([&s] { s.exec->prepare_thread(); }));
   s.loader = std::make_unique<TaskThread>();
   s.control = std::thread([&s] { s.control_main(); });
   s.control_id = s.control.get_id();
@@ -175,21 +195,13 @@ void Engine::Impl::run_batch(Batch b) {
         if (!p) throw std::runtime_error("internal error: request payload missing");
         inputs.push_back(&p->input);
       }
-      std::vector<std::vector<float>> probs;
-      exec->run(model, exec_tier, inputs, probs);
+      std::vector<std::vector<float>> outputs;
+      exec->run(model, exec_tier, inputs, outputs);
       for (size_t i = 0; i < items.size(); ++i) {
-        Pending& p = *items[i];
-        const std::vector<float>& pr = probs[i];
-        std::vector<size_t> idx(pr.size());
-        for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
-        size_t k = std::min<size_t>(static_cast<size_t>(std::max(p.top_k, 1)), idx.size());
-        std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
-                          [&](size_t a, size_t c) { return pr[a] > pr[c]; });
-        const auto& labels = p.model->spec.labels;
-        p.top.clear();
-        for (size_t j = 0; j < k; ++j)
-          p.top.emplace_back(idx[j] < labels.size() ? labels[idx[j]] : std::to_string(idx[j]),
-                             pr[idx[j]]);
+        if (items[i]->top_k == 0)
+          items[i]->output = std::move(outputs[i]);
+        else
+          top_classes(outputs[i], items[i]);
       }
     } catch (const std::exception& e) {
       ok = false;
@@ -222,7 +234,10 @@ void Engine::Impl::finish(const RequestOutcome& o) {
     r.slo_met = o.status == RequestStatus::Ok && o.finished <= o.request.deadline;
   time_split(o, &r.queue_s, &r.load_s, &r.compute_s);
   switch (o.status) {
-    case RequestStatus::Ok: r.top = std::move(p->top); break;
+    case RequestStatus::Ok:
+      r.top = std::move(p->top);
+      r.output = std::move(p->output);
+      break;
     case RequestStatus::Timeout: r.error = "timed out waiting in the queue"; break;
     case RequestStatus::Rejected: r.error = "the model's queue is full"; break;
     case RequestStatus::Cancelled: r.error = "the request was cancelled"; break;

@@ -77,6 +77,7 @@ struct ClassifyResult {
   RequestStatus status = RequestStatus::Ok;
   std::string error;                               // non-empty when status != Ok
   std::vector<std::pair<std::string, float>> top;  // label, probability (softmax), best first
+  std::vector<float> output;                       // infer(): the model's output row (logits)
   double queue_s = 0, load_s = 0, compute_s = 0;   // time split of this request
   uint32_t batch_size = 0;
   std::optional<bool> slo_met;  // with a deadline: answered Ok by it
@@ -126,6 +127,20 @@ class Engine {
   // profiled executor or benchmarks. `input` may be empty for the profiled executor.
   int submit_raw(const std::string& model, std::vector<float> input, int top_k,
                  std::function<void(ClassifyResult)> done, const RequestOptions& options = {});
+
+  // A tensor request (KServe v2 infer): `input` is one preprocessed C x H x W float tensor of
+  // the model's input size; no image decoding. Answers like classify, with
+  // ClassifyResult::output holding the model's output row (no softmax, no top-k).
+  // Returns 404 unknown model, 400 when input.size() is not 3 x height x width, 0 accepted.
+  int infer(const std::string& model, std::vector<float> input,
+            std::function<void(ClassifyResult)> done, const RequestOptions& options = {});
+
+  // The tensor sizes of a registered model, or nothing. Cheap (no control-thread round trip).
+  struct Tensors {
+    int height = 0, width = 0;  // input: 3 x height x width floats
+    uint32_t classes = 0;       // output row width; 0 when unknown (profiled executor)
+  };
+  std::optional<Tensors> tensors(const std::string& model) const;
 
   std::string metrics_text() const;
   bool cuda_available() const;

@@ -42,11 +42,12 @@ struct ModelEntry {
 struct Pending {
   Request request;
   Input input;
-  int top_k = 5;
+  int top_k = 5;  // 0: a tensor request (infer): answer the output row, not classes
   std::function<void(ClassifyResult)> done;
   std::shared_ptr<const ModelEntry> model;  // labels
   // Written by the worker that ran the batch, read by the control thread after batch_done.
   std::vector<std::pair<std::string, float>> top;
+  std::vector<float> output;
   std::string error;
 };
 
@@ -68,6 +69,9 @@ struct Engine::Impl {
   void finish(const RequestOutcome& o);  // control thread: answers one request
   int accept(Input input, int top_k, std::function<void(ClassifyResult)> done,
              std::shared_ptr<const ModelEntry> m, const RequestOptions& ro);
+  // submit_raw (top_k >= 1) and infer (top_k 0): a preprocessed C x H x W input.
+  int submit_tensor(const std::string& model, std::vector<float> input, int top_k,
+                    std::function<void(ClassifyResult)> done, const RequestOptions& ro);
   std::shared_ptr<const ModelEntry> find(const std::string& name) const;
   // A request of model `m` arriving now; its deadline from ro's SLO, else the model's, else
   // the engine default (none: kNever).

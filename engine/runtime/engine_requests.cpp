@@ -1,5 +1,7 @@
 // Engine facade, request side: classify (OpenCV preprocessing on the caller's thread) and
 // submit_raw, both handing an accepted request to the control thread as an arrival.
+#include <algorithm>
+
 #include "engine/runtime/engine_impl.h"
 #include "engine/runtime/preprocess.h"
 
@@ -92,9 +94,27 @@ int Engine::classify(const std::string& model, std::string image_bytes, int top_
   return s.accept(std::move(input), top_k, std::move(done), std::move(m), ro);
 }
 
+int Engine::infer(const std::string& model, std::vector<float> input,
+                  std::function<void(ClassifyResult)> done, const RequestOptions& ro) {
+  return impl_->submit_tensor(model, std::move(input), 0, std::move(done), ro);
+}
+
+std::optional<Engine::Tensors> Engine::tensors(const std::string& model) const {
+  auto m = impl_->find(model);
+  if (!m) return std::nullopt;
+  return Tensors{m->spec.preprocess.input_height, m->spec.preprocess.input_width,
+                 m->measure.classes};
+}
+
 int Engine::submit_raw(const std::string& model, std::vector<float> input, int top_k,
                        std::function<void(ClassifyResult)> done, const RequestOptions& ro) {
-  Impl& s = *impl_;
+  return impl_->submit_tensor(model, std::move(input), std::max(top_k, 1), std::move(done), ro);
+}
+
+int Engine::Impl::submit_tensor(const std::string& model, std::vector<float> input, int top_k,
+                                std::function<void(ClassifyResult)> done,
+                                const RequestOptions& ro) {
+  Impl& s = *this;
   auto m = s.find(model);
   if (!m) return 404;
   const Preprocess& pp = m->spec.preprocess;

@@ -51,11 +51,15 @@ class Executor {
   // Frees the model's copy in `tier`. Unknown ids and non-resident tiers are ignored.
   virtual void evict(ModelId id, Tier tier) = 0;
 
-  // One batched forward pass from tier `exec`. On return probs[i] holds the softmax
-  // probabilities of inputs[i] (empty vectors when the executor computes no outputs).
+  // One batched forward pass from tier `exec`. On return outputs[i] holds the model's output
+  // row (logits) for inputs[i] (empty vectors when the executor computes no outputs); the
+  // engine turns it into probabilities where a request asks for classes.
   // Throws std::exception on failure (the whole batch fails).
   virtual void run(ModelId id, Tier exec, const std::vector<const Input*>& inputs,
-                   std::vector<std::vector<float>>& probs) = 0;
+                   std::vector<std::vector<float>>& outputs) = 0;
+
+  // Called once on each worker thread before its first run(): per-thread library settings.
+  virtual void prepare_thread() {}
 
   // Whether preprocessing should hand over uint8 crops for on-device normalization.
   virtual bool normalizes_on_device() const = 0;

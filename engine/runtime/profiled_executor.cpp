@@ -36,7 +36,7 @@ class ProfiledExecutor final : public Executor {
   void load(ModelId id, Tier from, Tier to) override { sleep_for(find(id)->load_seconds(from, to)); }
   void evict(ModelId, Tier) override {}
   void run(ModelId id, Tier, const std::vector<const Input*>& inputs,
-           std::vector<std::vector<float>>& probs) override {
+           std::vector<std::vector<float>>& outputs) override {
     const ModelProfile* p = find(id);
     auto b = static_cast<uint32_t>(inputs.size());
     double t;
@@ -45,7 +45,7 @@ class ProfiledExecutor final : public Executor {
       t = p->sample_batch_latency(b, noise_, rng_);
     }
     sleep_for(t);
-    probs.assign(inputs.size(), {});
+    outputs.assign(inputs.size(), {});
   }
   bool normalizes_on_device() const override { return false; }
   bool accepts_empty_input() const override { return true; }

@@ -38,6 +38,13 @@ struct TorchModel {
   ModulePtr tiers[kTierCount];  // [Host], [Device]; [Disk] unused (the file is the copy)
 };
 
+// Turns TorchScript graph optimization off on this thread for its lifetime (thread-local).
+struct OptimizerOff {
+  bool was = torch::jit::getGraphExecutorOptimize();
+  OptimizerOff() { torch::jit::setGraphExecutorOptimize(false); }
+  ~OptimizerOff() { torch::jit::setGraphExecutorOptimize(was); }
+};
+
 uint64_t tensor_bytes(const torch::jit::Module& m) {
   std::unordered_set<const void*> seen;  // shared storages count once
   uint64_t total = 0;
@@ -61,15 +68,19 @@ class TorchExecutor final : public Executor {
     use_cuda_ = cuda && device != "cpu";
     if (intra_op_threads > 0) at::set_num_threads(intra_op_threads);  // process-wide
     keep_freed_memory();  // one allocator regime for the profiler and the server
-    // No TorchScript graph optimization (process-wide): the profiling executor makes the first
-    // two runs of every freshly loaded module slow (profile, then optimize), so each cache
-    // miss cost 15-70 ms more compute on squeezenet1_1 (mobilenet_v3_small: 215 and 201 ms
-    // vs 75 warm) while warm runs were no faster (CPU, LibTorch 1.13: 87 vs 85-92 ms).
-    torch::jit::setGraphExecutorOptimize(false);
   }
+
+  // No TorchScript graph optimization: the profiling executor makes the first two runs of
+  // every freshly loaded module slow (profile, then optimize), so each cache miss cost
+  // 15-70 ms more compute on squeezenet1_1 (mobilenet_v3_small: 215 and 201 ms vs 75 warm)
+  // while warm runs were no faster (CPU, LibTorch 1.13: 87 vs 85-92 ms). The switch is
+  // thread-local in LibTorch, so it is set on every worker thread (it used to be set only
+  // on the thread that built the engine, and workers ran with the optimizer on).
+  void prepare_thread() override { torch::jit::setGraphExecutorOptimize(false); }
 
   ModelMeasure add(ModelId id, const ModelSpec& spec, uint32_t max_batch,
                    uint32_t contexts) override {
+    OptimizerOff no_opt;  // the check forward runs on the caller's thread, as workers would
     auto model = std::make_shared<TorchModel>();
     model->file = spec.file;
     model->pp = spec.preprocess;
@@ -156,7 +167,7 @@ class TorchExecutor final : public Executor {
   }
 
   void run(ModelId id, Tier exec, const std::vector<const Input*>& inputs,
-           std::vector<std::vector<float>>& probs) override {
+           std::vector<std::vector<float>>& outputs) override {
     std::shared_ptr<TorchModel> model = find(id);
     if (!model) throw std::runtime_error("model was removed");
     ModulePtr module = module_in(*model, exec);
@@ -173,12 +184,12 @@ class TorchExecutor final : public Executor {
     if (out.dim() != 2 || out.size(0) != static_cast<int64_t>(inputs.size()))
       throw std::runtime_error("model returned " + shape_string(out) + " for a batch of " +
                                std::to_string(inputs.size()));
-    at::Tensor p = torch::softmax(out.to(torch::kCPU, torch::kFloat), 1).contiguous();
+    at::Tensor p = out.to(torch::kCPU, torch::kFloat).contiguous();
     const int64_t classes = p.size(1);
     const float* data = p.data_ptr<float>();
-    probs.resize(inputs.size());
+    outputs.resize(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i)
-      probs[i].assign(data + i * classes, data + (i + 1) * classes);
+      outputs[i].assign(data + i * classes, data + (i + 1) * classes);
   }
 
   bool normalizes_on_device() const override { return use_cuda_; }
@@ -227,9 +238,23 @@ class TorchExecutor final : public Executor {
         items.push_back(torch::from_blob(const_cast<float*>(in->chw.data()),
                                          {in->channels, in->height, in->width}, torch::kFloat));
     }
-    at::Tensor batch = torch::stack(items);  // one copy into the batch tensor
+    at::Tensor batch = all_u8 || dev != torch::kCPU ? torch::stack(items) : reused_batch(items);
     if (dev != torch::kCPU) batch = batch.pin_memory().to(dev, /*non_blocking=*/true);
     return all_u8 ? normalize(batch, dev) : batch;
+  }
+
+  // The float inputs stacked into this worker thread's batch tensor of last time when the
+  // shape matches and nothing else holds it. A fresh multi-megabyte batch per forward made
+  // glibc hand memory back and forth: ~100,000 page faults per 2 s on the worker (in the
+  // conv kernels writing fresh pages) and a third of the throughput of a plain loop.
+  static at::Tensor reused_batch(const std::vector<at::Tensor>& items) {
+    thread_local at::Tensor cached;
+    std::vector<int64_t> shape = items.front().sizes().vec();
+    shape.insert(shape.begin(), static_cast<int64_t>(items.size()));
+    if (!cached.defined() || cached.sizes() != at::IntArrayRef(shape) ||
+        cached.storage().use_count() != 1)
+      cached = torch::empty(shape, torch::kFloat);
+    return torch::stack_out(cached, items);
   }
 
   std::shared_ptr<TorchModel> find(ModelId id) const {

@@ -55,10 +55,13 @@ runtime::RequestOptions parse_slo_header(const HttpRequest& req) {
   return ro;
 }
 
-HttpResponse classify_response(const std::string& model, const runtime::ClassifyResult& r) {
+}  // namespace
+
+std::optional<HttpResponse> request_failure(const std::string& model,
+                                            const runtime::ClassifyResult& r) {
   switch (r.status) {
     case RequestStatus::Ok:
-      break;
+      return std::nullopt;
     case RequestStatus::Rejected:
       return error_response(503, "queue of model '" + model + "' is full" +
                                      (r.error.empty() ? "" : ": " + r.error));
@@ -71,9 +74,16 @@ HttpResponse classify_response(const std::string& model, const runtime::Classify
     case RequestStatus::Cancelled:  // the engine cancels nothing today; a client gone is 499
       return error_response(499, "request to model '" + model + "' was cancelled");
     case RequestStatus::Failed:
-      return error_response(500, "classification with model '" + model + "' failed" +
+      return error_response(500, "inference with model '" + model + "' failed" +
                                      (r.error.empty() ? "" : ": " + r.error));
   }
+  return error_response(500, "unknown request status");
+}
+
+namespace {
+
+HttpResponse classify_response(const std::string& model, const runtime::ClassifyResult& r) {
+  if (auto failure = request_failure(model, r)) return std::move(*failure);
   json top = json::array();
   for (const auto& [label, score] : r.top) top.push_back({{"label", label}, {"score", score}});
   json j = {{"model", model},
@@ -153,6 +163,7 @@ void HttpServer::Impl::add_routes() {
       throw HttpError(rc, "model '" + name + "' cannot take requests now");
     });
   });
+  add_v2_routes();
   router.add("GET", "/health", [this](HttpRequest&, const PathParams&, Reply reply) {
     reply_with(reply, [&] {
       size_t unavailable_models;

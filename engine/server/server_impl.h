@@ -65,6 +65,15 @@ struct HttpServer::Impl {
   RestoreReport restore();
   void remove_orphans(RestoreReport* report);  // under admin_mu, from restore()
   nlohmann::json model_json(const std::string& name, bool full);
+  void add_v2_routes();  // the KServe v2 protocol (server_v2.cpp)
+  // POST /v2/models/{name}/infer: parses and queues; `reply` answers later (status -1 now).
+  HttpResponse infer_v2(HttpRequest& req, const std::string& name,
+                        const runtime::Engine::Tensors& t, const Reply& reply);
 };
+
+// The error response for a request the engine did not answer Ok (503 queue full, 504 timeout,
+// 499 cancelled, 500 failed); nothing for Ok.
+std::optional<HttpResponse> request_failure(const std::string& model,
+                                            const runtime::ClassifyResult& r);
 
 }  // namespace servelab::server

@@ -7,6 +7,7 @@
 //                [--rounds 3] [--size 224]
 // Prints one line per round and a final `ratio=` line (engine / raw, summed over rounds).
 #include <ATen/Parallel.h>
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/script.h>
 
 #include <atomic>
@@ -18,7 +19,11 @@
 #include <mutex>
 #include <string>
 
+#include <future>
+#include <sys/resource.h>
+
 #include "engine/runtime/engine.h"
+#include "engine/runtime/task_thread.h"
 
 using namespace servelab;
 using namespace servelab::runtime;
@@ -26,14 +31,25 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// Minor page faults of the process so far (fresh pages from the kernel: glibc malloc gave
+// memory back and takes it again).
+long minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// Images per second of a plain forward loop on a fixed batch.
-double raw_round(torch::jit::Module& m, int batch, int size, double seconds) {
+// Images per second of a plain forward loop on a fixed batch: `batch` copies of the engine's
+// input (same values: the work of some ops depends on them).
+double raw_round(torch::jit::Module& m, const std::vector<float>& input, int batch, int size,
+                 double seconds) {
   c10::InferenceMode guard;
-  at::Tensor x = torch::rand({batch, 3, size, size});
+  at::Tensor one = torch::from_blob(const_cast<float*>(input.data()), {1, 3, size, size});
+  at::Tensor x = one.expand({batch, 3, size, size}).contiguous();
   for (int i = 0; i < 3; ++i) m.forward({x});  // warm-up (the JIT profiles the first runs)
   auto t0 = Clock::now();
   long images = 0;
@@ -82,6 +98,11 @@ double engine_round(Engine& e, const std::string& model, const std::vector<float
     lock.lock();
   }
   long completed = counted;
+  // Fixed batching dispatches only full batches: top the queue up to a whole batch so the
+  // drain ends (a partial last batch used to wait forever: an intermittent hang).
+  lock.unlock();
+  for (; submitted % batch != 0; ++submitted) submit();
+  lock.lock();
   cv.wait(lock, [&] { return done >= submitted; });  // drain before the next round
   if (failed) {
     std::fprintf(stderr, "bench_engine: %ld requests failed\n", failed);
@@ -132,14 +153,30 @@ int main(int argc, char** argv) {
   std::vector<float> input(static_cast<size_t>(3) * size * size);
   for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f;
 
+  // The anchor runs on its own long-lived thread with the engine workers' per-thread LibTorch
+  // settings: TorchScript graph optimization off (setGraphExecutorOptimize is thread-local).
+  // It used to run on the main thread where only the engine's constructor had switched the
+  // optimizer off, while the workers ran optimized: raw was slower than the engine (1.20).
+  TaskThread raw_thread([] { torch::jit::setGraphExecutorOptimize(false); });
+  std::printf("anchor: a forward loop on one thread, same module file, InferenceMode, same "
+              "intra-op threads, graph optimizer off like the engine's workers, warmed up, "
+              "one fixed input batch\n");
+  auto raw_on_thread = [&] {
+    std::promise<double> rate;
+    raw_thread.post([&] { rate.set_value(raw_round(raw, input, batch, size, seconds)); });
+    return rate.get_future().get();
+  };
   double raw_sum = 0, engine_sum = 0;
   for (int r = 0; r < rounds; ++r) {
-    double a = raw_round(raw, batch, size, seconds);
+    const long f0 = minor_faults();
+    double a = raw_on_thread();
+    const long f1 = minor_faults();
     double b = engine_round(engine, "bench", input, batch, 3 * batch, seconds);
+    const long f2 = minor_faults();
     raw_sum += a;
     engine_sum += b;
-    std::printf("round=%d raw_images_per_s=%.2f engine_images_per_s=%.2f ratio=%.4f\n", r, a, b,
-                b / a);
+    std::printf("round=%d raw_images_per_s=%.2f engine_images_per_s=%.2f ratio=%.4f "
+                "page_faults_raw=%ld page_faults_engine=%ld\n", r, a, b, b / a, f1 - f0, f2 - f1);
     std::fflush(stdout);
   }
   std::printf("ratio=%.4f raw_images_per_s=%.2f engine_images_per_s=%.2f\n",

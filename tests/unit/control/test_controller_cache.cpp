@@ -290,11 +290,15 @@ struct SpyEviction final : EvictionPolicy {
     return 0;
   }
 };
+struct ForgetSeen {
+  ~ForgetSeen() { g_seen = nullptr; }
+};
 }  // namespace
 
 TEST_CASE("eviction candidates carry size, reload cost, last use, uses and queue") {
   std::vector<std::vector<EvictionCandidate>> seen;
   g_seen = &seen;
+  ForgetSeen forget;  // before `seen` goes out of scope
   PolicyRegistry::add_eviction("test-spy-candidates", "records candidates",
                                [](const PolicyParams&) { return std::make_unique<SpyEviction>(); });
   // Room for one model on the host. Model 0 is preloaded with a prior reload estimate of 0.5 s;
