@@ -40,6 +40,8 @@ int parse_top_k(const HttpRequest& req, int fallback) {
   throw HttpError(400, "top_k must be a positive integer (got '" + it->second + "')");
 }
 
+}  // namespace
+
 // X-SLO-Ms: this request's latency objective in milliseconds, (0, one day]; absent: none.
 runtime::RequestOptions parse_slo_header(const HttpRequest& req) {
   runtime::RequestOptions ro;
@@ -54,8 +56,6 @@ runtime::RequestOptions parse_slo_header(const HttpRequest& req) {
   ro.slo = ms / 1e3;
   return ro;
 }
-
-}  // namespace
 
 std::optional<HttpResponse> request_failure(const std::string& model,
                                             const runtime::ClassifyResult& r) {

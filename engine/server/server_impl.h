@@ -73,6 +73,9 @@ struct HttpServer::Impl {
 
 // The error response for a request the engine did not answer Ok (503 queue full, 504 timeout,
 // 499 cancelled, 500 failed); nothing for Ok.
+// X-SLO-Ms: the request's latency objective (bounded; malformed: HttpError 400).
+runtime::RequestOptions parse_slo_header(const HttpRequest& req);
+
 std::optional<HttpResponse> request_failure(const std::string& model,
                                             const runtime::ClassifyResult& r);
 

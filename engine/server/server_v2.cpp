@@ -94,6 +94,8 @@ HttpResponse HttpServer::Impl::infer_v2(HttpRequest& req, const std::string& nam
   const TensorSpec in = v2_input_spec(t.height, t.width);
   V2InferRequest r = parse_v2_infer(req.body, req.header("inference-header-content-length"),
                                     in, v2_output_spec(t.classes).name);
+  runtime::RequestOptions ro = parse_slo_header(req);
+  if (r.slo_ms) ro.slo = *r.slo_ms / 1e3;  // the v2 parameter wins over the header
   int rc = engine->infer(
       name, std::move(r.input),
       [this, reply, name, id = std::move(r.id), binary = r.binary_output](
@@ -104,7 +106,8 @@ HttpResponse HttpServer::Impl::infer_v2(HttpRequest& req, const std::string& nam
         TensorSpec out = v2_output_spec(0);
         out.shape = {1, static_cast<int64_t>(res.output.size())};
         reply(v2_infer_response(name, id, out, res.output, binary));
-      });
+      },
+      ro);
   if (rc == 404) throw HttpError(404, "unknown model '" + name + "'");
   if (rc != 0) throw HttpError(rc, "model '" + name + "' cannot take this request now");
   HttpResponse later;  // answered from an engine thread

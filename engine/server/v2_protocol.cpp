@@ -35,6 +35,17 @@ bool bool_parameter(const json& obj, const char* key, const std::string& where) 
   return v->get<bool>();
 }
 
+// The request parameter "slo_ms": milliseconds in (0, one day], or nothing.
+std::optional<double> slo_parameter(const json& obj) {
+  const json* params = member(obj, "parameters");
+  if (!params || !params->is_object()) return std::nullopt;
+  const json* v = member(*params, "slo_ms");
+  if (!v) return std::nullopt;
+  if (!v->is_number() || !(v->get<double>() > 0) || !(v->get<double>() <= 86400000.0))
+    bad("request: parameter \"slo_ms\" must be a number of milliseconds in (0, 86400000]");
+  return v->get<double>();
+}
+
 size_t header_size(std::string_view body, const std::string* header_length) {
   if (!header_length) return body.size();
   const std::string& s = *header_length;
@@ -124,6 +135,7 @@ V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_l
     r.id = id->get<std::string>();
   }
   r.binary_output = bool_parameter(j, "binary_data_output", "request");
+  r.slo_ms = slo_parameter(j);
   const json* inputs = member(j, "inputs");
   if (!inputs || !inputs->is_array() || inputs->size() != 1)
     bad("\"inputs\" must be an array of one tensor ('" + input.name + "')");

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,7 @@ struct V2InferRequest {
   std::string id;              // echoed in the response; may be empty
   std::vector<float> input;    // the input tensor, row-major, as many values as its shape
   bool binary_output = false;  // answer the output in the binary-tensor form
+  std::optional<double> slo_ms;  // request parameter "slo_ms": its latency objective
 };
 
 // Parses an infer request body for a model whose input is `input` (every dimension fixed)

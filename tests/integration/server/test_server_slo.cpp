@@ -52,3 +52,28 @@ TEST_CASE("SLOs over HTTP: registration slo_ms, X-SLO-Ms, slo_met, kept across a
   REQUIRE(res.status == 200);
   CHECK(json::parse(res.body)["slo_met"] == true);
 }
+
+TEST_CASE("SLOs over the v2 protocol: the slo_ms request parameter and X-SLO-Ms",
+          "[server][v2][slo]") {
+  TempDir store;
+  TestServer ts(store.path.string());
+  HttpClient c(ts.port());
+  REQUIRE(c.post_json("/register", register_json("cnn", "tiny_cnn")).status == 201);
+  auto body = [](const json& parameters) {
+    json in = {{"name", "INPUT__0"}, {"datatype", "FP32"}, {"shape", {1, 3, 32, 32}},
+               {"data", std::vector<float>(3 * 32 * 32, 0.25f)}};
+    json j = {{"inputs", {in}}};
+    if (!parameters.is_null()) j["parameters"] = parameters;
+    return j.dump();
+  };
+  CHECK(c.post_json("/v2/models/cnn/infer", body({{"slo_ms", 60000}})).status == 200);  // met
+  CHECK(c.post_json("/v2/models/cnn/infer", body({{"slo_ms", 0.001}})).status == 200);  // missed
+  c.set_header("X-SLO-Ms", "60000");
+  CHECK(c.post_json("/v2/models/cnn/infer", body(json())).status == 200);  // met, by the header
+  auto bad = c.post_json("/v2/models/cnn/infer", body({{"slo_ms", -1}}));
+  CHECK(bad.status == 400);
+  CHECK_THAT(bad.body, Catch::Contains("slo_ms"));
+  const std::string metrics = c.get("/metrics").body;
+  CHECK(metric_sum(metrics, "servelab_slo_requests_total{model=\"cnn\",outcome=\"met\"") == 2);
+  CHECK(metric_sum(metrics, "servelab_slo_requests_total{model=\"cnn\",outcome=\"missed\"") == 1);
+}
