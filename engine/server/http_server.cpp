@@ -68,9 +68,12 @@ std::optional<HttpResponse> request_failure(const std::string& model,
     case RequestStatus::Timeout:
       return error_response(504, "request to model '" + model + "' timed out in its queue" +
                                      (r.error.empty() ? "" : ": " + r.error));
-    case RequestStatus::Dropped:
-      return error_response(504, "request to model '" + model + "' was past its deadline (SLO) "
-                                 "before it could run, and the engine drops late requests");
+    case RequestStatus::Dropped: {  // "status" tells load generators it is not a timeout
+      nlohmann::json j = {{"error", "request to model '" + model + "' was past its deadline "
+                                    "(SLO) before it could run, and the engine drops late requests"},
+                          {"status", "dropped"}};
+      return json_response(504, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
     case RequestStatus::Cancelled:  // the engine cancels nothing today; a client gone is 499
       return error_response(499, "request to model '" + model + "' was cancelled");
     case RequestStatus::Failed:

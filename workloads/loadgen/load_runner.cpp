@@ -39,7 +39,9 @@ RequestStatus status_of(const Exchange& e) {
   switch (e.status) {
     case 200: return RequestStatus::Ok;
     case 503: return RequestStatus::Rejected;
-    case 504: return RequestStatus::Timeout;
+    case 504:  // the server's answer says whether it dropped a late request
+      return e.body.find("\"status\":\"dropped\"") != std::string::npos ? RequestStatus::Dropped
+                                                                        : RequestStatus::Timeout;
     default: return RequestStatus::Failed;
   }
 }

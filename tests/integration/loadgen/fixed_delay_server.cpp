@@ -68,12 +68,14 @@ class Session : public std::enable_shared_from_this<Session> {
     if (name == "busy") status = http::status::service_unavailable;
     if (name == "late") status = http::status::gateway_timeout;
     if (name == "broken") status = http::status::internal_server_error;
+    if (name == "dropped") status = http::status::gateway_timeout;  // as servelab drops late ones
     ++served_;
     const bool keep = request_.keep_alive() &&
                       (state_.close_after == 0 || served_ < state_.close_after);
     response_ = http::response<http::string_body>(status, request_.version());
     response_.set(http::field::content_type, "application/json");
-    response_.body() = "{\"model\":\"" + name + "\"}";
+    response_.body() = name == "dropped" ? std::string("{\"error\":\"late\",\"status\":\"dropped\"}")
+                                         : "{\"model\":\"" + name + "\"}";
     response_.keep_alive(keep);
     response_.prepare_payload();
     http::async_write(stream_, response_,

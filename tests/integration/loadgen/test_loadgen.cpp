@@ -130,15 +130,16 @@ TEST_CASE("open loop with a connection limit sends late and reports the lag",
 
 TEST_CASE("HTTP status codes map to request statuses", "[loadgen][integration]") {
   FixedDelayServer server(0.01);
-  const auto records = loadgen::run_load(options_for(server, {"ok", "busy", "late", "broken"}),
-                                         closed_loop(2, 8, 4));
-  REQUIRE(records.requests.size() == 8);
+  const auto records = loadgen::run_load(
+      options_for(server, {"ok", "busy", "late", "broken", "dropped"}), closed_loop(2, 10, 5));
+  REQUIRE(records.requests.size() == 10);
   const RequestStatus expected[] = {RequestStatus::Ok, RequestStatus::Rejected,
-                                    RequestStatus::Timeout, RequestStatus::Failed};
-  for (size_t i = 0; i < 8; ++i) {
+                                    RequestStatus::Timeout, RequestStatus::Failed,
+                                    RequestStatus::Dropped};
+  for (size_t i = 0; i < 10; ++i) {
     CAPTURE(i);
-    CHECK(records.requests[i].model == i % 4);
-    CHECK(records.requests[i].status == expected[i % 4]);
+    CHECK(records.requests[i].model == i % 5);
+    CHECK(records.requests[i].status == expected[i % 5]);
   }
   const auto targets = server.targets();
   CHECK(std::count(targets.begin(), targets.end(), "/classify/busy") == 2);

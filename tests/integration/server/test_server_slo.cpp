@@ -77,3 +77,21 @@ TEST_CASE("SLOs over the v2 protocol: the slo_ms request parameter and X-SLO-Ms"
   CHECK(metric_sum(metrics, "servelab_slo_requests_total{model=\"cnn\",outcome=\"met\"") == 2);
   CHECK(metric_sum(metrics, "servelab_slo_requests_total{model=\"cnn\",outcome=\"missed\"") == 1);
 }
+
+TEST_CASE("SLOs over HTTP: a late request dropped by policy answers 504 saying so",
+          "[server][api][slo]") {
+  TempDir store;
+  TestServer ts(store.path.string(), [](servelab::runtime::EngineOptions& e, auto&) {
+    e.control.drop_late = true;
+    e.slo = 1e-9;  // past by the time its model takes a worker
+  });
+  HttpClient c(ts.port());
+  REQUIRE(c.post_form("/register", register_form("noop", "noop")).status == 201);
+  auto res = c.request("POST", "/classify/noop", read_file(image_file("gradient.jpg")));
+  CHECK(res.status == 504);
+  const json j = json::parse(res.body);
+  CHECK(j["status"] == "dropped");
+  CHECK_THAT(j["error"].get<std::string>(), Catch::Contains("deadline"));
+  CHECK(metric_sum(c.get("/metrics").body,
+                   "servelab_request_failures_total{model=\"noop\",reason=\"dropped\"") == 1);
+}
