@@ -45,6 +45,11 @@ struct Command {
 #define SERVELAB_RUN nullptr
 #define SERVELAB_REPORT nullptr
 #endif
+#ifdef SERVELAB_HAS_TRAIN
+#define SERVELAB_TRAIN servelab::cli::train_main
+#else
+#define SERVELAB_TRAIN nullptr
+#endif
 
 const Command kCommands[] = {
     {"simulate", "run a simulation config in virtual time", SERVELAB_SIMULATE},
@@ -53,6 +58,7 @@ const Command kCommands[] = {
     {"profile", "measure model cost profiles on this machine", SERVELAB_PROFILE},
     {"run", "run an experiment config (sim, real or both)", SERVELAB_RUN},
     {"report", "turn a results folder into plots and a report", SERVELAB_REPORT},
+    {"train", "train a learned policy (rafiki-rl) in the simulator", SERVELAB_TRAIN},
 };
 
 void usage(FILE* out) {

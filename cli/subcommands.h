@@ -9,4 +9,5 @@ int load_main(int argc, char** argv);      // workloads/loadgen/
 int profile_main(int argc, char** argv);   // experiments/
 int run_main(int argc, char** argv);       // experiments/
 int report_main(int argc, char** argv);    // experiments/ (calls reports/)
+int train_main(int argc, char** argv);     // learn/train/
 }  // namespace servelab::cli

@@ -6,6 +6,7 @@
 
 #include "config/simulation_yaml.h"
 #include "config/yaml_util.h"
+#include "learn/rafiki_rl.h"
 
 namespace servelab::config {
 
@@ -145,7 +146,8 @@ std::vector<std::string> all_keys() {
 const std::vector<std::string>& run_config_keys() {
   static const std::vector<std::string> keys = {
       "name",       "models",  "profile",        "engine",     "policies", "workload",
-      "simulation", "cluster", "engine_warm_up", "description"};
+      "simulation", "cluster", "engine_warm_up", "description",
+      "train"};  // read by `servelab train` (learn/train/), ignored by the other modes
   return keys;
 }
 
@@ -169,8 +171,16 @@ uint32_t RunConfig::max_batch_of(const ModelEntry& m) const {
   return m.max_batch ? m.max_batch : engine.control.max_batch;
 }
 
+// Policy parameters that name files (rafiki-rl's weights) are relative to the config file.
+static void resolve_policy_files(ControllerConfig& c, const std::string& base_dir) {
+  for (PolicySpec* spec : {&c.batching, &c.eviction, &c.scheduling})
+    if (spec->params.has("weights"))
+      spec->params.set("weights", resolve_path(spec->params.get_string("weights", ""), base_dir));
+}
+
 RunConfig parse_run_config(const YAML::Node& root, const std::string& file,
                            const std::string& base_dir, std::optional<uint64_t> seed) {
+  learn::register_policies();  // learned policies join the registry before anything is checked
   const Where w{file, ""};
   if (!root.IsMap()) fail(w, root, "expected a mapping (name, models, profile, engine, ...)");
   check_keys(root, w, all_keys());
@@ -181,6 +191,7 @@ RunConfig parse_run_config(const YAML::Node& root, const std::string& file,
   c.models = parse_models_section(root["models"], w.child("models"));
   c.profile = parse_profile_path(root, w, base_dir);
   c.engine = parse_engine_section(root, file);
+  resolve_policy_files(c.engine.control, base_dir);
   c.simulation = parse_simulation_section(root["simulation"], w.child("simulation"));
   c.cluster = parse_cluster_section(root["cluster"], w.child("cluster"));
   c.workload = parse_workload_section(root, c, base_dir);

@@ -5,6 +5,7 @@ shares its y axis so the two bodies compare at a glance. Numeric sweeps are line
 bars (std over repetitions); categorical sweeps (access pattern, policy) are grouped bars.
 """
 import math
+import os
 
 import matplotlib
 import yaml
@@ -26,6 +27,13 @@ def short(path):
     return parts[-2] if parts[-1] in ("name", "type") and len(parts) > 1 else parts[-1]
 
 
+def _file_stem(x):
+    """'weights/rafiki-rl-single.json' -> 'rafiki-rl-single'; other values as they are."""
+    if isinstance(x, str) and x.endswith((".json", ".yaml", ".pt")):
+        return os.path.splitext(os.path.basename(x))[0]
+    return x
+
+
 def value_label(v):
     """A sweep value for axes and legends: '{type: zipf, alpha: 1.1}' -> 'zipf alpha=1.1'."""
     if isinstance(v, str) and v.startswith("{") and v.endswith("}"):
@@ -35,7 +43,9 @@ def value_label(v):
             return v
         if isinstance(m, dict):
             first = [str(m.pop(k)) for k in ("type", "name") if k in m][:1]
-            return " ".join(first + [f"{k}={x}" for k, x in m.items()])
+            # Files (a learned policy's weights) would crowd a legend: their stem stands in.
+            rest = [f"{k}={_file_stem(x)}" for k, x in m.items()]
+            return " ".join(first + rest)
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 

@@ -24,6 +24,7 @@ ModelView Controller::Impl::view(ModelId id) const {
   v.resident = m.resident[int(exec())];
   v.loading = load_pending(id);
   v.last_dispatch = m.last_dispatch;
+  v.queue = &m.queue;
   return v;
 }
 
@@ -141,6 +142,7 @@ void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
   ws.cancelled.clear();
   m.queue.take_front(n, ws.requests);
   total_queued -= n;
+  m.batching->on_batch_taken(view(id), ws.requests, now);
   unready(id);
   ws.busy = true;
   ws.batch = next_batch++;
@@ -210,7 +212,10 @@ void Controller::Impl::finish_worker(WorkerId w, RequestStatus s, Time now, Acti
     assert(m.held > 0);
     --m.held;
   }
-  if (ran && m.batching) m.batching->on_batch_done(view(ws.model), size, now - ws.started, now);
+  if (ran && m.batching) {
+    m.batching->on_batch_done(view(ws.model), size, now - ws.started, now);
+    m.batching->on_batch_finished(view(ws.model), ws.requests, now);
+  }
   ws.busy = ws.held = false;
   free_workers.push_back(w);
 }

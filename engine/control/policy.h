@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 
+#include "engine/control/model_queue.h"
 #include "engine/control/policy_params.h"
 #include "engine/control/types.h"
 
@@ -25,6 +26,10 @@ struct ModelView {
   bool resident = false;              // resident in the executing tier
   bool loading = false;               // a load into the executing tier is in flight
   Time last_dispatch = -kNever;       // when its last batch was assigned; -inf if never
+  // The queued requests themselves, front (oldest) first: for policies whose state is the
+  // whole queue (rafiki-rl's waiting times). Valid only during the call; nullptr in views
+  // not built by a controller.
+  const ModelQueue* queue = nullptr;
 };
 
 // What a batching policy wants for one model right now.
@@ -45,6 +50,13 @@ class BatchingPolicy {
   virtual BatchDecision decide(const ModelView& m, Time now) = 0;
   // A batch of `size` finished after `service_time` seconds of compute.
   virtual void on_batch_done(const ModelView& m, uint32_t size, Time service_time, Time now) {}
+  // The requests of a batch when a worker takes it (after the decide() that sized it), and
+  // again when it finished running (after on_batch_done): for policies that learn from each
+  // batch's outcome (rafiki-rl's reward). Batches of one model may finish out of order when
+  // it has several contexts. A batch whose load failed or whose model was removed never ran
+  // and gets no on_batch_finished.
+  virtual void on_batch_taken(const ModelView& m, std::span<const Request> batch, Time now) {}
+  virtual void on_batch_finished(const ModelView& m, std::span<const Request> batch, Time now) {}
 };
 
 // What an eviction policy sees of one candidate victim: a model resident in the tier, not in

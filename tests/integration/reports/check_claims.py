@@ -17,6 +17,8 @@ papers = ("rafiqi", "rafiki")
 for path in sorted(p for d in papers for p in glob.glob(os.path.join(src, "experiments", d, "*.yaml"))):
     with open(path) as f:
         spec = yaml.safe_load(f)
+    if "train" in spec:
+        continue  # a training config (`servelab train`), not an experiment
     for fig in spec.get("figures") or []:
         figures += 1
         if not fig.get("checks"):
