@@ -46,6 +46,8 @@ ActorCritic::ActorCritic(size_t state_size, size_t actions, ActorCriticSettings 
       logits_(actions), probs_(actions), rng_(s.seed) {
   if (state_size == 0 || actions == 0 || s.hidden == 0 || s.steps == 0)
     throw std::invalid_argument("actor-critic: sizes and steps must be positive");
+  // Tiny networks: one intra-op thread is fastest, and keeps every sum in one order.
+  torch::set_num_threads(1);
   torch::manual_seed(s.seed);
   nets_->actor = make_layers(state_size, s.hidden, actions);
   nets_->critic = make_layers(state_size, s.hidden, 1);

@@ -11,7 +11,6 @@
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include "cli/subcommands.h"
 #include "learn/train/trainer.h"
@@ -129,7 +128,6 @@ void plot(const std::string& dir) {
 int train_main(int argc, char** argv) {
   TrainArgs a;
   if (const std::optional<int> status = parse_train_args(argc, argv, a)) return *status;
-  torch::set_num_threads(1);  // tiny networks: one thread is fastest, and deterministic
   learn::TrainConfig cfg;
   learn::TrainResult result;
   try {
