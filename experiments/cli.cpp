@@ -78,6 +78,9 @@ po::options_description run_options() {
       "both modes: run each point's real run first and simulate it on the profile scaled to "
       "the speed the machine had during that run (from the engine's reported compute "
       "times); sim summaries keep the unscaled result too")(
+      "calibrate-each",
+      "both modes: before each point's first real run, re-measure its models' batch costs "
+      "in a short probe (~10 s) and simulate the point on the profile rescaled to it")(
       "report", "render the report when done (servelab report OUT)")(
       "fail-fast", "stop at the first failed run")("quiet,q", "no progress bar")(
       "verbose,v", "print what each body does");
@@ -107,6 +110,7 @@ ex::RunOptions run_options_of(const po::variables_map& vm) {
   ro.fail_fast = vm.count("fail-fast") > 0;
   ro.quiet = vm.count("quiet") > 0;
   ro.match_speed = vm.count("match-speed") > 0;
+  ro.calibrate_each = vm.count("calibrate-each") > 0;
   return ro;
 }
 

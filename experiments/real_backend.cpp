@@ -14,6 +14,9 @@
 #include "engine/server/http_server.h"
 #include "experiments/backends.h"
 #include "experiments/profiler.h"
+#ifdef SERVELAB_EXP_PROFILER
+#include "experiments/calibration.h"
+#endif
 #include "workloads/loadgen/loadgen.h"
 
 namespace servelab::experiments {
@@ -81,6 +84,20 @@ class RealBackend : public Backend {
     ensure_profile(o_.profile, needed, o_.models_dir, false, o_.image);
     body_ = read_file(o_.image);
   }
+
+#ifdef SERVELAB_EXP_PROFILER
+  void calibrate(const YAML::Node& config, const std::string& path) override {
+    YAML::Node c = YAML::Clone(config);
+    c["profile"] = fs::absolute(o_.profile).string();
+    const config::RunConfig rc = config::parse_run_config(c, "", o_.base_dir);
+    ProfileOptions po;  // the engine's threads: the default, as in run()
+    po.models_dir = o_.models_dir;
+    po.image = o_.image;
+    po.models = profile_models_of(config["models"]);
+    po.batch_sizes = probe_sizes(rc.engine.control.max_batch);
+    write_calibrated_profile(o_.profile, path, po);
+  }
+#endif
 
   results::RunRecords run(const YAML::Node& config, uint64_t seed,
                           const std::string& run_dir) override {

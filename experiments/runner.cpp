@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include "experiments/progress.h"
 #include "experiments/results_index.h"
@@ -25,6 +26,11 @@ double config_requests(const YAML::Node& config) {
 }
 
 double Backend::weight(const YAML::Node& config) const { return config_requests(config); }
+
+void Backend::calibrate(const YAML::Node&, const std::string&) {
+  throw ExperimentError("this mode cannot run a calibration probe (real mode with LibTorch "
+                        "does)");
+}
 
 SpeedMatch Backend::match_speed(const YAML::Node&, uint64_t, const results::RunRecords&) const {
   return {};
@@ -60,6 +66,20 @@ struct Job {
   double weight;
 };
 
+// --calibrate-each: the point's first real run is preceded by a probe; its sim runs use it.
+void calibrate_point(Job& job, Backend& real, const fs::path& out,
+                     std::map<uint32_t, std::string>& calibrated) {
+  const uint32_t point = job.point->index;
+  if (job.mode == "real" && !calibrated.count(point)) {
+    char name[64];
+    std::snprintf(name, sizeof name, "p%03u-calibration.yaml", point);
+    const std::string path = fs::absolute(out / "runs" / name).string();
+    real.calibrate(job.config, path);
+    calibrated[point] = path;
+  }
+  if (job.mode == "sim" && calibrated.count(point)) job.config["profile"] = calibrated[point];
+}
+
 }  // namespace
 
 RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
@@ -72,13 +92,13 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
                             "(sim needs the simulator; real needs the engine, server and "
                             "load generator)");
   }
-  if (options.match_speed &&
-      (std::find(modes.begin(), modes.end(), "sim") == modes.end() ||
-       std::find(modes.begin(), modes.end(), "real") == modes.end()))
-    throw ExperimentError("matching the simulator's speed to the real runs needs both modes "
-                          "(--mode both)");
-  // Matching speed: a point's real run comes before its sim run, which needs its records.
-  if (options.match_speed) modes = {"real", "sim"};
+  const bool both = std::find(modes.begin(), modes.end(), "sim") != modes.end() &&
+                    std::find(modes.begin(), modes.end(), "real") != modes.end();
+  if ((options.match_speed || options.calibrate_each) && !both)
+    throw ExperimentError("matching the simulator's speed to the real runs or calibrating "
+                          "before each point needs both modes (--mode both)");
+  // A point's real run (and its calibration) comes before its sim run, which needs them.
+  if (options.match_speed || options.calibrate_each) modes = {"real", "sim"};
   auto points = expand_sweep(spec);
   // Resolve every config up front: a broken sweep path fails before anything runs.
   std::vector<Job> jobs;
@@ -108,9 +128,12 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   for (const auto& j : jobs) total += j.weight;
   ProgressBar bar(jobs.size(), total, options.quiet ? nullptr : stderr);
   SpeedMatch speed;  // of the last real run
+  std::map<uint32_t, std::string> calibrated;  // point -> its calibration profile
   for (auto& job : jobs) {
     bool scaled = false;
     if (job.mode == "real") speed = SpeedMatch{};
+    if (options.calibrate_each)
+      calibrate_point(job, *backends.at("real"), out, calibrated);
     if (options.match_speed && job.mode == "sim" && std::isfinite(speed.factor)) {
       job.config["simulation"]["cost_scale"] = speed.factor;
       if (!speed.trace.empty())
@@ -146,6 +169,8 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
         summary["speed_factor"] =
             std::isfinite(speed.factor) ? nlohmann::json(speed.factor) : nlohmann::json();
       }
+      if (job.mode == "sim" && calibrated.count(job.point->index))
+        summary["calibrated_profile"] = calibrated[job.point->index];
       if (scaled) {
         summary["cost_scale"] = speed.factor;
         summary["speed_windows"] = speed.trace.size();

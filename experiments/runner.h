@@ -53,6 +53,10 @@ class Backend {
   // Factor NaN when it cannot say (no timed batches, a body without costs).
   virtual SpeedMatch match_speed(const YAML::Node& config, uint64_t seed,
                                  const results::RunRecords& real) const;
+  // A calibration probe just before a point's real runs (RunOptions::calibrate_each): writes
+  // to `path` the profile the point's sim runs use, its batch costs measured now
+  // (experiments/calibration.h). Real mode with LibTorch only; the default throws.
+  virtual void calibrate(const YAML::Node& config, const std::string& path);
 };
 
 struct RunOptions {
@@ -65,6 +69,10 @@ struct RunOptions {
   // simulation.cost_scale and speed_trace). The sim run's summary.json gets "cost_scale",
   // "speed_windows" (the trace's length) and "unscaled" (the summary at constant speed 1).
   bool match_speed = false;
+  // Both modes: before each point's first real run, a calibration probe (Backend::calibrate)
+  // re-measures the point's models' batch costs, and the point's sim runs predict on that
+  // profile (summary.json: "calibrated_profile"). Nothing is taken from the runs predicted.
+  bool calibrate_each = false;
 };
 
 struct RunOutcome {

@@ -135,3 +135,64 @@ simulation: {noise: normal}
   CHECK_THROWS_WITH(ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}}),
                     Catch::Matchers::Contains("both modes"));
 }
+
+// --calibrate-each: a probe before each point's real run; the point's sim run predicts on the
+// profile rescaled to it, and says so. Sim alone cannot calibrate.
+TEST_CASE("both modes calibrated before each point: sim runs use that point's probe",
+          "[experiments][real]") {
+  servelab::testutil::TempDir tmp_dir("servelab-calibrate-each");
+  const fs::path dir = tmp_dir.path();
+  const std::string profile = (dir / "profile.yaml").string();
+  ex::ProfileOptions probe;
+  probe.models_dir = kModels;
+  probe.models = {"tiny_cnn"};
+  probe.batch_sizes = {1, 2, 3, 4, 8};
+  probe.samples = 3;
+  probe.min_seconds_per_size = 0.05;
+  probe.load_samples = 2;
+  probe.overhead_requests = 20;
+  probe.cold_burst_sizes = {2};
+  probe.cold_bursts = 1;
+  ex::ensure_profile_with(profile, probe);
+
+  ex::ExperimentSpec spec = ex::parse_experiment(YAML::Load(R"(
+name: calibrate-each-test
+modes: [sim, real]
+sweep:
+  workload.arrival.concurrency: [1, 4]
+models: [tiny_cnn]
+engine: {workers: 1, max_batch: 4}
+policies: {batching: {name: max-delay, max_delay: 0}}
+workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type: uniform}}
+)"), (dir / "experiment.yaml").string());
+  auto sim = ex::make_sim_backend({profile, kModels, dir.string(), false});
+  auto real = ex::make_real_backend({"", kModels, profile, dir.string(), "", false});
+  ex::RunOptions ro;
+  ro.out_dir = (dir / "out").string();
+  ro.quiet = true;
+  ro.calibrate_each = true;
+  ex::RunOutcome out = ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}});
+  REQUIRE(out.failed == 0);
+  REQUIRE(out.runs == 4);
+
+  const config::ProfileFile base = config::load_profile_file(profile);
+  const ModelProfile* before = base.costs.find("tiny_cnn");
+  REQUIRE(before != nullptr);
+  for (const char* point : {"p000", "p001"}) {
+    CAPTURE(point);
+    const fs::path calibration = dir / "out" / "runs" / (std::string(point) + "-calibration.yaml");
+    REQUIRE(fs::exists(calibration));
+    const nlohmann::json s = read_json(dir / "out" / "runs" / (std::string(point) + "-sim-r0") /
+                                       "summary.json");
+    CHECK(s["calibrated_profile"] == fs::absolute(calibration).string());
+    // Probed at 1, 2 and 4 (max batch 4): batch 3's factor lies between batch 2's and 4's.
+    const ModelProfile* after = config::load_profile_file(calibration.string()).costs.find("tiny_cnn");
+    REQUIRE(after != nullptr);
+    auto factor = [&](uint32_t b) { return after->batch_latency(b) / before->batch_latency(b); };
+    CHECK(factor(3) >= std::min(factor(2), factor(4)) - 1e-9);
+    CHECK(factor(3) <= std::max(factor(2), factor(4)) + 1e-9);
+  }
+  ro.modes = {"sim"};
+  CHECK_THROWS_WITH(ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}}),
+                    Catch::Contains("both modes"));
+}

@@ -1,0 +1,78 @@
+// Calibration probes: a short batch-cost measurement, and the profile rescaled to it.
+#include "experiments/calibration.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace servelab::experiments {
+
+namespace {
+
+// probe(b) / base(b) at the probe's sizes, in size order.
+std::vector<std::pair<uint32_t, double>> speed_ratios(const ModelProfile& base,
+                                                      const ModelProfile& probe) {
+  std::vector<std::pair<uint32_t, double>> out;
+  for (const BatchCost& c : probe.batches) {
+    const double before = base.batch_latency(c.batch);
+    if (before > 0 && c.mean > 0) out.emplace_back(c.batch, c.mean / before);
+  }
+  return out;
+}
+
+double ratio_at(const std::vector<std::pair<uint32_t, double>>& r, uint32_t b) {
+  if (b <= r.front().first) return r.front().second;
+  if (b >= r.back().first) return r.back().second;
+  auto hi = std::lower_bound(r.begin(), r.end(), b,
+                             [](const auto& p, uint32_t x) { return p.first < x; });
+  auto lo = hi - 1;
+  const double t = double(b - lo->first) / double(hi->first - lo->first);
+  return lo->second + t * (hi->second - lo->second);
+}
+
+}  // namespace
+
+std::vector<uint32_t> probe_sizes(uint32_t max_batch) {
+  std::vector<uint32_t> sizes;
+  for (uint32_t b = 1; b < max_batch; b *= 2) sizes.push_back(b);
+  sizes.push_back(std::max(1u, max_batch));
+  return sizes;
+}
+
+config::ProfileFile rescale_to_probe(const config::ProfileFile& base, const CostProfile& probe) {
+  config::ProfileFile out = base;
+  for (ModelProfile& m : out.costs.models) {
+    const ModelProfile* p = probe.find(m.name);
+    if (!p) continue;
+    const auto ratios = speed_ratios(m, *p);
+    if (ratios.empty()) continue;
+    for (BatchCost& c : m.batches) {
+      const double k = ratio_at(ratios, c.batch);
+      c.mean *= k;
+      c.stddev *= k;
+      for (double& s : c.samples) s *= k;
+    }
+  }
+  return out;
+}
+
+void write_calibrated_profile(const std::string& base, const std::string& out,
+                              ProfileOptions options) {
+  options.cold_bursts = 0;        // the base's bursts stay
+  options.overhead_requests = 1;  // overheads are not taken from the probe
+  options.load_samples = 1;
+  options.samples = 3;
+  options.min_seconds_per_size = 0.25;
+  options.max_seconds_per_size = 0.5;
+  const config::ProfileFile probe = measure_profile(options);
+  const config::ProfileFile scaled = rescale_to_probe(config::load_profile_file(base), probe.costs);
+  std::filesystem::create_directories(std::filesystem::path(out).parent_path());
+  YAML::Emitter e;
+  e << config::profile_to_yaml(scaled);
+  std::ofstream f(out);
+  f << "# " << base << " rescaled to a calibration probe taken just before the point's runs\n"
+    << e.c_str() << "\n";
+  if (!f.flush()) throw std::runtime_error(out + ": cannot write");
+}
+
+}  // namespace servelab::experiments
