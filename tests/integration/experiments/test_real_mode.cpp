@@ -186,7 +186,8 @@ workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type:
                                        "summary.json");
     CHECK(s["calibrated_profile"] == fs::absolute(calibration).string());
     // Probed at 1, 2 and 4 (max batch 4): batch 3's factor lies between batch 2's and 4's.
-    const ModelProfile* after = config::load_profile_file(calibration.string()).costs.find("tiny_cnn");
+    const config::ProfileFile calibrated = config::load_profile_file(calibration.string());
+    const ModelProfile* after = calibrated.costs.find("tiny_cnn");
     REQUIRE(after != nullptr);
     auto factor = [&](uint32_t b) { return after->batch_latency(b) / before->batch_latency(b); };
     CHECK(factor(3) >= std::min(factor(2), factor(4)) - 1e-9);
