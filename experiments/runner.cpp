@@ -77,7 +77,9 @@ void calibrate_point(Job& job, Backend& real, const fs::path& out,
     real.calibrate(job.config, path);
     calibrated[point] = path;
   }
-  if (job.mode == "sim" && calibrated.count(point)) job.config["profile"] = calibrated[point];
+  // The real run names it too (its engine reads model files, not costs), so that
+  // --match-speed measures the run's speed against the costs its sim run is given.
+  if (calibrated.count(point)) job.config["profile"] = calibrated[point];
 }
 
 }  // namespace
