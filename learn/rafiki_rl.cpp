@@ -41,10 +41,7 @@ class RafikiRl final : public BatchingPolicy {
 
   // Without a cost prior, c(b) is the last measured latency of a batch of b (as greedy's).
   void on_batch_done(const ModelView&, uint32_t size, Time service_time, Time) override {
-    auto it = std::lower_bound(costs_.begin(), costs_.end(), size,
-                               [](const BatchSeconds& c, uint32_t x) { return c.batch < x; });
-    if (it != costs_.end() && it->batch == size) it->seconds = service_time;
-    else costs_.insert(it, {size, service_time});
+    detail::record_batch_seconds(costs_, size, service_time);
   }
 
  private:
@@ -63,16 +60,13 @@ class RafikiRl final : public BatchingPolicy {
   size_t action_ = 0;
 };
 
+// B sorted and distinct; at most 64 sizes, each at most 4096 (the network's action layer).
 std::vector<uint32_t> size_list(const PolicyParams& p) {
-  std::vector<uint32_t> out;
-  for (double v : detail::number_list(p, "batch_sizes", {16, 32, 48, 64})) {
-    if (!(v >= 1 && v <= 4096 && v == double(uint32_t(v))))
-      throw ConfigError("parameter 'batch_sizes' must list whole numbers 1..4096");
-    out.push_back(uint32_t(v));
-  }
+  std::vector<uint32_t> out = detail::batch_size_list(p);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
-  if (out.size() > 64) throw ConfigError("parameter 'batch_sizes' lists more than 64 sizes");
+  if (out.empty() || out.size() > 64 || out.back() > 4096)
+    throw ConfigError("parameter 'batch_sizes' must list 1 to 64 sizes of at most 4096");
   return out;
 }
 

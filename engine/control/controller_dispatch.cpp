@@ -213,8 +213,9 @@ void Controller::Impl::finish_worker(WorkerId w, RequestStatus s, Time now, Acti
     --m.held;
   }
   if (ran && m.batching) {
-    m.batching->on_batch_done(view(ws.model), size, now - ws.started, now);
-    m.batching->on_batch_finished(view(ws.model), ws.requests, now);
+    const ModelView v = view(ws.model);
+    m.batching->on_batch_done(v, size, now - ws.started, now);
+    m.batching->on_batch_finished(v, ws.requests, now);
   }
   ws.busy = ws.held = false;
   free_workers.push_back(w);

@@ -46,6 +46,12 @@ std::vector<double> number_list(const PolicyParams& p, const char* key,
 // Delayed batching shared by max-delay and clipper-aimd: ready with `cap` when `cap` are
 // queued or the oldest request has waited `delay`; otherwise wake at oldest + delay.
 BatchDecision delayed_batch(const ModelView& m, Time now, uint32_t cap, Time delay);
+// Rafiki's B, `batch_sizes` as listed (whole numbers 1..2^20; default 16,32,48,64).
+std::vector<uint32_t> batch_size_list(const PolicyParams& p);
+// Records `seconds` as c(size) in `costs` (sorted by batch): a policy learning c(b) from the
+// batches it sees.
+void record_batch_seconds(std::vector<BatchSeconds>& costs, uint32_t size, double seconds);
+
 // The SLO of the queue head (deadline - arrival); kNever when it has no deadline.
 Time head_slo(const ModelView& m);
 

@@ -1,4 +1,5 @@
 // Helpers shared by the built-in policies: bounded parameters and delayed batching.
+#include <algorithm>
 #include <sstream>
 
 #include "engine/control/policies/builtin.h"
@@ -65,6 +66,23 @@ BatchDecision delayed_batch(const ModelView& m, Time now, uint32_t cap, Time del
 Time head_slo(const ModelView& m) {
   if (m.queued == 0 || m.oldest_deadline == kNever) return kNever;
   return m.oldest_deadline - m.oldest_arrival;
+}
+
+std::vector<uint32_t> batch_size_list(const PolicyParams& p) {
+  std::vector<uint32_t> out;
+  for (double v : number_list(p, "batch_sizes", {16, 32, 48, 64})) {
+    if (!(v >= 1 && v <= (1 << 20) && v == double(uint32_t(v))))
+      throw ConfigError("parameter 'batch_sizes' must list whole numbers >= 1");
+    out.push_back(uint32_t(v));
+  }
+  return out;
+}
+
+void record_batch_seconds(std::vector<BatchSeconds>& costs, uint32_t size, double seconds) {
+  auto it = std::lower_bound(costs.begin(), costs.end(), size,
+                             [](const BatchSeconds& c, uint32_t x) { return c.batch < x; });
+  if (it != costs.end() && it->batch == size) it->seconds = seconds;
+  else costs.insert(it, {size, seconds});
 }
 
 }  // namespace servelab::detail

@@ -41,11 +41,7 @@ class RafikiGreedy final : public BatchingPolicy {
 
   // Without a cost prior, c(b) is the last measured latency of a batch of b.
   void on_batch_done(const ModelView&, uint32_t size, Time service_time, Time) override {
-    if (!measured_) return;
-    auto it = std::lower_bound(costs_.begin(), costs_.end(), size,
-                               [](const BatchSeconds& c, uint32_t x) { return c.batch < x; });
-    if (it != costs_.end() && it->batch == size) it->seconds = service_time;
-    else costs_.insert(it, {size, service_time});
+    if (measured_) record_batch_seconds(costs_, size, service_time);
   }
 
  private:
@@ -77,17 +73,6 @@ class RafikiGreedy final : public BatchingPolicy {
   uint32_t capped_for_ = 0;  // max batch capped_ was made for; 0: none yet
 };
 
-// B as listed (whole numbers >= 1).
-std::vector<uint32_t> size_list(const PolicyParams& p) {
-  std::vector<uint32_t> out;
-  for (double v : number_list(p, "batch_sizes", {16, 32, 48, 64})) {
-    if (!(v >= 1 && v <= (1 << 20) && v == double(uint32_t(v))))
-      throw ConfigError("parameter 'batch_sizes' must list whole numbers >= 1");
-    out.push_back(uint32_t(v));
-  }
-  return out;
-}
-
 // c(b) for each listed b, in the order of batch_sizes; empty when `costs` is absent.
 std::vector<BatchSeconds> cost_list(const PolicyParams& p, const std::vector<uint32_t>& sizes) {
   std::vector<double> seconds = number_list(p, "costs", {});
@@ -108,7 +93,7 @@ std::vector<BatchSeconds> cost_list(const PolicyParams& p, const std::vector<uin
 GreedySettings greedy_settings(const PolicyParams& p) {
   check_keys(p, {"batch_sizes", "costs", "slo_ms", "delta", "partial"});
   GreedySettings s;
-  s.sizes = size_list(p);
+  s.sizes = batch_size_list(p);
   s.costs = cost_list(p, s.sizes);
   std::sort(s.sizes.begin(), s.sizes.end());
   s.sizes.erase(std::unique(s.sizes.begin(), s.sizes.end()), s.sizes.end());

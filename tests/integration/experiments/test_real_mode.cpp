@@ -29,18 +29,13 @@ nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(in);
 }
 
-}  // namespace
-
-TEST_CASE("both modes with matched speed: real records carry the engine's split",
-          "[experiments][real]") {
-  servelab::testutil::TempDir tmp_dir("servelab-real-mode");
-  const std::filesystem::path dir = tmp_dir.path();
-  const std::string profile = (dir / "profile.yaml").string();
-  // A reduced probe: the profiler's every step, on few sizes, short sampling and few bursts.
+// A reduced probe of tiny_cnn: the profiler's every step, on few sizes, short sampling and
+// few bursts.
+ex::ProfileOptions reduced_probe(std::vector<uint32_t> batch_sizes) {
   ex::ProfileOptions probe;
   probe.models_dir = kModels;
   probe.models = {"tiny_cnn"};
-  probe.batch_sizes = {1, 2, 4, 8};
+  probe.batch_sizes = std::move(batch_sizes);
   probe.samples = 3;
   probe.min_seconds_per_size = 0.05;
   probe.max_seconds_per_size = 0.5;
@@ -48,7 +43,17 @@ TEST_CASE("both modes with matched speed: real records carry the engine's split"
   probe.overhead_requests = 30;
   probe.cold_burst_sizes = {2, 4, 8};
   probe.cold_bursts = 2;
-  ex::ensure_profile_with(profile, probe);
+  return probe;
+}
+
+}  // namespace
+
+TEST_CASE("both modes with matched speed: real records carry the engine's split",
+          "[experiments][real]") {
+  servelab::testutil::TempDir tmp_dir("servelab-real-mode");
+  const std::filesystem::path dir = tmp_dir.path();
+  const std::string profile = (dir / "profile.yaml").string();
+  ex::ensure_profile_with(profile, reduced_probe({1, 2, 4, 8}));
   // The probe's cold bursts are stored once, profile-level; the overhead per model.
   const config::ProfileFile measured = config::load_profile_file(profile);
   CHECK(!measured.front_end.cold_bursts.empty());
@@ -143,17 +148,7 @@ TEST_CASE("both modes calibrated before each point: sim runs use that point's pr
   servelab::testutil::TempDir tmp_dir("servelab-calibrate-each");
   const fs::path dir = tmp_dir.path();
   const std::string profile = (dir / "profile.yaml").string();
-  ex::ProfileOptions probe;
-  probe.models_dir = kModels;
-  probe.models = {"tiny_cnn"};
-  probe.batch_sizes = {1, 2, 3, 4, 8};
-  probe.samples = 3;
-  probe.min_seconds_per_size = 0.05;
-  probe.load_samples = 2;
-  probe.overhead_requests = 20;
-  probe.cold_burst_sizes = {2};
-  probe.cold_bursts = 1;
-  ex::ensure_profile_with(profile, probe);
+  ex::ensure_profile_with(profile, reduced_probe({1, 2, 3, 4, 8}));
 
   ex::ExperimentSpec spec = ex::parse_experiment(YAML::Load(R"(
 name: calibrate-each-test

@@ -44,13 +44,6 @@ SimulationSetup rl_setup(const std::string& weights) {
   return s;
 }
 
-workloads::Workload arrivals(std::vector<double> times) {
-  workloads::Workload w;
-  w.send_times = times;
-  w.models.assign(times.size(), 0);
-  return w;
-}
-
 std::vector<uint32_t> batch_sizes(const SimulationResult& r) {
   std::vector<uint32_t> out;
   for (const auto& q : r.records.requests) out.push_back(q.batch_size);
@@ -70,13 +63,13 @@ TEST_CASE("rafiki-rl dispatches min(b, queue) for the network's batch size", "[l
   learn::save_mlp(constant_choice(8, 2, 1), big);
   learn::save_mlp(constant_choice(8, 2, 0), small);
 
-  SimulationResult r = simulate(rl_setup(big), arrivals(at));
+  SimulationResult r = simulate(rl_setup(big), test::arrivals(at));
   REQUIRE(r.violations.empty());
   CHECK(batch_sizes(r) == std::vector<uint32_t>{1, 4, 4, 4, 4, 1});
   CHECK(r.records.requests[4].finish == Approx(0.5));
   CHECK(r.records.requests[5].finish == Approx(0.6));
 
-  r = simulate(rl_setup(small), arrivals(at));
+  r = simulate(rl_setup(small), test::arrivals(at));
   REQUIRE(r.violations.empty());
   CHECK(batch_sizes(r) == std::vector<uint32_t>{1, 2, 2, 2, 2, 1});
   CHECK(r.records.requests[2].finish == Approx(0.3));
@@ -110,16 +103,7 @@ TEST_CASE("rafiki-rl keeps the controller contract", "[learn][contract]") {
   learn::save_mlp(random_net(64 + 2 + 4, 4, 3), w);
   for (Time quantum : {0.0, 0.005}) {
     INFO("quantum " << quantum);
-    ModelProfile p = test::constant_profile(0.004, 0.001, 0.02);
-    p.batches[0].stddev = 0.001;
-    SimulationSetup s = test::cache_setup(6, 3, p);
-    s.control.workers = 3;
-    s.control.quantum = quantum;
-    s.control.max_batch = 8;
-    s.control.request_timeout = 0.5;
-    s.slo = 0.1;
-    s.noise = CostNoise::Normal;
-    s.models[0].contexts = 2;
+    SimulationSetup s = test::contract_setup(quantum);
     s.control.batching = {"rafiki-rl", PolicyParams(std::map<std::string, std::string>{{"weights", w}})};
     workloads::Workload open = test::poisson(3000, 400, 6, 9);
     SimulationResult r = simulate(s, open);

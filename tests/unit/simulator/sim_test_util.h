@@ -44,6 +44,32 @@ inline workloads::Workload closed_loop(std::vector<uint32_t> models, uint32_t co
   return w;
 }
 
+// Open loop: one request of model 0 at each of `times` (seconds).
+inline workloads::Workload arrivals(std::vector<double> times) {
+  workloads::Workload w;
+  w.send_times = times;
+  w.models.assign(times.size(), 0);
+  return w;
+}
+
+// The contract tests' setting: six models, room for three, three workers, noisy batch costs
+// that grow with batch size, a request timeout and an SLO: exercises batching, eviction and
+// scheduling together.
+inline SimulationSetup contract_setup(Time quantum) {
+  ModelProfile p = constant_profile(0.004, 0.001, 0.02);
+  p.batches[0].stddev = 0.001;
+  p.batches[1].stddev = 0.002;
+  SimulationSetup s = cache_setup(6, 3, p);
+  s.control.workers = 3;
+  s.control.quantum = quantum;
+  s.control.max_batch = 8;
+  s.control.request_timeout = 0.5;
+  s.slo = 0.1;
+  s.noise = CostNoise::Normal;
+  s.models[0].contexts = 2;
+  return s;
+}
+
 // Open loop Poisson arrivals at `rate` per second, models drawn uniformly from [0, n).
 inline workloads::Workload poisson(size_t count, double rate, uint32_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -17,23 +17,6 @@ using namespace servelab::sim;
 
 namespace {
 
-// Six models, room for three, three workers, noisy batch costs that grow with batch size,
-// a request timeout and an SLO: exercises batching, eviction and scheduling together.
-SimulationSetup contract_setup(Time quantum) {
-  ModelProfile p = test::constant_profile(0.004, 0.001, 0.02);
-  p.batches[0].stddev = 0.001;
-  p.batches[1].stddev = 0.002;
-  SimulationSetup s = test::cache_setup(6, 3, p);
-  s.control.workers = 3;
-  s.control.quantum = quantum;
-  s.control.max_batch = 8;
-  s.control.request_timeout = 0.5;
-  s.slo = 0.1;
-  s.noise = CostNoise::Normal;
-  s.models[0].contexts = 2;
-  return s;
-}
-
 void check_contract(const SimulationResult& r, size_t requests) {
   INFO((r.violations.empty() ? std::string("no violations") : r.violations[0]));
   REQUIRE(r.violations.empty());  // the simulator checks in-use evictions and duplicates
@@ -67,7 +50,7 @@ TEST_CASE("every registered policy keeps the controller contract", "[simulator][
       for (const auto& s : scheduling) {
         for (Time quantum : {0.0, 0.005}) {
           INFO(b << " + " << e << " + " << s << ", quantum " << quantum);
-          SimulationSetup setup = contract_setup(quantum);
+          SimulationSetup setup = test::contract_setup(quantum);
           setup.control.batching = {b, {}};
           setup.control.eviction = {e, {}};
           setup.control.scheduling = {s, {}};
@@ -84,7 +67,7 @@ TEST_CASE("same config and seeds give byte-identical requests.csv", "[simulator]
   servelab::testutil::TempDir tmp_dir("servelab-determinism");
   const std::filesystem::path dir = tmp_dir.path();
   auto run = [&](const std::string& file, uint64_t seed) {
-    SimulationSetup s = contract_setup(0.005);
+    SimulationSetup s = test::contract_setup(0.005);
     s.control.batching = {"rafiqi-ewma", {}};
     s.control.scheduling = {"lru-order", {}};
     s.seed = seed;
@@ -105,7 +88,7 @@ TEST_CASE("same config and seeds give byte-identical requests.csv", "[simulator]
 
 TEST_CASE("two simulations run interleaved on two threads give the same result",
           "[simulator][determinism]") {
-  SimulationSetup s = contract_setup(0.005);
+  SimulationSetup s = test::contract_setup(0.005);
   workloads::Workload w = test::poisson(2000, 300, 6, 3);
   SimulationResult ref = simulate(s, w);
   SimulationResult x, y;

@@ -21,13 +21,6 @@ SimulationSetup greedy_setup() {
   return s;
 }
 
-workloads::Workload arrivals(std::vector<double> times) {
-  workloads::Workload w;
-  w.send_times = times;
-  w.models.assign(times.size(), 0);
-  return w;
-}
-
 }  // namespace
 
 // tau = 2, delta = 0.25; due for b = 2: oldest + 2 - 0.25 - 0.25.
@@ -35,7 +28,7 @@ workloads::Workload arrivals(std::vector<double> times) {
 //   1.5: alone; 4: with the second, due 1.5 + 1.5 = 3 has passed: 4-5 run 4..4.25
 // Request 4 finishes 2.75 s after it arrived: one overdue of six.
 TEST_CASE("rafiki-greedy through the simulator: schedule and overdue count", "[simulator]") {
-  SimulationResult r = simulate(greedy_setup(), arrivals({0, 0.5, 1, 1.25, 1.5, 4}));
+  SimulationResult r = simulate(greedy_setup(), test::arrivals({0, 0.5, 1, 1.25, 1.5, 4}));
   REQUIRE(r.violations.empty());
   REQUIRE(r.lost == 0);
   const auto& q = r.records.requests;
@@ -61,7 +54,7 @@ TEST_CASE("rafiki-greedy through the simulator: schedule and overdue count", "[s
 // due at 0 + 2 - 0.25 - 0.25 = 1.5 (without the prior c(2) would be 0 and they would wait
 // until 1.75).
 TEST_CASE("rafiki-greedy in the simulator takes c(b) from the profile", "[simulator]") {
-  SimulationResult r = simulate(greedy_setup(), arrivals({0, 0.5}));
+  SimulationResult r = simulate(greedy_setup(), test::arrivals({0, 0.5}));
   REQUIRE(r.records.requests.size() == 2);
   for (const auto& q : r.records.requests) {
     CHECK(q.dispatch == 1.5);
