@@ -5,6 +5,7 @@
 // at a time. Only a hint: without THP, or off Linux, nothing changes. Header-only, no state.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -37,6 +38,16 @@ void reserve_huge(std::vector<T>& v, size_t n) {
   const bool fresh = v.empty();
   v.reserve(n);
   if (fresh) advise_huge_pages(v.data(), n * sizeof(T));
+}
+
+// Doubles v's capacity (at least 1024 elements) onto fresh huge-page-advised storage: for
+// buffers filled one element at a time whose final size is not known in advance.
+template <class T>
+void grow_huge(std::vector<T>& v) {
+  std::vector<T> bigger;
+  reserve_huge(bigger, std::max<size_t>(1024, 2 * v.capacity()));
+  bigger.insert(bigger.end(), v.begin(), v.end());
+  v.swap(bigger);
 }
 
 // A vector of n value-initialized elements on huge-page-advised storage.

@@ -3,7 +3,9 @@
 // Value types; functions are thread-compatible (no shared state).
 #pragma once
 
+#include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +53,49 @@ struct RunRecords {
 // "warmup_requests" (how many were left out) say so. The run's counters (loads, evictions,
 // hits, misses, mean_batch_size) cover the whole run; requests.csv keeps every request.
 nlohmann::json summarize(const RunRecords& run);
+
+// Receives a run's records one at a time, in id order, each final: the streaming form of
+// RunRecords::requests, so that a long run need not hold every record.
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void add(const RequestRecord& r) = 0;
+};
+
+// summarize(), fed one record at a time: summary() gives what summarize() gives for a run of
+// the records added (in id order), with `counters`' loads, evictions, hits, misses and
+// mean_batch_size (its requests are ignored). Keeps 8 bytes per completed request (the
+// percentiles are exact); summary() may be called once.
+class SummaryBuilder : public RecordSink {
+ public:
+  SummaryBuilder(std::vector<std::string> model_names, std::optional<double> slo, double warmup);
+  ~SummaryBuilder() override;
+  void add(const RequestRecord& r) override;
+  nlohmann::json summary(const RunRecords& counters);
+
+ private:
+  struct State;
+  std::vector<std::string> names_;
+  std::optional<double> slo_;
+  double warmup_;
+  std::unique_ptr<State> state_;
+};
+
+// requests.csv (the format of write_requests_csv), written as records are added: rows are
+// formatted and written on a second thread, a chunk of records at a time, so memory stays
+// flat and the caller does not wait for the disk. Throws std::runtime_error when the file
+// cannot be opened, and from add() or close() after a write error.
+class RequestsCsvStream : public RecordSink {
+ public:
+  RequestsCsvStream(const std::string& path, std::vector<std::string> model_names);
+  ~RequestsCsvStream() override;  // closes; errors are lost: call close() to see them
+  void add(const RequestRecord& r) override;
+  void close();
+
+ private:
+  struct Writer;
+  std::unique_ptr<Writer> writer_;
+};
 
 // Percentile with linear interpolation between closest ranks (numpy's default); p in [0,100].
 double percentile(std::vector<double> values, double p);

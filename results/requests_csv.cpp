@@ -16,110 +16,13 @@
 #include <unordered_map>
 
 #include "results/records.h"
+#include "results/row_format.h"
 
 namespace servelab::results {
 
 namespace {
 
-constexpr const char* kHeader =
-    "id,model,arrival,queued,dispatch,start,finish,batch_size,waited_for_load,status";
-constexpr const char* kHeaderBeforeQueued =
-    "id,model,arrival,dispatch,start,finish,batch_size,waited_for_load,status";
-
-struct FileCloser {
-  void operator()(FILE* f) const { std::fclose(f); }
-};
-
-// t >= 0 times 10^9, rounded to the nearest integer (ties to even) as exact arithmetic does:
-// t = m * 2^-shift with a 53-bit m (read from the bits), so m * 10^9 fits in 128 bits and the
-// shift rounds exactly.
-bool exact_nanoseconds(double t, uint64_t* out) {
-  const auto bits = std::bit_cast<uint64_t>(t);
-  const auto biased = int((bits >> 52) & 0x7ff);
-  const uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
-  const uint64_t m = biased ? fraction | (uint64_t{1} << 52) : fraction;
-  const int shift = biased ? 1075 - biased : 1074;  // t = m / 2^shift
-  if (shift <= 0) return false;  // t >= 2^53: not a time of a run
-  if (shift >= 127) {
-    *out = 0;
-    return true;
-  }
-  using u128 = unsigned __int128;
-  const u128 p = u128(m) * 1000000000u;
-  u128 q = p >> shift;
-  const u128 rem = p - (q << shift), half = u128(1) << (shift - 1);
-  if (rem > half || (rem == half && (q & 1))) ++q;
-  *out = static_cast<uint64_t>(q);
-  return true;
-}
-
-// "00" .. "99": two digits per table read.
-constexpr auto kDigitPairs = [] {
-  std::array<char, 200> t{};
-  for (int i = 0; i < 100; ++i) {
-    t[2 * i] = char('0' + i / 10);
-    t[2 * i + 1] = char('0' + i % 10);
-  }
-  return t;
-}();
-
-// Nine digits of v < 10^9, zero-padded, at out[0..8].
-void nine_digits(uint32_t v, char* out) {
-  out[8] = char('0' + v % 10);
-  v /= 10;
-  for (int i = 6; i >= 0; i -= 2, v /= 100) std::memcpy(out + i, &kDigitPairs[2 * (v % 100)], 2);
-}
-
-// Rows go through a fixed buffer written out in large blocks; numbers are formatted with
-// std::to_chars (the same digits as printf's "%.9f", several times faster).
-class RowWriter {
- public:
-  explicit RowWriter(FILE* f) : f_(f) {}
-  ~RowWriter() { flush(); }
-  void text(std::string_view s) {
-    reserve(s.size());
-    std::memcpy(buf_ + used_, s.data(), s.size());
-    used_ += s.size();
-  }
-  void ch(char c) {
-    reserve(1);
-    buf_[used_++] = c;
-  }
-  void uint(uint64_t v) {
-    reserve(24);
-    used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, v).ptr - buf_);
-  }
-  // Seconds with nanosecond resolution and a comma; an unknown time (NaN, infinity) is an
-  // empty field. The digits are printf's "%.9f": t rounded to whole nanoseconds, exactly.
-  void time(double t) {
-    uint64_t ns;
-    if (t >= 0 && t < 1e9 && exact_nanoseconds(t, &ns)) {
-      reserve(32);
-      used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, ns / 1000000000).ptr - buf_);
-      buf_[used_++] = '.';
-      nine_digits(uint32_t(ns % 1000000000), buf_ + used_);
-      used_ += 9;
-    } else if (std::isfinite(t)) {
-      reserve(350);  // the longest finite double in fixed notation
-      used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, t, std::chars_format::fixed, 9).ptr -
-                     buf_);
-    }
-    ch(',');
-  }
-  void flush() {
-    if (used_) std::fwrite(buf_, 1, used_, f_);
-    used_ = 0;
-  }
-
- private:
-  static constexpr size_t kSize = 1 << 16;
-  void reserve(size_t n) {
-    if (used_ + n > kSize) flush();
-  }
-  FILE* f_;
-  char buf_[kSize];
-  size_t used_ = 0;
-};
+using namespace detail;
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> out;
@@ -163,22 +66,7 @@ void write_requests_csv(const std::string& path, const RunRecords& run) {
     auto out = std::make_unique<RowWriter>(f.get());
     out->text(kHeader);
     out->ch('\n');
-    for (const RequestRecord& r : run.requests) {
-      out->uint(r.id);
-      out->ch(',');
-      if (r.model < run.model_names.size()) out->text(run.model_names[r.model]);
-      else out->uint(r.model);
-      out->ch(',');
-      out->time(r.arrival);
-      out->time(r.queued);
-      out->time(r.dispatch);
-      out->time(r.start);
-      out->time(r.finish);
-      out->uint(r.batch_size);
-      out->text(r.waited_for_load ? ",1," : ",0,");
-      out->text(status_name(r.status));
-      out->ch('\n');
-    }
+    for (const RequestRecord& r : run.requests) write_row(*out, r, run.model_names);
   }
   if (std::ferror(f.get()) || std::fflush(f.get()) != 0) {
     throw std::runtime_error("error writing " + path + ": " + std::strerror(errno));

@@ -54,68 +54,83 @@ std::vector<double> percentiles_by_selection(std::vector<double>& values,
   return out;
 }
 
-// The summary of one subset of requests (the whole run, or one model). Requests sent before
-// `warmup` count only towards throughput, which stays the whole run's.
-nlohmann::json summarize_subset(const std::vector<const RequestRecord*>& all, double warmup,
-                                const std::optional<double>& slo) {
-  uint64_t counted = 0, done = 0;
+// The running numbers of one subset of requests (the whole run, or one model), fed in id
+// order. Requests sent before `warmup` count only towards throughput, which stays the whole
+// run's. Latencies are kept (8 bytes a request) because the percentiles are exact.
+struct SubsetStats {
+  uint64_t seen = 0, counted = 0, done = 0, completed = 0, within_slo = 0;
   double first_sent = std::numeric_limits<double>::infinity();
   double last_done = -std::numeric_limits<double>::infinity();
-  std::vector<double> latency_ms;
-  reserve_huge(latency_ms, all.size());
+  double latency_sum = 0;  // ms, summed in id order
+  std::vector<double> latency_ms;  // kept only when add() is asked to
   std::map<std::string, uint64_t> failed;
-  uint64_t within_slo = 0;
-  for (const RequestRecord* r : all) {
-    first_sent = std::min(first_sent, r->arrival);
-    if (r->status == RequestStatus::Ok) {
+
+  void add(const RequestRecord& r, double warmup, const std::optional<double>& slo,
+           bool keep_latency) {
+    ++seen;
+    first_sent = std::min(first_sent, r.arrival);
+    if (r.status == RequestStatus::Ok) {
       ++done;
-      last_done = std::max(last_done, r->finish);
+      last_done = std::max(last_done, r.finish);
     }
-    if (r->arrival < warmup) continue;
+    if (r.arrival < warmup) return;
     ++counted;
-    if (r->status != RequestStatus::Ok) {
-      failed[status_name(r->status)]++;
-      continue;
+    if (r.status != RequestStatus::Ok) {
+      failed[status_name(r.status)]++;
+      return;
     }
-    double lat = r->finish - r->arrival;
-    latency_ms.push_back(lat * 1e3);
+    const double lat = r.finish - r.arrival;
+    ++completed;
+    latency_sum += lat * 1e3;
+    if (keep_latency) {
+      if (latency_ms.size() == latency_ms.capacity()) grow_huge(latency_ms);
+      latency_ms.push_back(lat * 1e3);
+    }
     if (slo && lat <= *slo) within_slo++;
   }
-  nlohmann::json j;
-  j["requests"] = counted;
-  j["completed"] = latency_ms.size();
+};
+
+nlohmann::json failed_counts(const SubsetStats& s, uint64_t* total) {
   nlohmann::json f = nlohmann::json::object();
-  uint64_t failed_total = 0;
-  for (const auto& [name, n] : failed) {
+  *total = 0;
+  for (const auto& [name, n] : s.failed) {
     f[name] = n;
-    failed_total += n;
+    *total += n;
   }
+  return f;
+}
+
+// The summary of one subset; `latency_ms` holds its latencies in any order (reordered here:
+// the percentiles, the mean and the max do not depend on it).
+nlohmann::json subset_summary(const SubsetStats& s, std::vector<double>& latency_ms,
+                              const std::optional<double>& slo) {
+  nlohmann::json j;
+  j["requests"] = s.counted;
+  j["completed"] = s.completed;
+  uint64_t failed_total = 0;
+  nlohmann::json f = failed_counts(s, &failed_total);
   j["failed"] = failed_total;
   j["failed_by_status"] = f;
   // Completions over the run's span. Not over a window from the warm-up on: a batch's
   // answers come back together, and a window cut at an arbitrary time through those lumps
   // swings by a batch's worth (one 400-request run, 64-256 in flight: -10..-12% sim vs real
   // in the window, -1.8% over the run).
-  const double span = last_done - first_sent;
-  j["throughput_rps"] = number(done == 0 || span <= 0 ? kNaN : done / span);
-
+  const double span = s.last_done - s.first_sent;
+  j["throughput_rps"] = number(s.done == 0 || span <= 0 ? kNaN : s.done / span);
   double mean = kNaN, max = kNaN;
   if (!latency_ms.empty()) {
-    double sum = 0;
-    for (double v : latency_ms) sum += v;
-    mean = sum / latency_ms.size();
+    mean = s.latency_sum / latency_ms.size();
     max = *std::max_element(latency_ms.begin(), latency_ms.end());
   }
-  const std::vector<double> p =
-      percentiles_by_selection(latency_ms, {50, 80, 90, 99, 99.9});
+  const std::vector<double> p = percentiles_by_selection(latency_ms, {50, 80, 90, 99, 99.9});
   j["latency_ms"] = {{"mean", number(mean)}, {"p50", number(p[0])},  {"p80", number(p[1])},
                      {"p90", number(p[2])},  {"p99", number(p[3])},  {"p999", number(p[4])},
                      {"max", number(max)}};
   if (slo) {
     // Attainment over all requests: a timed-out or failed request missed its SLO.
     j["slo_ms"] = *slo * 1e3;
-    j["slo_attainment"] = number(counted == 0 ? kNaN : double(within_slo) / counted);
-    j["overdue"] = counted - within_slo;
+    j["slo_attainment"] = number(s.counted == 0 ? kNaN : double(s.within_slo) / s.counted);
+    j["overdue"] = s.counted - s.within_slo;
   }
   return j;
 }
@@ -127,55 +142,71 @@ double percentile(std::vector<double> values, double p) {
   return percentile_sorted(values, p);
 }
 
-namespace {
-
-// Every request, and the requests of each model (left empty when one model holds them all:
-// its summary is the run's).
-struct Subsets {
-  std::vector<const RequestRecord*> all;
-  std::vector<std::vector<const RequestRecord*>> by_model;
-  bool one_model_has_all = false;
+// The whole run's numbers, and each model's; latencies are kept per model only (the whole
+// run's percentiles select over their concatenation, or over the one model that has them all).
+struct SummaryBuilder::State {
+  SubsetStats whole;
+  std::vector<SubsetStats> by_model;
+  uint64_t unknown_model = 0;  // records naming no model of the run: in the whole run only
 };
 
-Subsets split_by_model(const RunRecords& run) {
-  Subsets s;
-  std::vector<size_t> model_count(run.model_names.size(), 0);
-  for (const RequestRecord& r : run.requests)
-    if (r.model < model_count.size()) ++model_count[r.model];
-  s.one_model_has_all = model_count.size() == 1 && model_count[0] == run.requests.size();
-  reserve_huge(s.all, run.requests.size());
-  for (const RequestRecord& r : run.requests) s.all.push_back(&r);
-  s.by_model.resize(run.model_names.size());
-  if (s.one_model_has_all) return s;
-  for (size_t m = 0; m < s.by_model.size(); ++m) reserve_huge(s.by_model[m], model_count[m]);
-  for (const RequestRecord& r : run.requests)
-    if (r.model < s.by_model.size()) s.by_model[r.model].push_back(&r);
-  return s;
+SummaryBuilder::SummaryBuilder(std::vector<std::string> model_names, std::optional<double> slo,
+                               double warmup)
+    : names_(std::move(model_names)), slo_(slo), warmup_(warmup),
+      state_(std::make_unique<State>()) {
+  state_->by_model.resize(names_.size());
 }
 
-}  // namespace
+SummaryBuilder::~SummaryBuilder() = default;
 
-nlohmann::json summarize(const RunRecords& run) {
-  const Subsets subsets = split_by_model(run);
-  const nlohmann::json whole = summarize_subset(subsets.all, run.warmup, run.slo);
+void SummaryBuilder::add(const RequestRecord& r) {
+  State& st = *state_;
+  // A record naming no model of the run counts in the whole run only (in a subset of its
+  // own, which holds its latencies and has no per-model entry).
+  const size_t m = std::min<size_t>(r.model, names_.size());
+  if (m == st.by_model.size()) st.by_model.emplace_back();
+  st.whole.add(r, warmup_, slo_, false);
+  st.by_model[m].add(r, warmup_, slo_, true);
+}
+
+nlohmann::json SummaryBuilder::summary(const RunRecords& counters) {
+  State& st = *state_;
+  // The whole run's latencies: the one subset holding them all, or their concatenation.
+  std::vector<double> concatenated;
+  std::vector<double>* all = &concatenated;
+  size_t holders = 0;
+  for (SubsetStats& s : st.by_model)
+    if (!s.latency_ms.empty()) ++holders, all = &s.latency_ms;
+  if (holders > 1) {
+    all = &concatenated;
+    for (const SubsetStats& s : st.by_model)
+      concatenated.insert(concatenated.end(), s.latency_ms.begin(), s.latency_ms.end());
+  }
+  const nlohmann::json whole = subset_summary(st.whole, *all, slo_);
   nlohmann::json j = whole;
-  j["loads"] = run.loads;
-  j["evictions"] = run.evictions;
-  j["hits"] = run.hits;
-  j["misses"] = run.misses;
-  j["mean_batch_size"] = number(run.mean_batch_size);
-  if (run.warmup > 0) {
-    j["warmup_s"] = run.warmup;
-    j["warmup_requests"] = run.requests.size() - j["requests"].get<uint64_t>();
+  j["loads"] = counters.loads;
+  j["evictions"] = counters.evictions;
+  j["hits"] = counters.hits;
+  j["misses"] = counters.misses;
+  j["mean_batch_size"] = number(counters.mean_batch_size);
+  if (warmup_ > 0) {
+    j["warmup_s"] = warmup_;
+    j["warmup_requests"] = st.whole.seen - st.whole.counted;
   }
+  const bool one_model_has_all = names_.size() == 1 && st.by_model[0].seen == st.whole.seen;
   nlohmann::json per_model = nlohmann::json::object();
-  for (size_t m = 0; m < run.model_names.size(); ++m) {
-    per_model[run.model_names[m]] = subsets.one_model_has_all
-                                        ? whole
-                                        : summarize_subset(subsets.by_model[m], run.warmup, run.slo);
-  }
+  for (size_t m = 0; m < names_.size(); ++m)
+    per_model[names_[m]] = one_model_has_all
+                               ? whole
+                               : subset_summary(st.by_model[m], st.by_model[m].latency_ms, slo_);
   j["per_model"] = per_model;
   return j;
+}
+
+nlohmann::json summarize(const RunRecords& run) {
+  SummaryBuilder b(run.model_names, run.slo, run.warmup);
+  for (const RequestRecord& r : run.requests) b.add(r);
+  return b.summary(run);
 }
 
 }  // namespace servelab::results

@@ -27,7 +27,7 @@ void Clients::on_send(RequestId id, Time now) {
 
 void Clients::on_thread_free(RequestId id, Time now) {
   --ctx_.in_flight;
-  ctx_.records.requests[id].arrival = now;  // the client's send, as the load generator records
+  ctx_.window.at(id).arrival = now;  // the client's send, as the load generator records
   sink_.submit(id, now);
 }
 

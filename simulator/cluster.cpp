@@ -28,7 +28,7 @@ Cluster::Cluster(RunContext& ctx) : ctx_(ctx) {
         std::make_unique<FrontEnd>(ctx, *servers_.back(), seed ^ 0xc2b2ae3d27d4eb4fULL));
   }
   if (servers_.size() > 1) router_ = make_router(s.cluster.router, s.seed ^ 0x94d049bb133111ebULL);
-  server_of_.assign(ctx.work.models.size(), 0);
+  if (servers_.size() > 1) server_of_.assign(ctx.work.models.size(), 0);
   for (auto& server : servers_) server->add_models();
 }
 
@@ -56,7 +56,7 @@ size_t Cluster::pick_server(RequestId id, Time now) {
 
 void Cluster::submit(RequestId id, Time now) {
   size_t k = pick_server(id, now);
-  server_of_[id] = uint32_t(k);
+  if (servers_.size() > 1) server_of_[id] = uint32_t(k);
   if (ctx_.setup.client_timeout < kNever)
     ctx_.sim.schedule<&Cluster::on_give_up>(now + ctx_.setup.client_timeout, this, id);
   front_ends_[k]->receive(id, now);
@@ -70,7 +70,7 @@ void Cluster::on_outcome(Server& server, const RequestOutcome& o, Time now) {
   }
   if (ctx_.done[id] == kGivenUp) return;  // its client gave up: the result is discarded
   ctx_.done[id] = kDone;
-  results::RequestRecord& r = ctx_.records.requests[id];
+  results::RequestRecord& r = ctx_.window.at(id);
   r.dispatch = finite_or_nan(o.assigned);
   r.start = finite_or_nan(o.started);
   // The client has the answer once the response overhead has passed.
@@ -85,7 +85,7 @@ void Cluster::on_outcome(Server& server, const RequestOutcome& o, Time now) {
 void Cluster::on_give_up(RequestId id, Time now) {
   if (ctx_.done[id] != kOpen) return;
   ctx_.done[id] = kGivenUp;
-  results::RequestRecord& r = ctx_.records.requests[id];
+  results::RequestRecord& r = ctx_.window.at(id);
   r.finish = now;
   r.status = RequestStatus::Cancelled;
   ++ctx_.in_flight;
@@ -95,14 +95,16 @@ void Cluster::on_give_up(RequestId id, Time now) {
 
 void Cluster::on_cancel(RequestId id, Time now) {
   --ctx_.in_flight;
-  servers_[server_of_[id]]->cancel(id, now);
+  servers_[servers_.size() > 1 ? server_of_[id] : 0]->cancel(id, now);
 }
 
 // Request `id` has its final record: its client may send the next request.
 void Cluster::finish(RequestId id, Time now) {
   ++completed_;
   last_progress_ = now;
-  clients_->answered(id, ctx_.records.requests[id].finish);
+  const Time answered = ctx_.window.at(id).finish;
+  ctx_.window.finalize(id);
+  clients_->answered(id, answered);
   if (completed_ == ctx_.done.size()) ctx_.sim.stop();
 }
 

@@ -55,7 +55,7 @@ class Cluster final : public RequestSink, public OutcomeSink {
   std::vector<std::unique_ptr<FrontEnd>> front_ends_;
   std::unique_ptr<Router> router_;
   std::vector<ServerView> views_;       // scratch for the router
-  std::vector<uint32_t> server_of_;     // per request, once routed
+  std::vector<uint32_t> server_of_;     // per request, once routed (several servers only)
   uint64_t completed_ = 0;
   Time last_progress_ = 0;
 };

@@ -49,7 +49,8 @@ void FrontEnd::on_opening(RequestId id, Time now) {
 }
 
 void FrontEnd::to_controller(RequestId id, Time now) {
-  ctx_.records.requests[id].queued = now;
+  // A request its client gave up on has a final record: it keeps what was known then.
+  if (ctx_.done[id] == RunContext::Open) ctx_.window.at(id).queued = now;
   server_.arrive(id, now);
 }
 

@@ -1,6 +1,7 @@
 // What the parts of one simulation run share: the facade, the setup and workload they run,
-// the per-request records each part fills in (clients: arrival; front end: queued; cluster:
-// the outcome), the count of pending work, and the contract violations found.
+// the window of per-request records each part fills in (clients: arrival; front end: queued;
+// cluster: the outcome), the run's record metadata, the count of pending work, and the
+// contract violations found.
 // Owned by simulate(); parts hold a reference for the run's duration. One thread.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "results/records.h"
+#include "simulator/record_window.h"
 #include "simulator/simulation.h"
 #include "simulator/simulator.h"
 #include "workloads/workload.h"
@@ -16,14 +18,15 @@ namespace servelab::sim {
 
 struct RunContext {
   RunContext(Simulation& s, const SimulationSetup& st, const workloads::Workload& w,
-             SimulationResult& r)
-      : sim(s), setup(st), work(w), result(r), records(r.records) {}
+             SimulationResult& r, results::RecordSink& sink)
+      : sim(s), setup(st), work(w), result(r), records(r.records), window(w, sink) {}
 
   Simulation& sim;
   const SimulationSetup& setup;
   const workloads::Workload& work;
   SimulationResult& result;
-  results::RunRecords& records;
+  results::RunRecords& records;  // model names, SLO, warm-up and counters; no requests
+  RecordWindow window;           // the records still being filled in
   // Work that can still make progress without a timer: requests on their way (sends,
   // transfers, IO threads), batches running, loads in flight. Timers alone cannot finish a run.
   uint64_t in_flight = 0;

@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -117,37 +116,52 @@ std::optional<int> parse_simulate_args(int argc, char** argv, SimulateArgs& a) {
   return std::nullopt;
 }
 
-nlohmann::json run_summary(const sim::SimConfig& cfg, const sim::SimulationResult& result) {
-  nlohmann::json summary = results::summarize(result.records);
-  summary["name"] = cfg.run.name;
-  summary["simulation"] = {{"events", result.events},
-                           {"timers", result.timers},
-                           {"lost", result.lost},
-                           {"virtual_time_s", result.end_time},
-                           {"violations", result.violations}};
-  return summary;
-}
+// Where the records go while the run goes on: requests.csv (streamed, unless summary only)
+// and the summary's running numbers. Neither keeps every record.
+class RunOutputs : public results::RecordSink {
+ public:
+  RunOutputs(const SimulateArgs& a, const sim::SimConfig& cfg)
+      : args_(a), summary_(model_names(cfg), cfg.setup.slo, cfg.run.workload.warmup) {
+    std::filesystem::create_directories(a.out_dir);
+    if (!a.summary_only)
+      rows_.emplace(a.out_dir + "/requests.csv", model_names(cfg));
+  }
 
-// DIR/requests.csv (unless summary only), DIR/summary.json, DIR/config.yaml. The rows are
-// written on a second thread while this one summarizes (both only read the records).
-nlohmann::json write_outputs(const SimulateArgs& a, const sim::SimConfig& cfg,
-                             const sim::SimulationResult& result) {
-  std::filesystem::create_directories(a.out_dir);
-  std::future<void> rows;
-  if (!a.summary_only)
-    rows = std::async(std::launch::async, [&] {
-      results::write_requests_csv(a.out_dir + "/requests.csv", result.records);
-    });
-  const nlohmann::json summary = run_summary(cfg, result);
-  if (rows.valid()) rows.get();  // rethrows a write error
-  results::write_json(a.out_dir + "/summary.json", summary);
-  std::ofstream yaml(a.out_dir + "/config.yaml");
-  YAML::Emitter em;
-  em << cfg.resolved;
-  yaml << em.c_str() << "\n";
-  if (!yaml) throw std::runtime_error("cannot write " + a.out_dir + "/config.yaml");
-  return summary;
-}
+  void add(const results::RequestRecord& r) override {
+    if (rows_) rows_->add(r);
+    summary_.add(r);
+  }
+
+  // Closes requests.csv, writes summary.json and config.yaml; returns the summary.
+  nlohmann::json finish(const sim::SimConfig& cfg, const sim::SimulationResult& result) {
+    if (rows_) rows_->close();
+    nlohmann::json summary = summary_.summary(result.records);
+    summary["name"] = cfg.run.name;
+    summary["simulation"] = {{"events", result.events},
+                             {"timers", result.timers},
+                             {"lost", result.lost},
+                             {"virtual_time_s", result.end_time},
+                             {"violations", result.violations}};
+    results::write_json(args_.out_dir + "/summary.json", summary);
+    std::ofstream yaml(args_.out_dir + "/config.yaml");
+    YAML::Emitter em;
+    em << cfg.resolved;
+    yaml << em.c_str() << "\n";
+    if (!yaml) throw std::runtime_error("cannot write " + args_.out_dir + "/config.yaml");
+    return summary;
+  }
+
+ private:
+  static std::vector<std::string> model_names(const sim::SimConfig& cfg) {
+    std::vector<std::string> names;
+    for (const sim::SimModel& m : cfg.setup.models) names.push_back(m.name);
+    return names;
+  }
+
+  const SimulateArgs& args_;
+  std::optional<results::RequestsCsvStream> rows_;
+  results::SummaryBuilder summary_;
+};
 
 void report_problems(const sim::SimulationResult& result) {
   for (const auto& v : result.violations) std::cerr << "contract violation: " << v << "\n";
@@ -163,10 +177,10 @@ int simulate_main(int argc, char** argv) {
   SimulateArgs a;
   if (const std::optional<int> status = parse_simulate_args(argc, argv, a)) return *status;
   sim::SimConfig cfg;
-  sim::SimulationResult result;
+  workloads::Workload workload;
   try {
     cfg = sim::load_sim_config(a.config_path, a.sets, a.seed);
-    result = sim::simulate(cfg.setup, workloads::generate(cfg.run.workload));
+    workload = workloads::generate(cfg.run.workload);
   } catch (const ConfigError& e) {
     std::cerr << "servelab simulate: " << e.what() << "\n";
     return 2;
@@ -174,9 +188,29 @@ int simulate_main(int argc, char** argv) {
     std::cerr << "servelab simulate: " << a.config_path << ": " << e.what() << "\n";
     return 2;
   }
+  std::optional<RunOutputs> outputs;
+  sim::SimulationResult result;
   nlohmann::json summary;
   try {
-    summary = write_outputs(a, cfg, result);
+    outputs.emplace(a, cfg);
+  } catch (const std::exception& e) {
+    std::cerr << "servelab simulate: " << e.what() << "\n";
+    return 3;
+  }
+  try {
+    result = sim::simulate(cfg.setup, workload, *outputs);
+  } catch (const ConfigError& e) {
+    std::cerr << "servelab simulate: " << e.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "servelab simulate: " << a.config_path << ": " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {  // requests.csv could not be written
+    std::cerr << "servelab simulate: " << e.what() << "\n";
+    return 3;
+  }
+  try {
+    summary = outputs->finish(cfg, result);
   } catch (const std::exception& e) {
     std::cerr << "servelab simulate: " << e.what() << "\n";
     return 3;

@@ -13,18 +13,12 @@ namespace servelab::sim {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 void prepare_records(RunContext& ctx) {
   results::RunRecords& rec = ctx.records;
   const workloads::Workload& w = ctx.work;
   for (const SimModel& m : ctx.setup.models) rec.model_names.push_back(m.name);
   rec.slo = ctx.setup.slo;
   rec.warmup = w.warmup;
-  reserve_huge(rec.requests, w.models.size());
-  rec.requests.resize(w.models.size());
-  for (uint64_t i = 0; i < w.models.size(); ++i)
-    rec.requests[i] = {i, w.models[i], kNaN, kNaN, kNaN, kNaN, 0, false, RequestStatus::Failed};
   reserve_huge(ctx.done, w.models.size());
   ctx.done.assign(w.models.size(), 0);
 }
@@ -69,16 +63,41 @@ double speed_at(const std::vector<SimulationSetup::SpeedWindow>& trace, Time t) 
 
 double SimulationSetup::speed_at(Time t) const { return sim::speed_at(speed_trace, t); }
 
+namespace {
+
+// Keeps every record, in id order (simulate()'s result.records.requests).
+class CollectRecords : public results::RecordSink {
+ public:
+  explicit CollectRecords(std::vector<results::RequestRecord>& out) : out_(out) {}
+  void add(const results::RequestRecord& r) override { out_.push_back(r); }
+
+ private:
+  std::vector<results::RequestRecord>& out_;
+};
+
+}  // namespace
+
 SimulationResult simulate(const SimulationSetup& setup, const workloads::Workload& workload) {
+  std::vector<results::RequestRecord> requests;
+  reserve_huge(requests, workload.models.size());
+  CollectRecords collect(requests);
+  SimulationResult result = simulate(setup, workload, collect);
+  result.records.requests = std::move(requests);
+  return result;
+}
+
+SimulationResult simulate(const SimulationSetup& setup, const workloads::Workload& workload,
+                          results::RecordSink& sink) {
   SimulationResult result;
   Simulation sim(make_event_list(setup.event_list));
-  RunContext ctx(sim, setup, workload, result);
+  RunContext ctx(sim, setup, workload, result, sink);
   Cluster cluster(ctx);
   std::unique_ptr<Clients> clients = make_clients(ctx, cluster);
   prepare_records(ctx);
   if (setup.cluster.servers == 1) replay_cold_burst(ctx, *clients, cluster.front_end(0));
   cluster.start(*clients);
   if (!workload.models.empty()) sim.run(setup.max_time);
+  ctx.window.flush_all();
   result.events = sim.events_processed();
   result.end_time = sim.now();
   result.lost = workload.models.size() - cluster.completed();

@@ -83,7 +83,9 @@ struct SimulationSetup {
 double speed_at(const std::vector<SimulationSetup::SpeedWindow>& trace, Time t);
 
 struct SimulationResult {
-  results::RunRecords records;    // one record per workload request, indexed by request id
+  // One record per workload request, indexed by request id; from the streaming simulate(),
+  // everything but the requests (they went to the sink).
+  results::RunRecords records;
   uint64_t events = 0;            // events processed
   uint64_t timers = 0;            // controller timer calls
   uint64_t lost = 0;              // requests never completed (stall or max_time)
@@ -97,5 +99,11 @@ struct SimulationResult {
 // Runs one simulation. Throws ConfigError for a bad setup (unknown policy, a model that has
 // no load time for a load the controller asks for).
 SimulationResult simulate(const SimulationSetup& setup, const workloads::Workload& workload);
+
+// The same run, its records handed to `sink` in id order as they become final instead of
+// kept (memory follows the requests in flight, not the run's length). Records are final when
+// the client has its answer or gave up; requests never finished follow at the end.
+SimulationResult simulate(const SimulationSetup& setup, const workloads::Workload& workload,
+                          results::RecordSink& sink);
 
 }  // namespace servelab::sim
