@@ -5,6 +5,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "engine/runtime/allocator.h"
 #include "engine/server/admin_auth.h"
 #include "engine/server/http_server.h"
+#include "learn/rafiki_rl.h"
 #ifdef SERVELAB_HAS_CONFIG
 #include <yaml-cpp/yaml.h>
 
@@ -133,8 +135,16 @@ void check_engine_ranges(const runtime::EngineOptions& e) {
   }
 }
 
+// A policy's network file named in a config file is relative to that file (as in `run`).
+void resolve_weights(PolicySpec& spec, const std::filesystem::path& config_dir) {
+  if (!spec.params.has("weights")) return;
+  const std::filesystem::path w = spec.params.get_string("weights", "");
+  if (w.is_relative() && !w.empty()) spec.params.set("weights", (config_dir / w).string());
+}
+
 // Builds the engine options: config file first, then command-line overrides.
 runtime::EngineOptions engine_options(const po::variables_map& vm) {
+  learn::register_policies();  // learned policies (rafiki-rl) are batching policies too
   runtime::EngineOptions e;
   if (vm.count("config")) {
 #ifdef SERVELAB_HAS_CONFIG
@@ -142,6 +152,7 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
     const YAML::Node root = config::load_file(file);
     config::EngineSection s = config::parse_engine_section(root, file);
     e.control = s.control;
+    resolve_weights(e.control.batching, std::filesystem::path(file).parent_path());
     e.default_contexts = s.contexts;
     e.slo = s.slo;
 #else
