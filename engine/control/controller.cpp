@@ -235,9 +235,10 @@ void Controller::Impl::tick(Time at) {
   for (ModelId id = 0; id < models.size(); ++id) {
     ModelSlot& m = models[id];
     if (!m.registered) continue;
-    m.batching->on_quantum(view(id), at);
+    const ModelView v = view(id);  // on_quantum changes the policy, not the controller
+    m.batching->on_quantum(v, at);
     if (!m.ready && !m.queue.empty()) {
-      BatchDecision d = m.batching->decide(view(id), at);
+      BatchDecision d = m.batching->decide(v, at);
       if (d.size > 0) mark_ready(id, d.size);
     }
     m.arrivals_in_quantum = 0;
