@@ -119,14 +119,24 @@ int v2_infer(const uint8_t* data, size_t size) {
   if (eol == std::string_view::npos) return 0;
   const std::string header(in.substr(0, eol));
   static const TensorSpec input = v2_input_spec(2, 2);
+  static const TensorSpec output = v2_output_spec(12);
   try {
     V2InferRequest r = parse_v2_infer(in.substr(eol + 1), header.empty() ? nullptr : &header,
-                                      input, "OUTPUT__0");
-    if (r.input.size() != 12) __builtin_trap();  // exactly the shape's values, always
-    TensorSpec out = v2_output_spec(12);
-    (void)v2_infer_response("m", r.id, out, r.input, r.binary_output).body.size();
+                                      input, output, 4);
+    if (r.items.empty() || r.items.size() > 4) __builtin_trap();  // 1..max_batch items
+    for (const auto& item : r.items)
+      if (item.size() != 12) __builtin_trap();  // exactly the shape's values, always
+    if (r.classification > 12) __builtin_trap();
+    TensorSpec out = output;
+    out.shape = {static_cast<int64_t>(r.items.size()), 12};
+    (void)v2_infer_response("m", r.id, out, r.items[0], r.binary_output).body.size();
+    if (r.classification) {
+      auto top = v2_top_classes(r.items[0], r.classification, {"a", "b"});
+      if (top.size() != r.classification) __builtin_trap();
+      (void)v2_bytes_response("m", r.id, out, top, r.binary_output).body.size();
+    }
   } catch (const HttpError& e) {
-    if (e.status != 400) __builtin_trap();
+    if (e.status != 400 && e.status != 413) __builtin_trap();
   }
   return 0;
 }

@@ -141,6 +141,9 @@ class Engine {
     uint32_t classes = 0;       // output row width; 0 when unknown (profiled executor)
   };
   std::optional<Tensors> tensors(const std::string& model) const;
+  // The class labels of a registered model as registered (may be empty; empty for an unknown
+  // model). A copy; no control-thread round trip, so engine callbacks may call it too.
+  std::vector<std::string> labels(const std::string& model) const;
 
   std::string metrics_text() const;
   bool cuda_available() const;

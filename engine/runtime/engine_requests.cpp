@@ -106,6 +106,11 @@ std::optional<Engine::Tensors> Engine::tensors(const std::string& model) const {
                  m->measure.classes};
 }
 
+std::vector<std::string> Engine::labels(const std::string& model) const {
+  auto m = impl_->find(model);
+  return m ? m->spec.labels : std::vector<std::string>{};
+}
+
 int Engine::submit_raw(const std::string& model, std::vector<float> input, int top_k,
                        std::function<void(ClassifyResult)> done, const RequestOptions& ro) {
   return impl_->submit_tensor(model, std::move(input), std::max(top_k, 1), std::move(done), ro);

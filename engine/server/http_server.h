@@ -30,6 +30,9 @@ struct ServerOptions {
   ImageLimits image_limits;          // classify bodies, checked from the header before decoding
   std::string store_dir = "model-store";  // model files and registry.sqlite
   int default_top_k = 5;             // /classify without ?top_k=
+  // Largest batch (first input dimension) of a KServe v2 infer request; larger ones are
+  // answered 413 before anything is allocated. Each item is one engine request.
+  uint32_t v2_max_batch = 64;
   bool log = true;                   // log registrations and restore problems on stderr
   // JSON registration with a server-side path reads only regular files under this directory
   // (canonical paths, symlinks resolved). Empty: server-side paths are refused (upload).

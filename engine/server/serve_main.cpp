@@ -48,6 +48,8 @@ po::options_description serve_options() {
     ("store", po::value<std::string>()->default_value("model-store"), "model store directory: "
                                             "model files and the registry (registry.sqlite)")
     ("top-k", po::value<int>()->default_value(5), "labels returned when ?top_k= is absent")
+    ("v2-max-batch", po::value<uint32_t>()->default_value(64), "largest batch (first input "
+                                     "dimension) of a KServe v2 infer request; larger: 413")
     ("model-root", po::value<std::string>(), "JSON registration may name server-side files, "
                                      "but only regular files under DIR (symlinks resolved). "
                                      "Without it, models must be uploaded")
@@ -205,6 +207,8 @@ server::ServerOptions server_options(const po::variables_map& vm) {
   so.store_dir = vm["store"].as<std::string>();
   so.default_top_k = vm["top-k"].as<int>();
   check_range<int>("top-k", so.default_top_k, 1, 100'000);
+  so.v2_max_batch = vm["v2-max-batch"].as<uint32_t>();
+  check_range<uint32_t>("v2-max-batch", so.v2_max_batch, 1, 4096);
   so.image_limits.max_bytes = vm["max-image-bytes"].as<size_t>();
   check_range<size_t>("max-image-bytes", so.image_limits.max_bytes, 64, size_t(1) << 30);
   so.image_limits.max_pixels = vm["max-image-pixels"].as<uint64_t>();

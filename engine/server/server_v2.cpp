@@ -4,9 +4,15 @@
 //   GET  /v2/health/live, /v2/health/ready    200 while the server serves
 //   GET  /v2/models/{name}[/versions/1]       model metadata (input and output tensors)
 //   GET  /v2/models/{name}[/versions/1]/ready 200 for a registered model
-//   POST /v2/models/{name}[/versions/1]/infer a tensor in, the output row out
+//   POST /v2/models/{name}[/versions/1]/infer a batch of N tensors in, N output rows out
 // Models have one version, "1". Errors are {"error": "..."} with their status.
+// A batch is served as N engine requests (so batching policies see each item) whose answers
+// are gathered in request order; the first item to fail answers the whole request.
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include "engine/server/server_impl.h"
 #include "engine/server/v2_protocol.h"
@@ -42,11 +48,74 @@ void both(Router& router, const std::string& method, const std::string& tail, Ha
   router.add(method, "/v2/models/{name}/versions/{version}" + tail, handler);
 }
 
+// The items of one v2 infer request in flight, shared by their engine callbacks (any engine
+// thread). Exactly one answer is sent: the first failure, or the gathered rows after the last
+// item; whoever claims `answered` first sends it.
+struct V2Batch {
+  std::string model, id;
+  bool binary = false;
+  uint32_t classification = 0;
+  Reply reply;
+  std::mutex mu;
+  std::vector<std::vector<float>> rows;  // one output row per item, in request order
+  size_t remaining = 0;                  // items not answered yet
+  bool answered = false;
+
+  // True for the one caller that may answer (the first); later callers must not reply.
+  bool claim() {
+    std::lock_guard<std::mutex> lock(mu);
+    return !std::exchange(answered, true);
+  }
+  // Stores item i's row; true when it was the last one and the caller must answer.
+  bool store(size_t i, std::vector<float> row) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (answered) return false;
+    rows[i] = std::move(row);
+    if (--remaining > 0) return false;
+    answered = true;
+    return true;
+  }
+  bool is_answered() {
+    std::lock_guard<std::mutex> lock(mu);
+    return answered;
+  }
+};
+
+// The answer of a batch whose every item is stored: FP32 [N, classes] or, with the
+// classification extension, BYTES [N, K]. `labels`: the model's, possibly empty.
+HttpResponse batch_response(const V2Batch& b, const std::vector<std::string>& labels) {
+  const size_t width = b.rows[0].size();
+  for (const auto& row : b.rows)
+    if (row.size() != width)
+      throw HttpError(500, "model '" + b.model + "' gave output rows of different sizes");
+  const auto n = static_cast<int64_t>(b.rows.size());
+  TensorSpec out = v2_output_spec(0);
+  if (b.classification == 0) {
+    std::vector<float> values;
+    values.reserve(b.rows.size() * width);
+    for (const auto& row : b.rows) values.insert(values.end(), row.begin(), row.end());
+    out.shape = {n, static_cast<int64_t>(width)};
+    return v2_infer_response(b.model, b.id, out, values, b.binary);
+  }
+  if (b.classification > width)
+    throw HttpError(400, "parameter \"classification\" " + std::to_string(b.classification) +
+                             " is more than the " + std::to_string(width) +
+                             " scores of model '" + b.model + "'");
+  std::vector<std::string> strings;
+  strings.reserve(b.rows.size() * b.classification);
+  for (const auto& row : b.rows)
+    for (std::string& s : v2_top_classes(row, b.classification, labels))
+      strings.push_back(std::move(s));
+  out.datatype = "BYTES";
+  out.shape = {n, static_cast<int64_t>(b.classification)};
+  return v2_bytes_response(b.model, b.id, out, strings, b.binary);
+}
+
 }  // namespace
 
 void HttpServer::Impl::add_v2_routes() {
   router.add("GET", "/v2", [](HttpRequest&, const PathParams&, Reply reply) {
-    json j = {{"name", "servelab"}, {"version", "1"}, {"extensions", {"binary_tensor_data"}}};
+    json j = {{"name", "servelab"}, {"version", "1"}, {"extensions", {"binary_tensor_data", "classification"}}};
     reply(json_response(200, j.dump()));
   });
   router.add("GET", "/v2/health/live", [](HttpRequest&, const PathParams&, Reply reply) {
@@ -91,25 +160,46 @@ void HttpServer::Impl::add_v2_routes() {
 
 HttpResponse HttpServer::Impl::infer_v2(HttpRequest& req, const std::string& name,
                                         const runtime::Engine::Tensors& t, const Reply& reply) {
-  const TensorSpec in = v2_input_spec(t.height, t.width);
   V2InferRequest r = parse_v2_infer(req.body, req.header("inference-header-content-length"),
-                                    in, v2_output_spec(t.classes).name);
+                                    v2_input_spec(t.height, t.width), v2_output_spec(t.classes),
+                                    options.v2_max_batch);
   runtime::RequestOptions ro = parse_slo_header(req);
   if (r.slo_ms) ro.slo = *r.slo_ms / 1e3;  // the v2 parameter wins over the header
-  int rc = engine->infer(
-      name, std::move(r.input),
-      [this, reply, name, id = std::move(r.id), binary = r.binary_output](
-          runtime::ClassifyResult res) {
-        if (res.status == RequestStatus::Failed && removed(name))
-          return reply(error_response(404, "model '" + name + "' was removed"));
-        if (auto failure = request_failure(name, res)) return reply(std::move(*failure));
-        TensorSpec out = v2_output_spec(0);
-        out.shape = {1, static_cast<int64_t>(res.output.size())};
-        reply(v2_infer_response(name, id, out, res.output, binary));
-      },
-      ro);
-  if (rc == 404) throw HttpError(404, "unknown model '" + name + "'");
-  if (rc != 0) throw HttpError(rc, "model '" + name + "' cannot take this request now");
+  auto batch = std::make_shared<V2Batch>();
+  batch->model = name;
+  batch->id = std::move(r.id);
+  batch->binary = r.binary_output;
+  batch->classification = r.classification;
+  batch->reply = reply;
+  batch->rows.resize(r.items.size());
+  batch->remaining = r.items.size();
+  for (size_t i = 0; i < r.items.size(); ++i) {
+    if (batch->is_answered()) break;  // an item failed already: queue no more
+    int rc = engine->infer(
+        name, std::move(r.items[i]),
+        [this, batch, i](runtime::ClassifyResult res) {
+          const std::string& name = batch->model;
+          std::optional<HttpResponse> failure;
+          if (res.status == RequestStatus::Failed && removed(name))
+            failure = error_response(404, "model '" + name + "' was removed");
+          else
+            failure = request_failure(name, res);
+          if (failure) {
+            if (batch->claim()) batch->reply(std::move(*failure));
+            return;
+          }
+          if (!batch->store(i, std::move(res.output))) return;
+          answer(batch->reply, [&] {
+            return batch_response(
+                *batch, batch->classification ? engine->labels(name) : std::vector<std::string>{});
+          });
+        },
+        ro);
+    if (rc == 0) continue;
+    if (!batch->claim()) break;  // a queued item failed and answered already
+    if (rc == 404) throw HttpError(404, "unknown model '" + name + "'");
+    throw HttpError(rc, "model '" + name + "' cannot take this request now");
+  }
   HttpResponse later;  // answered from an engine thread
   later.status = -1;
   return later;

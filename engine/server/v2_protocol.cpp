@@ -1,5 +1,6 @@
 #include "engine/server/v2_protocol.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -61,25 +62,44 @@ size_t header_size(std::string_view body, const std::string* header_length) {
   return n;
 }
 
-// Appends the numbers of a (possibly nested) "data" array to `out`, at most `limit` of them.
-void flatten(const json& data, int depth, size_t limit, std::vector<float>* out) {
+// Receives the numbers of "data" in order and cuts them into items of `item_size` values;
+// refuses more than `total`.
+struct ItemSink {
+  std::vector<std::vector<float>>* items;
+  size_t item_size;
+  size_t total;
+  size_t count = 0;
+
+  void push(float v) {
+    if (count == total) bad("input \"data\" has more values than its shape holds");
+    if (items->empty() || items->back().size() == item_size) {
+      items->emplace_back();
+      items->back().reserve(item_size);
+    }
+    items->back().push_back(v);
+    ++count;
+  }
+};
+
+// Appends the numbers of a (possibly nested) "data" array to `out`.
+void flatten(const json& data, int depth, ItemSink* out) {
   if (depth > kMaxNesting) bad("input \"data\" is nested deeper than " +
                                std::to_string(kMaxNesting) + " arrays");
   for (const json& v : data) {
     if (v.is_array()) {
-      flatten(v, depth + 1, limit, out);
+      flatten(v, depth + 1, out);
     } else if (v.is_number()) {
-      if (out->size() == limit) bad("input \"data\" has more values than its shape holds");
       const double d = v.get<double>();
       if (!(d >= -FLT_MAX && d <= FLT_MAX)) bad("input \"data\" holds a value outside FP32");
-      out->push_back(static_cast<float>(d));
+      out->push(static_cast<float>(d));
     } else {
       bad("input \"data\" must hold only numbers (FP32)");
     }
   }
 }
 
-void check_input_head(const json& in, const TensorSpec& spec, std::vector<int64_t>* shape) {
+void check_input_head(const json& in, const TensorSpec& spec, uint32_t max_batch,
+                      std::vector<int64_t>* shape) {
   const json* name = member(in, "name");
   if (!name || !name->is_string()) bad("an input needs a string \"name\"");
   if (name->get_ref<const std::string&>() != spec.name)
@@ -97,9 +117,33 @@ void check_input_head(const json& in, const TensorSpec& spec, std::vector<int64_
     if (!d.is_number_integer()) bad("input '" + spec.name + "': shape sizes must be integers");
     shape->push_back(d.get<int64_t>());
   }
-  if (*shape != spec.shape)
+  // The first dimension is the batch (spec: -1); the others must be the model's.
+  const bool same_item = shape->size() == spec.shape.size() && !shape->empty() &&
+                         std::equal(shape->begin() + 1, shape->end(), spec.shape.begin() + 1);
+  if (!same_item)
     bad("input '" + spec.name + "' has shape " + shape_text(*shape) + "; the model takes " +
-        shape_text(spec.shape));
+        shape_text(spec.shape) + " (-1: the batch size)");
+  if ((*shape)[0] < 1)
+    bad("input '" + spec.name + "' has shape " + shape_text(*shape) +
+        ": the batch size (first dimension) must be at least 1");
+  if ((*shape)[0] > max_batch)
+    throw HttpError(413, "input '" + spec.name + "': batch size " + std::to_string((*shape)[0]) +
+                             " is over this server's limit of " + std::to_string(max_batch) +
+                             " (--v2-max-batch)");
+}
+
+// The output parameter "classification": K in 1..classes (classes < 1: unknown).
+uint32_t classification_parameter(const json& params, const TensorSpec& output) {
+  const json* v = member(params, "classification");
+  if (!v) return 0;
+  const int64_t classes = output.shape.size() == 2 ? output.shape[1] : -1;
+  const int64_t most = classes > 0 ? classes : int64_t{1} << 20;
+  const std::string range = "1.." + std::to_string(most) +
+                            (classes > 0 ? " (the model's classes)" : "");
+  if (!v->is_number_integer() || v->get<int64_t>() < 1 || v->get<int64_t>() > most)
+    bad("output '" + output.name + "': parameter \"classification\" must be an integer in " +
+        range + ", got " + v->dump().substr(0, 32));
+  return static_cast<uint32_t>(v->get<int64_t>());
 }
 
 }  // namespace
@@ -115,15 +159,17 @@ int64_t v2_element_count(const std::vector<int64_t>& shape, int64_t limit) {
 }
 
 TensorSpec v2_input_spec(int height, int width) {
-  return {"INPUT__0", "FP32", {1, 3, height, width}};
+  return {"INPUT__0", "FP32", {-1, 3, height, width}};
 }
 
 TensorSpec v2_output_spec(uint32_t classes) {
-  return {"OUTPUT__0", "FP32", {1, classes ? int64_t{classes} : -1}};
+  return {"OUTPUT__0", "FP32", {-1, classes ? int64_t{classes} : -1}};
 }
 
 V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_length,
-                              const TensorSpec& input, const std::string& output_name) {
+                              const TensorSpec& input, const TensorSpec& output,
+                              uint32_t max_batch) {
+  const std::string& output_name = output.name;
   const size_t head = header_size(body, header_length);
   std::string_view binary = body.substr(head);
   json j = json::parse(body.substr(0, head), nullptr, /*allow_exceptions=*/false);
@@ -142,9 +188,11 @@ V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_l
   const json& in = (*inputs)[0];
   if (!in.is_object()) bad("an input must be a JSON object");
   std::vector<int64_t> shape;
-  check_input_head(in, input, &shape);
+  check_input_head(in, input, max_batch, &shape);
   const int64_t count = v2_element_count(shape, int64_t{1} << 28);
   if (count < 0) bad("input '" + input.name + "' is too large");
+  const size_t batch = static_cast<size_t>(shape[0]);
+  const size_t item_size = static_cast<size_t>(count) / batch;
   const json* params = member(in, "parameters");
   const json* size = params && params->is_object() ? member(*params, "binary_data_size") : nullptr;
   if (size) {
@@ -157,19 +205,26 @@ V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_l
       bad("input '" + input.name + "': binary_data_size " + std::to_string(bytes) + " but " +
           std::to_string(binary.size()) + " bytes follow the JSON header");
     if (member(in, "data")) bad("input '" + input.name + "' has both \"data\" and binary data");
-    r.input.resize(static_cast<size_t>(count));
-    if (bytes) std::memcpy(r.input.data(), binary.data(), bytes);
+    r.items.resize(batch);
+    for (size_t i = 0; i < batch; ++i) {
+      r.items[i].resize(item_size);
+      if (item_size)
+        std::memcpy(r.items[i].data(), binary.data() + i * item_size * sizeof(float),
+                    item_size * sizeof(float));
+    }
   } else {
     if (!binary.empty())
       bad(std::to_string(binary.size()) + " bytes after the JSON header belong to no input");
     const json* data = member(in, "data");
     if (!data || !data->is_array())
       bad("input '" + input.name + "' needs \"data\" (an array) or binary_data_size");
-    r.input.reserve(static_cast<size_t>(count));
-    flatten(*data, 1, static_cast<size_t>(count), &r.input);
-    if (r.input.size() != static_cast<size_t>(count))
-      bad("input '" + input.name + "' has " + std::to_string(r.input.size()) +
-          " values; its shape holds " + std::to_string(count));
+    r.items.reserve(batch);
+    ItemSink sink{&r.items, item_size, static_cast<size_t>(count)};
+    flatten(*data, 1, &sink);
+    if (sink.count != static_cast<size_t>(count))
+      bad("input '" + input.name + "' has " + std::to_string(sink.count) +
+          " values; its shape " + shape_text(shape) + " holds " + std::to_string(count));
+    if (item_size == 0) r.items.resize(batch);  // empty items (a zero dimension)
   }
   if (const json* outputs = member(j, "outputs")) {
     if (!outputs->is_array() || outputs->size() > 1)
@@ -180,47 +235,12 @@ V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_l
       if (!name || !name->is_string() || name->get_ref<const std::string&>() != output_name)
         bad("unknown output requested (the model's output is '" + output_name + "')");
       const json* op = member(o, "parameters");
-      if (op && op->is_object() && member(*op, "classification"))
-        bad("the classification extension is not supported; use POST /classify/{model}");
+      if (op && op->is_object()) r.classification = classification_parameter(*op, output);
       if (op && op->is_object() && member(*op, "binary_data"))
         r.binary_output = bool_parameter(o, "binary_data", "output '" + output_name + "'");
     }
   }
   return r;
-}
-
-HttpResponse v2_infer_response(const std::string& model, const std::string& id,
-                               const TensorSpec& output, const std::vector<float>& values,
-                               bool binary) {
-  json out = {{"name", output.name}, {"datatype", output.datatype}, {"shape", output.shape}};
-  const size_t bytes = values.size() * sizeof(float);
-  if (binary)
-    out["parameters"] = {{"binary_data_size", bytes}};
-  else
-    out["data"] = values;
-  json j = {{"model_name", model}, {"model_version", "1"}, {"outputs", json::array({out})}};
-  if (!id.empty()) j["id"] = id;
-  HttpResponse r;
-  r.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (binary) {
-    r.content_type = "application/octet-stream";
-    r.headers.emplace_back("Inference-Header-Content-Length", std::to_string(r.body.size()));
-    r.body.append(reinterpret_cast<const char*>(values.data()), bytes);
-  }
-  return r;
-}
-
-HttpResponse v2_metadata_response(const std::string& model, const TensorSpec& input,
-                                  const TensorSpec& output) {
-  auto tensor = [](const TensorSpec& t) {
-    return json{{"name", t.name}, {"datatype", t.datatype}, {"shape", t.shape}};
-  };
-  json j = {{"name", model},
-            {"versions", {"1"}},
-            {"platform", "pytorch_libtorch"},
-            {"inputs", json::array({tensor(input)})},
-            {"outputs", json::array({tensor(output)})}};
-  return json_response(200, j.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 }  // namespace servelab::server

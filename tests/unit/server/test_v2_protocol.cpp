@@ -1,5 +1,6 @@
 // The KServe v2 request parser and response forms (engine/server/v2_protocol.h), no server.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -11,7 +12,9 @@ using nlohmann::json;
 
 namespace {
 
-const TensorSpec kInput = {"INPUT__0", "FP32", {1, 3, 2, 2}};
+const TensorSpec kInput = {"INPUT__0", "FP32", {-1, 3, 2, 2}};
+const TensorSpec kOutput = {"OUTPUT__0", "FP32", {-1, 4}};
+constexpr uint32_t kMaxBatch = 8;
 
 json input_json(json data) {
   return {{"name", "INPUT__0"}, {"datatype", "FP32"}, {"shape", {1, 3, 2, 2}},
@@ -19,14 +22,15 @@ json input_json(json data) {
 }
 
 V2InferRequest parse(const json& j) {
-  return parse_v2_infer(j.dump(), nullptr, kInput, "OUTPUT__0");
+  return parse_v2_infer(j.dump(), nullptr, kInput, kOutput, kMaxBatch);
 }
 
-std::string error_of(const std::string& body, const std::string* header = nullptr) {
+std::string error_of(const std::string& body, const std::string* header = nullptr,
+                     int status = 400) {
   try {
-    parse_v2_infer(body, header, kInput, "OUTPUT__0");
+    parse_v2_infer(body, header, kInput, kOutput, kMaxBatch);
   } catch (const HttpError& e) {
-    CHECK(e.status == 400);
+    CHECK(e.status == status);
     return e.what();
   }
   return "";
@@ -38,10 +42,11 @@ TEST_CASE("v2 parser reads flat and nested JSON data", "[server][v2]") {
   std::vector<float> flat = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
   V2InferRequest r = parse({{"id", "a"}, {"inputs", {input_json(flat)}}});
   CHECK(r.id == "a");
-  CHECK(r.input == flat);
+  REQUIRE(r.items.size() == 1);
+  CHECK(r.items[0] == flat);
   CHECK_FALSE(r.binary_output);
   json nested = {{{{0, 1}, {2, 3}}, {{4, 5}, {6, 7}}, {{8, 9}, {10, 11}}}};
-  CHECK(parse({{"inputs", {input_json(nested)}}}).input == flat);
+  CHECK(parse({{"inputs", {input_json(nested)}}}).items[0] == flat);
   json j = {{"inputs", {input_json(flat)}}, {"parameters", {{"binary_data_output", true}}}};
   CHECK(parse(j).binary_output);
   j = {{"inputs", {input_json(flat)}},
@@ -56,7 +61,9 @@ TEST_CASE("v2 parser reads binary tensors after the JSON header", "[server][v2]"
   std::string head = json({{"inputs", {in}}}).dump();
   std::string body = head + std::string(reinterpret_cast<const char*>(values.data()), 48);
   std::string len = std::to_string(head.size());
-  CHECK(parse_v2_infer(body, &len, kInput, "OUTPUT__0").input == values);
+  auto items = parse_v2_infer(body, &len, kInput, kOutput, kMaxBatch).items;
+  REQUIRE(items.size() == 1);
+  CHECK(items[0] == values);
   CHECK_THAT(error_of(body.substr(0, body.size() - 1), &len), Catch::Contains("47 bytes"));
   CHECK_THAT(error_of(body + "z", &len), Catch::Contains("49 bytes"));
   std::string huge = "18446744073709551615";
@@ -86,10 +93,8 @@ TEST_CASE("v2 parser refuses what the model cannot take", "[server][v2]") {
   CHECK_THAT(err([](json& j) { j["inputs"].push_back(j["inputs"][0]); }),
              Catch::Contains("one tensor"));
   CHECK_THAT(err([](json& j) { j["id"] = 3; }), Catch::Contains("\"id\""));
-  CHECK_THAT(err([](json& j) {
-               j["outputs"] = {{{"name", "OUTPUT__0"}, {"parameters", {{"classification", 3}}}}};
-             }),
-             Catch::Contains("classification"));
+  CHECK_THAT(err([](json& j) { j["inputs"][0]["shape"] = {0, 3, 2, 2}; }),
+             Catch::Contains("at least 1"));
   json deep = 1.0;
   for (int i = 0; i < 20; ++i) deep = json::array({deep});
   CHECK_THAT(err([&](json& j) { j["inputs"][0]["data"] = deep; }), Catch::Contains("nested"));
@@ -129,6 +134,107 @@ TEST_CASE("v2 responses in JSON and binary form", "[server][v2]") {
   CHECK(back[1] == -1.0f);
 
   j = json::parse(v2_metadata_response("m", kInput, v2_output_spec(0)).body);
-  CHECK(j["inputs"][0]["shape"] == json({1, 3, 2, 2}));
-  CHECK(j["outputs"][0]["shape"] == json({1, -1}));
+  CHECK(j["inputs"][0]["shape"] == json({-1, 3, 2, 2}));
+  CHECK(j["outputs"][0]["shape"] == json({-1, -1}));
+}
+
+TEST_CASE("v2 parser cuts a batch into items in request order", "[server][v2][batch]") {
+  std::vector<float> flat(36);
+  for (size_t i = 0; i < flat.size(); ++i) flat[i] = static_cast<float>(i) * 0.5f;
+  json in = input_json(flat);
+  in["shape"] = {3, 3, 2, 2};
+  V2InferRequest r = parse({{"inputs", {in}}});
+  REQUIRE(r.items.size() == 3);
+  for (size_t k = 0; k < 3; ++k)
+    CHECK(r.items[k] == std::vector<float>(flat.begin() + 12 * k, flat.begin() + 12 * (k + 1)));
+
+  // The same batch as binary data.
+  in.erase("data");
+  in["parameters"] = {{"binary_data_size", 36 * 4}};
+  std::string head = json({{"inputs", {in}}}).dump();
+  std::string body = head + std::string(reinterpret_cast<const char*>(flat.data()), 36 * 4);
+  std::string len = std::to_string(head.size());
+  auto items = parse_v2_infer(body, &len, kInput, kOutput, kMaxBatch).items;
+  REQUIRE(items.size() == 3);
+  CHECK(items[2] == std::vector<float>(flat.begin() + 24, flat.end()));
+}
+
+TEST_CASE("v2 parser bounds the batch size before reading data", "[server][v2][batch]") {
+  auto with_batch = [](int64_t n, json data) {
+    json in = input_json(std::move(data));
+    in["shape"] = {n, 3, 2, 2};
+    return json({{"inputs", {in}}}).dump();
+  };
+  std::string e = error_of(with_batch(9, json::array()), nullptr, 413);
+  CHECK_THAT(e, Catch::Contains("batch size 9"));
+  CHECK_THAT(e, Catch::Contains("limit of 8"));
+  CHECK_THAT(error_of(with_batch(int64_t{1} << 40, json::array()), nullptr, 413),
+             Catch::Contains("limit of 8"));
+  // Within the limit: the data must fill the whole batch.
+  CHECK_THAT(error_of(with_batch(2, std::vector<float>(12, 1.0f))),
+             Catch::Contains("has 12 values; its shape [2, 3, 2, 2] holds 24"));
+  CHECK_THAT(error_of(with_batch(2, std::vector<float>(25, 1.0f))),
+             Catch::Contains("more values"));
+  CHECK(parse(json::parse(with_batch(8, std::vector<float>(96, 1.0f)))).items.size() == 8);
+}
+
+TEST_CASE("v2 parser reads the classification parameter within the classes", "[server][v2]") {
+  auto with_k = [](json k) {
+    json j = {{"inputs", {input_json(std::vector<float>(12, 1.0f))}},
+              {"outputs", {{{"name", "OUTPUT__0"}, {"parameters", {{"classification", k}}}}}}};
+    return j;
+  };
+  CHECK(parse(with_k(2)).classification == 2);
+  CHECK(parse(with_k(4)).classification == 4);
+  CHECK(parse({{"inputs", {input_json(std::vector<float>(12, 1.0f))}}}).classification == 0);
+  for (json k : {json(0), json(5), json(-1), json(2.5), json("2"), json(true)}) {
+    INFO(k.dump());
+    std::string e = error_of(with_k(k).dump());
+    CHECK_THAT(e, Catch::Contains("classification"));
+    CHECK_THAT(e, Catch::Contains("1..4"));
+  }
+  // Classes unknown (profiled executor): bounded all the same.
+  json j = with_k(int64_t{1} << 21);
+  TensorSpec unknown = {"OUTPUT__0", "FP32", {-1, -1}};
+  CHECK_THROWS_AS(parse_v2_infer(j.dump(), nullptr, kInput, unknown, kMaxBatch), HttpError);
+}
+
+TEST_CASE("v2 top classes: highest first as value:index[:label]", "[server][v2]") {
+  std::vector<float> row = {1, 5, 10, 4};
+  CHECK(v2_top_classes(row, 2, {}) == std::vector<std::string>{"10:2", "5:1"});
+  CHECK(v2_top_classes(row, 4, {}) == std::vector<std::string>{"10:2", "5:1", "4:3", "1:0"});
+  CHECK(v2_top_classes(row, 1, {"a", "b", "c", "d"}) == std::vector<std::string>{"10:2:c"});
+  // A label list shorter than the row names only the indices it has.
+  CHECK(v2_top_classes({0, 3}, 2, {"x"}) == std::vector<std::string>{"3:1", "0:0:x"});
+  // Ties keep the lower index first; NaN goes last.
+  CHECK(v2_top_classes({2, NAN, 2, -1}, 4, {}) ==
+        std::vector<std::string>{"2:0", "2:2", "-1:3", "nan:1"});
+  // Scores read back as the same float.
+  std::vector<float> odd = {0.1f, -3.2e-7f, 123456.79f};
+  for (const std::string& s : v2_top_classes(odd, 3, {})) {
+    const size_t colon = s.find(':');
+    const float back = std::stof(s.substr(0, colon));
+    CHECK(back == odd[std::stoul(s.substr(colon + 1))]);
+  }
+}
+
+TEST_CASE("v2 BYTES responses in JSON and binary form", "[server][v2]") {
+  TensorSpec out = {"OUTPUT__0", "BYTES", {2, 1}};
+  std::vector<std::string> strings = {"10:2", "0.5:13:cat"};
+  HttpResponse r = v2_bytes_response("m", "x", out, strings, false);
+  json j = json::parse(r.body);
+  CHECK(j["outputs"][0]["datatype"] == "BYTES");
+  CHECK(j["outputs"][0]["shape"] == json({2, 1}));
+  CHECK(j["outputs"][0]["data"] == json(strings));
+
+  r = v2_bytes_response("m", "x", out, strings, true);
+  REQUIRE(r.headers.size() == 1);
+  size_t head = std::stoul(r.headers[0].second);
+  const size_t bytes = 4 + 4 + 4 + 10;
+  REQUIRE(head + bytes == r.body.size());
+  CHECK(json::parse(r.body.substr(0, head))["outputs"][0]["parameters"]["binary_data_size"] ==
+        bytes);
+  std::string tail = r.body.substr(head);
+  CHECK(tail == std::string("\x04\0\0\0", 4) + "10:2" + std::string("\x0a\0\0\0", 4) +
+                    "0.5:13:cat");
 }

@@ -1,0 +1,126 @@
+// The response forms of the KServe v2 protocol (v2_protocol.h): infer responses with an FP32
+// or a BYTES output, in JSON or the binary-tensor form, the classification of output rows,
+// and model metadata.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <string_view>
+
+#include "engine/server/v2_protocol.h"
+
+namespace servelab::server {
+using nlohmann::json;
+
+namespace {
+
+// The response with its one output `out`; `binary`: the JSON then `tensor_bytes`, with
+// Inference-Header-Content-Length.
+HttpResponse infer_response(const std::string& model, const std::string& id, json out,
+                            bool binary, std::string_view tensor_bytes) {
+  json j = {{"model_name", model}, {"model_version", "1"}, {"outputs", json::array({out})}};
+  if (!id.empty()) j["id"] = id;
+  HttpResponse r;
+  r.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (binary) {
+    r.content_type = "application/octet-stream";
+    r.headers.emplace_back("Inference-Header-Content-Length", std::to_string(r.body.size()));
+    r.body += tensor_bytes;
+  }
+  return r;
+}
+
+json output_head(const TensorSpec& output) {
+  return {{"name", output.name}, {"datatype", output.datatype}, {"shape", output.shape}};
+}
+
+// The shortest decimal form of `v` that reads back as the same float.
+std::string float_text(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+void append_le32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+}  // namespace
+
+HttpResponse v2_infer_response(const std::string& model, const std::string& id,
+                               const TensorSpec& output, const std::vector<float>& values,
+                               bool binary) {
+  json out = output_head(output);
+  const std::string_view bytes(reinterpret_cast<const char*>(values.data()),
+                               values.size() * sizeof(float));
+  if (binary) {
+    out["parameters"] = {{"binary_data_size", bytes.size()}};
+  } else {
+    out["data"] = values;
+  }
+  return infer_response(model, id, std::move(out), binary, bytes);
+}
+
+HttpResponse v2_bytes_response(const std::string& model, const std::string& id,
+                               const TensorSpec& output, const std::vector<std::string>& strings,
+                               bool binary) {
+  json out = output_head(output);
+  std::string bytes;
+  if (binary) {
+    size_t total = 0;
+    for (const std::string& s : strings) total += 4 + s.size();
+    bytes.reserve(total);
+    for (const std::string& s : strings) {
+      append_le32(&bytes, static_cast<uint32_t>(s.size()));
+      bytes += s;
+    }
+    out["parameters"] = {{"binary_data_size", bytes.size()}};
+  } else {
+    out["data"] = strings;
+  }
+  return infer_response(model, id, std::move(out), binary, bytes);
+}
+
+std::vector<std::string> v2_top_classes(const std::vector<float>& row, uint32_t k,
+                                        const std::vector<std::string>& labels) {
+  std::vector<uint32_t> order(row.size());
+  std::iota(order.begin(), order.end(), 0u);
+  // Higher score first, NaN last, ties by lower index: a strict weak order even with NaN.
+  auto before = [&](uint32_t a, uint32_t b) {
+    const float x = row[a], y = row[b];
+    if (std::isnan(x) != std::isnan(y)) return std::isnan(y);
+    if (!std::isnan(x) && x != y) return x > y;
+    return a < b;
+  };
+  const size_t n = std::min<size_t>(k, row.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
+                    before);
+  std::vector<std::string> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t c = order[i];
+    std::string s = float_text(row[c]) + ":" + std::to_string(c);
+    if (c < labels.size()) s += ":" + labels[c];
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+HttpResponse v2_metadata_response(const std::string& model, const TensorSpec& input,
+                                  const TensorSpec& output) {
+  auto tensor = [](const TensorSpec& t) {
+    return json{{"name", t.name}, {"datatype", t.datatype}, {"shape", t.shape}};
+  };
+  json j = {{"name", model},
+            {"versions", {"1"}},
+            {"platform", "pytorch_libtorch"},
+            {"inputs", json::array({tensor(input)})},
+            {"outputs", json::array({tensor(output)})}};
+  return json_response(200, j.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+}  // namespace servelab::server
