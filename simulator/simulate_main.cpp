@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -116,25 +117,32 @@ std::optional<int> parse_simulate_args(int argc, char** argv, SimulateArgs& a) {
   return std::nullopt;
 }
 
+// An output file could not be written (exit status 3).
+struct OutputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Where the records go while the run goes on: requests.csv (streamed, unless summary only)
-// and the summary's running numbers. Neither keeps every record.
+// and the summary's running numbers. Neither keeps every record. Throws OutputError.
 class RunOutputs : public results::RecordSink {
  public:
   RunOutputs(const SimulateArgs& a, const sim::SimConfig& cfg)
-      : args_(a), summary_(model_names(cfg), cfg.setup.slo, cfg.run.workload.warmup) {
-    std::filesystem::create_directories(a.out_dir);
-    if (!a.summary_only)
-      rows_.emplace(a.out_dir + "/requests.csv", model_names(cfg));
+      : args_(a), names_(model_names(cfg)), summary_(names_, cfg.setup.slo,
+                                                    cfg.run.workload.warmup) {
+    output_step([&] {
+      std::filesystem::create_directories(a.out_dir);
+      if (!a.summary_only) rows_.emplace(a.out_dir + "/requests.csv", names_);
+    });
   }
 
   void add(const results::RequestRecord& r) override {
-    if (rows_) rows_->add(r);
+    if (rows_) output_step([&] { rows_->add(r); });
     summary_.add(r);
   }
 
   // Closes requests.csv, writes summary.json and config.yaml; returns the summary.
   nlohmann::json finish(const sim::SimConfig& cfg, const sim::SimulationResult& result) {
-    if (rows_) rows_->close();
+    if (rows_) output_step([&] { rows_->close(); });
     nlohmann::json summary = summary_.summary(result.records);
     summary["name"] = cfg.run.name;
     summary["simulation"] = {{"events", result.events},
@@ -142,12 +150,14 @@ class RunOutputs : public results::RecordSink {
                              {"lost", result.lost},
                              {"virtual_time_s", result.end_time},
                              {"violations", result.violations}};
-    results::write_json(args_.out_dir + "/summary.json", summary);
-    std::ofstream yaml(args_.out_dir + "/config.yaml");
-    YAML::Emitter em;
-    em << cfg.resolved;
-    yaml << em.c_str() << "\n";
-    if (!yaml) throw std::runtime_error("cannot write " + args_.out_dir + "/config.yaml");
+    output_step([&] {
+      results::write_json(args_.out_dir + "/summary.json", summary);
+      std::ofstream yaml(args_.out_dir + "/config.yaml");
+      YAML::Emitter em;
+      em << cfg.resolved;
+      yaml << em.c_str() << "\n";
+      if (!yaml) throw std::runtime_error("cannot write " + args_.out_dir + "/config.yaml");
+    });
     return summary;
   }
 
@@ -157,8 +167,18 @@ class RunOutputs : public results::RecordSink {
     for (const sim::SimModel& m : cfg.setup.models) names.push_back(m.name);
     return names;
   }
+  // Runs one step that writes files; its failure is an OutputError.
+  template <class F>
+  static void output_step(F&& step) {
+    try {
+      step();
+    } catch (const std::exception& e) {
+      throw OutputError(e.what());
+    }
+  }
 
   const SimulateArgs& args_;
+  std::vector<std::string> names_;
   std::optional<results::RequestsCsvStream> rows_;
   results::SummaryBuilder summary_;
 };
@@ -177,41 +197,21 @@ int simulate_main(int argc, char** argv) {
   SimulateArgs a;
   if (const std::optional<int> status = parse_simulate_args(argc, argv, a)) return *status;
   sim::SimConfig cfg;
-  workloads::Workload workload;
-  try {
-    cfg = sim::load_sim_config(a.config_path, a.sets, a.seed);
-    workload = workloads::generate(cfg.run.workload);
-  } catch (const ConfigError& e) {
-    std::cerr << "servelab simulate: " << e.what() << "\n";
-    return 2;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "servelab simulate: " << a.config_path << ": " << e.what() << "\n";
-    return 2;
-  }
-  std::optional<RunOutputs> outputs;
   sim::SimulationResult result;
   nlohmann::json summary;
   try {
-    outputs.emplace(a, cfg);
-  } catch (const std::exception& e) {
-    std::cerr << "servelab simulate: " << e.what() << "\n";
-    return 3;
-  }
-  try {
-    result = sim::simulate(cfg.setup, workload, *outputs);
+    cfg = sim::load_sim_config(a.config_path, a.sets, a.seed);
+    const workloads::Workload workload = workloads::generate(cfg.run.workload);
+    RunOutputs outputs(a, cfg);
+    result = sim::simulate(cfg.setup, workload, outputs);
+    summary = outputs.finish(cfg, result);
   } catch (const ConfigError& e) {
     std::cerr << "servelab simulate: " << e.what() << "\n";
     return 2;
   } catch (const std::invalid_argument& e) {
     std::cerr << "servelab simulate: " << a.config_path << ": " << e.what() << "\n";
     return 2;
-  } catch (const std::exception& e) {  // requests.csv could not be written
-    std::cerr << "servelab simulate: " << e.what() << "\n";
-    return 3;
-  }
-  try {
-    summary = outputs->finish(cfg, result);
-  } catch (const std::exception& e) {
+  } catch (const OutputError& e) {
     std::cerr << "servelab simulate: " << e.what() << "\n";
     return 3;
   }

@@ -8,6 +8,7 @@
 #include "learn/mlp.h"
 #include "learn/rafiki_rl.h"
 #include "runtime_test_util.h"
+#include "tests/support/mlp_fixtures.h"
 #include "tests/support/temp_dir.h"
 
 using namespace servelab;
@@ -16,13 +17,7 @@ using namespace servelab::runtime::test;
 
 namespace {
 
-// A network that ignores the state (zero weights) and whose bias favours action `pick`.
-learn::Mlp constant_choice(size_t inputs, size_t actions, size_t pick) {
-  learn::DenseLayer l{inputs, actions, std::vector<float>(inputs * actions, 0.0f),
-                      std::vector<float>(actions, 0.0f)};
-  l.bias[pick] = 1;
-  return learn::Mlp({l});
-}
+using testutil::constant_choice;
 
 // Serves 9 requests submitted together behind the model's first load with a network that
 // always picks B[pick] from B = {2, 4}; returns the batch sizes the requests ran in.

@@ -7,6 +7,7 @@
 #include "engine/control/policy_registry.h"
 #include "learn/mlp.h"
 #include "learn/rafiki_rl.h"
+#include "tests/support/mlp_fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/simulator/sim_test_util.h"
 
@@ -15,13 +16,7 @@ using namespace servelab::sim;
 
 namespace {
 
-// A network that ignores the state (zero weights) and whose bias favours action `pick`.
-learn::Mlp constant_choice(size_t inputs, size_t actions, size_t pick) {
-  learn::DenseLayer l{inputs, actions, std::vector<float>(inputs * actions, 0.0f),
-                      std::vector<float>(actions, 0.0f)};
-  l.bias[pick] = 1;
-  return learn::Mlp({l});
-}
+using testutil::constant_choice;
 
 // Random weights (seeded): a policy whose choices depend on the state in no planned way.
 learn::Mlp random_net(size_t inputs, size_t actions, uint64_t seed) {
