@@ -11,7 +11,8 @@
 
 namespace servelab::workloads::test {
 
-inline std::string traces_dir() { return std::string(SERVELAB_SOURCE_DIR) + "/../shared/traces"; }
+// Copies of ../shared/traces (Azure LLM inference 2023, public), so a clone anywhere tests alone.
+inline std::string traces_dir() { return std::string(SERVELAB_SOURCE_DIR) + "/tests/data/traces"; }
 
 // An open-loop spec at a constant rate, for tests that only look at the models.
 inline WorkloadSpec access_only(const std::string& type, uint32_t num_models, uint64_t n) {
