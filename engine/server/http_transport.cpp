@@ -52,7 +52,9 @@ bool is_http_error(const beast::error_code& ec) {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, Shared* shared) : stream_(std::move(socket)), shared_(shared) {}
+  Session(tcp::socket&& socket, Shared* shared) : stream_(std::move(socket)), shared_(shared) {
+    buffer_.reserve(shared_->options.read_buffer_bytes);
+  }
 
   void run() {
     net::dispatch(stream_.get_executor(),

@@ -26,6 +26,9 @@ struct TransportOptions {
   size_t max_body_bytes = 256u << 20;  // larger bodies are answered 413 and the connection closed
   std::chrono::seconds idle_timeout{60};  // a keep-alive connection idle this long is closed
   size_t max_target_bytes = 8192;   // longer request targets (URLs) are answered 414
+  // Each connection's read buffer. Beast reads at most the buffer's free space (512 bytes
+  // when it starts empty), so a 12 KB tensor body took 25 recvmsg calls; 16 KiB takes one or two.
+  size_t read_buffer_bytes = 16 * 1024;
   // Listener events (out of descriptors, accepting again); called on an IO thread. May be empty.
   std::function<void(const std::string&)> log;
 };

@@ -28,7 +28,9 @@ const std::string kBody = "{\"ok\":true}\n";
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  explicit Session(tcp::socket&& s) : stream_(std::move(s)) {}
+  // The same read buffer as servelab's sessions (TransportOptions::read_buffer_bytes), so
+  // that the ratio measures servelab's work, not a larger buffer.
+  explicit Session(tcp::socket&& s) : stream_(std::move(s)) { buffer_.reserve(16 * 1024); }
   void run() { net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); }); }
 
  private:
