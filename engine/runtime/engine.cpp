@@ -1,5 +1,5 @@
-// Engine threads: construction and shutdown, the control loop, and carrying out the
-// controller's actions (see engine_impl.h for who owns what).
+// Engine threads: construction and shutdown, and carrying out the controller's actions
+// (see engine_impl.h for who owns what; engine_control.cpp for the control lock).
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
@@ -55,10 +55,12 @@ Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
   Impl& s = *impl_;
   for (uint32_t w = 0; w < s.opts.control.workers; ++w)
-    s.workers.push_back(std::make_unique<TaskThread>([&s] { s.exec->prepare_thread(); }));
-  s.loader = std::make_unique<TaskThread>();
+    s.workers.push_back(std::make_unique<TaskThread>([&s] {
+      s.mark_engine_thread();
+      s.exec->prepare_thread();
+    }));
+  s.loader = std::make_unique<TaskThread>([&s] { s.mark_engine_thread(); });
   s.control = std::thread([&s] { s.control_main(); });
-  s.control_id = s.control.get_id();
 }
 
 Engine::~Engine() {
@@ -72,8 +74,9 @@ Engine::~Engine() {
   for (auto& w : s.workers) w->stop();  // running batches finish; their results are dropped
   s.loader->stop();
   {
+    std::lock_guard ctl_lock(s.ctl_mu);  // a caller's thread may still be running an event
     std::lock_guard lock(s.inbox_mu);
-    s.inbox.clear();  // unanswered queries see a broken promise
+    s.inbox.clear();
   }
   std::unordered_map<RequestId, std::unique_ptr<Pending>> left;
   {
@@ -88,44 +91,6 @@ Engine::~Engine() {
       if (p->done) p->done(std::move(r));
     } catch (...) {
     }
-  }
-}
-
-void Engine::Impl::post(std::function<void(Time)> f) {
-  {
-    std::lock_guard lock(inbox_mu);
-    if (stopping) return;
-    inbox.push_back(std::move(f));
-  }
-  inbox_cv.notify_one();
-}
-
-void Engine::Impl::control_main() {
-  std::vector<std::function<void(Time)>> batch;
-  std::unique_lock lock(inbox_mu);
-  while (!stopping) {
-    if (inbox.empty()) {
-      Time wake = ctl->next_wakeup();
-      auto ready = [&] { return stopping || !inbox.empty(); };
-      if (wake == kNever)
-        inbox_cv.wait(lock, ready);
-      else if (wake > clock.now())
-        inbox_cv.wait_until(lock, clock.at(wake), ready);
-    }
-    if (stopping) break;
-    batch.swap(inbox);
-    lock.unlock();
-    for (auto& f : batch) {
-      f(clock.now());
-      carry_out();
-    }
-    batch.clear();
-    Time now = clock.now();
-    if (now >= ctl->next_wakeup()) {
-      ctl->on_timer(now, out);
-      carry_out();
-    }
-    lock.lock();
   }
 }
 
@@ -218,6 +183,10 @@ void Engine::Impl::run_batch(Batch b) {
 }
 
 void Engine::Impl::finish(const RequestOutcome& o) {
+  if (!is_engine_thread()) {
+    held_answers.push_back(o);  // `done` runs on engine threads only (engine.h)
+    return;
+  }
   std::unique_ptr<Pending> p;
   {
     std::lock_guard lock(pending_mu);

@@ -1,4 +1,5 @@
-// The engine: the real body of the control plane. One control thread runs the Controller;
+// The engine: the real body of the control plane. The Controller runs under one lock, on
+// the thread that brings it an event (engine_impl.h), and a control thread runs its timers;
 // a worker pool executes batches (LibTorch or profiled executor); a loader thread carries out
 // loads and evictions between tiers. This facade is what the HTTP server and the experiment
 // runner use; it hides LibTorch and OpenCV (they stay in a few .cpp files).

@@ -2,10 +2,15 @@
 // actions), engine_models.cpp (registration, status, metrics) and engine_requests.cpp
 // (classify, submit_raw, worker jobs). Not part of the contract.
 //
-// Threads: the caller's threads (HTTP handlers) preprocess and post; one control thread
-// owns the Controller, the metrics and the action buffer and runs every closure posted to
-// the inbox; k worker TaskThreads run batches; one loader TaskThread runs loads and
-// evictions FIFO (evictions emitted before a load are carried out before it).
+// Threads: the caller's threads (HTTP handlers) preprocess and submit; k worker TaskThreads
+// run batches; one loader TaskThread runs loads and evictions FIFO (evictions emitted before
+// a load are carried out before it); one control thread runs the controller's timers.
+// The Controller, the metrics and the action buffer belong to whoever holds `ctl_mu`
+// (engine_control.cpp): a thread that posts an event runs it itself when the lock is free
+// (an HTTP thread its arrival, a worker its batch's completion), so an arrival costs no
+// thread hand-off; when the lock is taken the event waits in the inbox for the holder or
+// the control thread. `done` callbacks run on engine threads only: answers produced while
+// a caller's thread holds the lock wait in the inbox for an engine thread.
 #pragma once
 
 #include <atomic>
@@ -14,6 +19,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <thread>
@@ -51,22 +57,49 @@ struct Pending {
   std::string error;
 };
 
+// Marks this thread as the holder of `impl`'s ctl_mu for its lifetime (the lock itself is
+// taken by the caller); nests across engines.
+class HoldControl {
+ public:
+  explicit HoldControl(const void* impl);
+  ~HoldControl();
+  HoldControl(const HoldControl&) = delete;
+  HoldControl& operator=(const HoldControl&) = delete;
+
+ private:
+  const void* previous_;
+};
+
 struct Engine::Impl {
   explicit Impl(EngineOptions o);
 
-  // Runs `f(now)` on the control thread, then carries out the actions it left in `out`.
-  // Ignored once stopping.
+  // Runs `f(now)` under the control lock, then carries out the actions it left in `out`:
+  // now on this thread when the lock is free, else later on the holder's or the control
+  // thread. Ignored once stopping.
   void post(std::function<void(Time)> f);
-  // Runs `f(now)` on the control thread and waits for its result (directly when called
-  // from the control thread itself, e.g. from a `done` callback).
+  // Runs `f(now)` under the control lock on this thread (after the events already waiting)
+  // and returns its result; directly when this thread holds the lock already (e.g. from a
+  // `done` callback). Throws std::future_error once stopping.
   template <class F>
   auto query(F f) -> decltype(f(Time{}));
 
   void control_main();
-  void carry_out();          // control thread: executes and clears `out`
-  void report_violations();  // control thread: logs new contract violations once each
-  void run_batch(Batch b);   // control thread: hands a batch to its worker
-  void finish(const RequestOutcome& o);  // control thread: answers one request
+  bool holds_control() const;  // this thread holds ctl_mu
+  bool is_engine_thread() const;  // the control thread, a worker or the loader
+  void mark_engine_thread() const;
+  // With ctl_mu held: runs the waiting events and due timers, and tells the control thread
+  // when the controller's next timer moved earlier.
+  void run_held();
+  // With ctl_mu held: hands answers held back to the inbox, publishes the controller's next
+  // timer (waking the control thread when it moved earlier or when work waits for an engine
+  // thread). True when this thread is done: nothing waits, or a caller's thread leaves it.
+  bool publish_held();
+  void carry_out();          // ctl_mu held: executes and clears `out`
+  void report_violations();  // ctl_mu held: logs new contract violations once each
+  void run_batch(Batch b);   // ctl_mu held: hands a batch to its worker
+  // ctl_mu held: answers one request (on an engine thread; from a caller's thread the answer
+  // waits in the inbox).
+  void finish(const RequestOutcome& o);
   int accept(Input input, int top_k, std::function<void(ClassifyResult)> done,
              std::shared_ptr<const ModelEntry> m, const RequestOptions& ro);
   // submit_raw (top_k >= 1) and infer (top_k 0): a preprocessed C x H x W input.
@@ -91,13 +124,15 @@ struct Engine::Impl {
   CostProfile cost_priors;  // opts.profile_file's entries (empty without one); read-only
   Tier exec_tier = Tier::Host;
 
-  // Control thread only.
+  // Guarded by ctl_mu (see the top of this file).
+  std::mutex ctl_mu;
   std::unique_ptr<Controller> ctl;
   std::unique_ptr<ContractMonitor> contract;  // the controller's contract, as carried out
   ActionBuffer out;
   EngineMetrics metrics;
-  std::thread::id control_id;
   size_t violations_logged = 0;
+  std::vector<std::function<void(Time)>> running;  // the inbox events being run
+  std::vector<RequestOutcome> held_answers;  // answered on a caller's thread: for an engine thread
 
   // Pending requests by id; locked by the caller threads (insert), the control thread
   // (dispatch, completion) and the destructor (fail the rest).
@@ -106,9 +141,10 @@ struct Engine::Impl {
   std::atomic<RequestId> next_request{1};
 
   std::mutex inbox_mu;
-  std::condition_variable inbox_cv;
+  std::condition_variable inbox_cv;  // wakes the control thread
   std::vector<std::function<void(Time)>> inbox;
   bool stopping = false;  // guarded by inbox_mu
+  Time wake_at = kNever;  // guarded by inbox_mu: the controller's next timer, as last published
 
   // Registry of names; any thread.
   mutable std::shared_mutex reg_mu;
@@ -125,21 +161,27 @@ struct Engine::Impl {
 template <class F>
 auto Engine::Impl::query(F f) -> decltype(f(Time{})) {
   using R = decltype(f(Time{}));
-  if (std::this_thread::get_id() == control_id) {
-    if constexpr (std::is_void_v<R>) {
-      f(clock.now());
-      carry_out();
-      return;
-    } else {
-      R r = f(clock.now());
-      carry_out();
-      return r;
+  std::unique_lock<std::mutex> lock;
+  std::optional<HoldControl> hold;
+  if (!holds_control()) {
+    {
+      std::lock_guard inbox_lock(inbox_mu);
+      if (stopping) throw std::future_error(std::future_errc::broken_promise);
     }
+    lock = std::unique_lock(ctl_mu);
+    hold.emplace(this);
+    run_held();  // the events posted before this query come first
   }
-  auto task = std::make_shared<std::packaged_task<R(Time)>>(std::move(f));
-  std::future<R> result = task->get_future();
-  post([task](Time now) { (*task)(now); });
-  return result.get();
+  if constexpr (std::is_void_v<R>) {
+    f(clock.now());
+    carry_out();
+    if (hold) run_held();
+  } else {
+    R r = f(clock.now());
+    carry_out();
+    if (hold) run_held();
+    return r;
+  }
 }
 
 }  // namespace servelab::runtime

@@ -1,5 +1,5 @@
 // Engine facade, request side: classify (OpenCV preprocessing on the caller's thread) and
-// submit_raw, both handing an accepted request to the control thread as an arrival.
+// submit_raw, both handing an accepted request to the controller as an arrival.
 #include <algorithm>
 
 #include "engine/runtime/engine_impl.h"
@@ -36,8 +36,8 @@ int Engine::Impl::accept(Input input, int top_k, std::function<void(ClassifyResu
     std::lock_guard lock(pending_mu);
     pending.emplace(r.id, std::move(p));
   }
-  // Arrival times come from this thread; the control thread processes the event at a
-  // later `now`, so queue time includes the hand-off.
+  // Arrival times come from this thread; the controller sees the event at a later `now`
+  // (at once when the control lock is free), so queue time includes any wait for the lock.
   post([this, r](Time now) { ctl->on_arrival(r, now, out); });
   return 0;
 }
@@ -57,7 +57,7 @@ bool Engine::Impl::refuse_if_full(const std::shared_ptr<const ModelEntry>& m, in
     std::lock_guard lock(pending_mu);
     pending.emplace(r.id, std::move(p));
   }
-  // On the control thread the queue cannot change between the look and the arrival: the
+  // Under the control lock the queue cannot change between the look and the arrival: the
   // controller rejects this image-less request (counted like any rejection) and `done`
   // answers it; otherwise it never reaches the controller.
   bool refused = query([&](Time now) {

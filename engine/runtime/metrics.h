@@ -1,6 +1,6 @@
-// Engine metrics kept on the control thread (request time split and batch sizes per model)
+// Engine metrics kept under the control lock (request time split and batch sizes per model)
 // and their Prometheus text exposition together with the controller's counters.
-// Not thread-safe: owned and used by the engine's control thread only.
+// Not thread-safe: used only by the holder of the engine's control lock (engine_impl.h).
 #pragma once
 
 #include <cstdint>
