@@ -95,15 +95,25 @@ Engine::~Engine() {
 }
 
 void Engine::Impl::carry_out() {
+  // A `done` callback may act on the controller (Engine::cancel): repeat until none is left.
+  while (!out.empty()) {
+    ActionBuffer todo;
+    std::swap(todo, out);
+    carry_out(todo);
+  }
+  if (contract->violation_count() > violations_logged) report_violations();
+}
+
+void Engine::Impl::carry_out(ActionBuffer& todo) {
   // Evictions first, then loads: the loader is FIFO, so space is freed before it is reused.
-  for (const EvictAction& e : out.evicts) {
+  for (const EvictAction& e : todo.evicts) {
     contract->on_evict(e);
     loader->post([this, e] {
       exec->evict(e.model, e.tier);
       post([this, e](Time now) { ctl->on_evict_done(e.model, e.tier, now, out); });
     });
   }
-  for (const LoadAction& l : out.loads) {
+  for (const LoadAction& l : todo.loads) {
     contract->on_load(l);
     loader->post([this, l] {
       bool ok = true;
@@ -118,15 +128,11 @@ void Engine::Impl::carry_out() {
       });
     });
   }
-  std::vector<Batch> dispatches = std::move(out.dispatches);
-  std::vector<RequestOutcome> completions = std::move(out.completions);
-  out.clear();
-  for (Batch& b : dispatches) {
+  for (Batch& b : todo.dispatches) {
     contract->on_dispatch(b);  // a violation is logged; the batch still runs as before
     run_batch(std::move(b));
   }
-  for (const RequestOutcome& o : completions) finish(o);
-  if (contract->violation_count() > violations_logged) report_violations();
+  for (const RequestOutcome& o : todo.completions) finish(o);
 }
 
 void Engine::Impl::report_violations() {

@@ -132,9 +132,16 @@ class Engine {
   // A tensor request (KServe v2 infer): `input` is one preprocessed C x H x W float tensor of
   // the model's input size; no image decoding. Answers like classify, with
   // ClassifyResult::output holding the model's output row (no softmax, no top-k).
-  // Returns 404 unknown model, 400 when input.size() is not 3 x height x width, 0 accepted.
+  // Returns 404 unknown model, 400 when input.size() is not 3 x height x width, 0 accepted
+  // (then the request's id is in *id when given, for cancel()).
   int infer(const std::string& model, std::vector<float> input,
-            std::function<void(ClassifyResult)> done, const RequestOptions& options = {});
+            std::function<void(ClassifyResult)> done, const RequestOptions& options = {},
+            RequestId* id = nullptr);
+
+  // Cancels accepted request `id` (its answer is no longer wanted): a queued request leaves
+  // its queue and is answered Cancelled; one already in a batch is answered Cancelled when
+  // the batch ends (the batch still runs). Nothing happens for an answered or unknown id.
+  void cancel(RequestId id);
 
   // The tensor sizes of a registered model, or nothing. Cheap (no control-thread round trip).
   struct Tensors {

@@ -14,33 +14,54 @@ namespace {
 thread_local const void* t_holding = nullptr;       // the Impl whose ctl_mu this thread holds
 thread_local const void* t_engine_thread = nullptr;  // the Impl this thread belongs to
 
-}  // namespace
+// Marks this thread as the holder of `impl`'s ctl_mu for its lifetime (the lock itself is
+// taken by the caller); nests across engines.
+class HoldControl {
+ public:
+  explicit HoldControl(const void* impl) : previous_(t_holding) { t_holding = impl; }
+  ~HoldControl() { t_holding = previous_; }
+  HoldControl(const HoldControl&) = delete;
+  HoldControl& operator=(const HoldControl&) = delete;
 
-HoldControl::HoldControl(const void* impl) : previous_(t_holding) { t_holding = impl; }
-HoldControl::~HoldControl() { t_holding = previous_; }
+ private:
+  const void* previous_;
+};
+
+}  // namespace
 
 bool Engine::Impl::holds_control() const { return t_holding == this; }
 bool Engine::Impl::is_engine_thread() const { return t_engine_thread == this; }
 void Engine::Impl::mark_engine_thread() const { t_engine_thread = this; }
 
 void Engine::Impl::post(std::function<void(Time)> f) {
+  const bool nested = holds_control();  // from inside an event: runs after it, on this thread
+  std::unique_lock<std::mutex> lock;
+  if (!nested) lock = std::unique_lock(ctl_mu, std::try_to_lock);
+  const bool engine_thread = is_engine_thread();
+  bool run_own = false;
   {
-    std::lock_guard lock(inbox_mu);
+    std::lock_guard inbox_lock(inbox_mu);
     if (stopping) return;
-    inbox.push_back(std::move(f));
+    // A caller's thread runs its own event only when nothing waits before it: events keep
+    // their order, and answers held back may only be given on an engine thread.
+    run_own = lock.owns_lock() && !engine_thread && held_answers.empty() && inbox.empty();
+    if (!run_own) inbox.push_back(std::move(f));
   }
-  if (holds_control()) return;  // from inside an event: this thread runs it next
-  std::unique_lock lock(ctl_mu, std::try_to_lock);
-  if (!lock.owns_lock()) {
-    inbox_cv.notify_one();  // the holder may be leaving: the control thread makes sure
+  if (nested) return;
+  if (!lock.owns_lock() || (!run_own && !engine_thread)) {
+    inbox_cv.notify_one();  // the control thread (or the holder, if it still looks) runs it
     return;
   }
   HoldControl hold(this);
-  run_held();
+  if (!run_own) return run_held();  // an engine thread: everything waiting, in order
+  f(clock.now());
+  carry_out();
+  publish_held();
 }
 
 void Engine::Impl::run_held() {
   for (;;) {
+    for (const RequestOutcome& o : std::exchange(held_answers, {})) finish(o);
     {
       std::lock_guard lock(inbox_mu);
       if (stopping) return;
@@ -62,15 +83,16 @@ void Engine::Impl::run_held() {
 
 bool Engine::Impl::publish_held() {
   const Time next = ctl->next_wakeup();
+  const bool engine_thread = is_engine_thread();
   bool wake = false, done = true;
   {
     std::lock_guard lock(inbox_mu);
-    for (const RequestOutcome& o : held_answers)
-      inbox.push_back([this, o](Time) { finish(o); });
-    held_answers.clear();
+    // Answers held back wait for an engine thread: an empty event in the inbox makes the
+    // control thread come, and keeps callers from running events ahead of them.
+    if (!held_answers.empty()) inbox.push_back([](Time) {});
     if (!inbox.empty()) {
-      done = !is_engine_thread();  // an engine thread goes on; a caller's thread hands over
-      wake = done;
+      done = !engine_thread;  // an engine thread goes on; a caller's thread hands over
+      wake = wake || done;
     }
     if (next < wake_at) wake = true;
     wake_at = next;

@@ -19,7 +19,6 @@
 #include <future>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <thread>
@@ -57,29 +56,15 @@ struct Pending {
   std::string error;
 };
 
-// Marks this thread as the holder of `impl`'s ctl_mu for its lifetime (the lock itself is
-// taken by the caller); nests across engines.
-class HoldControl {
- public:
-  explicit HoldControl(const void* impl);
-  ~HoldControl();
-  HoldControl(const HoldControl&) = delete;
-  HoldControl& operator=(const HoldControl&) = delete;
-
- private:
-  const void* previous_;
-};
-
 struct Engine::Impl {
   explicit Impl(EngineOptions o);
 
   // Runs `f(now)` under the control lock, then carries out the actions it left in `out`:
-  // now on this thread when the lock is free, else later on the holder's or the control
-  // thread. Ignored once stopping.
+  // on this thread when the lock is free and nothing waits before `f` (an engine thread also
+  // runs what waits), else later on an engine thread. Ignored once stopping.
   void post(std::function<void(Time)> f);
-  // Runs `f(now)` under the control lock on this thread (after the events already waiting)
-  // and returns its result; directly when this thread holds the lock already (e.g. from a
-  // `done` callback). Throws std::future_error once stopping.
+  // Runs `f(now)` like post() and waits for its result; directly when this thread holds the
+  // lock already (e.g. from a `done` callback). Throws std::future_error once stopping.
   template <class F>
   auto query(F f) -> decltype(f(Time{}));
 
@@ -95,16 +80,20 @@ struct Engine::Impl {
   // thread). True when this thread is done: nothing waits, or a caller's thread leaves it.
   bool publish_held();
   void carry_out();          // ctl_mu held: executes and clears `out`
+  void carry_out(ActionBuffer& todo);  // ctl_mu held: executes `todo` (moved from `out`)
   void report_violations();  // ctl_mu held: logs new contract violations once each
   void run_batch(Batch b);   // ctl_mu held: hands a batch to its worker
   // ctl_mu held: answers one request (on an engine thread; from a caller's thread the answer
   // waits in the inbox).
   void finish(const RequestOutcome& o);
+  // Hands an accepted request to the controller; its id into *id (when given).
   int accept(Input input, int top_k, std::function<void(ClassifyResult)> done,
-             std::shared_ptr<const ModelEntry> m, const RequestOptions& ro);
+             std::shared_ptr<const ModelEntry> m, const RequestOptions& ro,
+             RequestId* id = nullptr);
   // submit_raw (top_k >= 1) and infer (top_k 0): a preprocessed C x H x W input.
   int submit_tensor(const std::string& model, std::vector<float> input, int top_k,
-                    std::function<void(ClassifyResult)> done, const RequestOptions& ro);
+                    std::function<void(ClassifyResult)> done, const RequestOptions& ro,
+                    RequestId* id = nullptr);
   std::shared_ptr<const ModelEntry> find(const std::string& name) const;
   // A request of model `m` arriving now; its deadline from ro's SLO, else the model's, else
   // the engine default (none: kNever).
@@ -161,27 +150,21 @@ struct Engine::Impl {
 template <class F>
 auto Engine::Impl::query(F f) -> decltype(f(Time{})) {
   using R = decltype(f(Time{}));
-  std::unique_lock<std::mutex> lock;
-  std::optional<HoldControl> hold;
-  if (!holds_control()) {
-    {
-      std::lock_guard inbox_lock(inbox_mu);
-      if (stopping) throw std::future_error(std::future_errc::broken_promise);
+  if (holds_control()) {
+    if constexpr (std::is_void_v<R>) {
+      f(clock.now());
+      carry_out();
+      return;
+    } else {
+      R r = f(clock.now());
+      carry_out();
+      return r;
     }
-    lock = std::unique_lock(ctl_mu);
-    hold.emplace(this);
-    run_held();  // the events posted before this query come first
   }
-  if constexpr (std::is_void_v<R>) {
-    f(clock.now());
-    carry_out();
-    if (hold) run_held();
-  } else {
-    R r = f(clock.now());
-    carry_out();
-    if (hold) run_held();
-    return r;
-  }
+  auto task = std::make_shared<std::packaged_task<R(Time)>>(std::move(f));
+  std::future<R> result = task->get_future();
+  post([task](Time now) { (*task)(now); });  // here at once when nothing waits before it
+  return result.get();
 }
 
 }  // namespace servelab::runtime

@@ -25,7 +25,8 @@ std::unique_ptr<Pending> Engine::Impl::make_pending(std::shared_ptr<const ModelE
 }
 
 int Engine::Impl::accept(Input input, int top_k, std::function<void(ClassifyResult)> done,
-                         std::shared_ptr<const ModelEntry> m, const RequestOptions& ro) {
+                         std::shared_ptr<const ModelEntry> m, const RequestOptions& ro,
+                         RequestId* id) {
   auto p = make_pending(std::move(m), std::move(input), top_k, std::move(done), ro);
   Request r = p->request;
   {
@@ -36,6 +37,7 @@ int Engine::Impl::accept(Input input, int top_k, std::function<void(ClassifyResu
     std::lock_guard lock(pending_mu);
     pending.emplace(r.id, std::move(p));
   }
+  if (id) *id = r.id;  // before the arrival: `done` may run before this call returns
   // Arrival times come from this thread; the controller sees the event at a later `now`
   // (at once when the control lock is free), so queue time includes any wait for the lock.
   post([this, r](Time now) { ctl->on_arrival(r, now, out); });
@@ -95,8 +97,27 @@ int Engine::classify(const std::string& model, std::string image_bytes, int top_
 }
 
 int Engine::infer(const std::string& model, std::vector<float> input,
-                  std::function<void(ClassifyResult)> done, const RequestOptions& ro) {
-  return impl_->submit_tensor(model, std::move(input), 0, std::move(done), ro);
+                  std::function<void(ClassifyResult)> done, const RequestOptions& ro,
+                  RequestId* id) {
+  return impl_->submit_tensor(model, std::move(input), 0, std::move(done), ro, id);
+}
+
+void Engine::cancel(RequestId id) {
+  Impl& s = *impl_;
+  ModelId model = 0;
+  {
+    std::lock_guard lock(s.pending_mu);
+    auto it = s.pending.find(id);
+    if (it == s.pending.end()) return;  // answered already, or never accepted
+    model = it->second->request.model;
+  }
+  auto cancel = [&s, id, model](Time now) { return s.ctl->cancel(id, model, now, s.out); };
+  // From a `done` callback (e.g. a failed item cancelling its siblings) at once, so that a
+  // batch ending meanwhile does not see its requests still wanted (the enclosing carry_out()
+  // carries out the actions). A request whose arrival still waits in the inbox is not in the
+  // controller yet: the cancel is posted again, to run after that arrival.
+  if (s.holds_control() && cancel(s.clock.now())) return;
+  s.post([cancel](Time now) { cancel(now); });
 }
 
 std::optional<Engine::Tensors> Engine::tensors(const std::string& model) const {
@@ -118,7 +139,7 @@ int Engine::submit_raw(const std::string& model, std::vector<float> input, int t
 
 int Engine::Impl::submit_tensor(const std::string& model, std::vector<float> input, int top_k,
                                 std::function<void(ClassifyResult)> done,
-                                const RequestOptions& ro) {
+                                const RequestOptions& ro, RequestId* id) {
   Impl& s = *this;
   auto m = s.find(model);
   if (!m) return 404;
@@ -130,7 +151,7 @@ int Engine::Impl::submit_tensor(const std::string& model, std::vector<float> inp
   size_t expected = static_cast<size_t>(3) * pp.input_height * pp.input_width;
   if (input.size() != expected && !(input.empty() && s.exec->accepts_empty_input())) return 400;
   in.chw = std::move(input);
-  return s.accept(std::move(in), top_k, std::move(done), std::move(m), ro);
+  return s.accept(std::move(in), top_k, std::move(done), std::move(m), ro, id);
 }
 
 }  // namespace servelab::runtime

@@ -109,7 +109,7 @@ std::string EngineMetrics::text(const std::vector<std::string>& names,
   per_model("servelab_requests_completed_total", "counter", "Requests answered Ok, per model.",
             [&](ModelId id) { return counters(id).completed; });
   header(out, "servelab_request_failures_total", "counter",
-         "Requests not answered Ok, per model and reason (timeout, rejected, failed, dropped).");
+         "Requests not answered Ok, per model and reason (timeout, rejected, failed, dropped, cancelled).");
   for (ModelId id = 0; id < names.size(); ++id) {
     if (names[id].empty()) continue;
     ModelCounters c = counters(id);
@@ -117,6 +117,7 @@ std::string EngineMetrics::text(const std::vector<std::string>& names,
     out += "servelab_request_failures_total{" + label(id) + ",reason=\"rejected\"} " + std::to_string(c.rejected) + "\n";
     out += "servelab_request_failures_total{" + label(id) + ",reason=\"failed\"} " + std::to_string(c.failed) + "\n";
     out += "servelab_request_failures_total{" + label(id) + ",reason=\"dropped\"} " + std::to_string(c.dropped) + "\n";
+    out += "servelab_request_failures_total{" + label(id) + ",reason=\"cancelled\"} " + std::to_string(c.cancelled) + "\n";
   }
   per_model("servelab_batches_total", "counter", "Batches dispatched, per model.",
             [&](ModelId id) { return counters(id).batches; });

@@ -58,6 +58,7 @@ struct V2Batch {
   Reply reply;
   std::mutex mu;
   std::vector<std::vector<float>> rows;  // one output row per item, in request order
+  std::vector<RequestId> ids;   // the engine requests of the items queued so far
   size_t remaining = 0;                  // items not answered yet
   bool answered = false;
 
@@ -78,6 +79,18 @@ struct V2Batch {
   bool is_answered() {
     std::lock_guard<std::mutex> lock(mu);
     return answered;
+  }
+  // Records an item's engine request; false when the batch was answered meanwhile (a failed
+  // item), and then the caller cancels it.
+  bool add_id(RequestId id) {
+    std::lock_guard<std::mutex> lock(mu);
+    ids.push_back(id);
+    return !answered;
+  }
+  // The items queued so far, once the batch failed: their answers are no longer wanted.
+  std::vector<RequestId> queued_ids() {
+    std::lock_guard<std::mutex> lock(mu);
+    return ids;
   }
 };
 
@@ -175,6 +188,7 @@ HttpResponse HttpServer::Impl::infer_v2(HttpRequest& req, const std::string& nam
   batch->remaining = r.items.size();
   for (size_t i = 0; i < r.items.size(); ++i) {
     if (batch->is_answered()) break;  // an item failed already: queue no more
+    RequestId item_id = 0;
     int rc = engine->infer(
         name, std::move(r.items[i]),
         [this, batch, i](runtime::ClassifyResult res) {
@@ -185,7 +199,9 @@ HttpResponse HttpServer::Impl::infer_v2(HttpRequest& req, const std::string& nam
           else
             failure = request_failure(name, res);
           if (failure) {
-            if (batch->claim()) batch->reply(std::move(*failure));
+            if (!batch->claim()) return;
+            batch->reply(std::move(*failure));
+            for (RequestId other : batch->queued_ids()) engine->cancel(other);
             return;
           }
           if (!batch->store(i, std::move(res.output))) return;
@@ -194,8 +210,11 @@ HttpResponse HttpServer::Impl::infer_v2(HttpRequest& req, const std::string& nam
                 *batch, batch->classification ? engine->labels(name) : std::vector<std::string>{});
           });
         },
-        ro);
-    if (rc == 0) continue;
+        ro, &item_id);
+    if (rc == 0) {
+      if (!batch->add_id(item_id)) engine->cancel(item_id);
+      continue;
+    }
     if (!batch->claim()) break;  // a queued item failed and answered already
     if (rc == 404) throw HttpError(404, "unknown model '" + name + "'");
     throw HttpError(rc, "model '" + name + "' cannot take this request now");

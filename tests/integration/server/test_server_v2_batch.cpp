@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "tests/integration/server/server_fixture.h"
 
@@ -167,6 +169,37 @@ TEST_CASE("v2 batch fails as a whole when its engine batch fails", "[server][v2]
   CHECK(json::parse(res.body)["outputs"][0]["shape"] == json({2, 10}));
   CHECK(metric_sum(c.get("/metrics").body,
                    "servelab_request_failures_total{model=\"f\",reason=\"failed\"") == 8);
+}
+
+TEST_CASE("v2 batch cancels its queued items when one fails", "[server][v2][batch]") {
+  // Batches of 5 (fixed policy, one worker): fails_large_batch raises for the first five
+  // items. Their failure answers the request and cancels every item still queued or in a
+  // later batch, so exactly those five count as failed, the rest as cancelled (before: the
+  // later batches ran and failed too, 15 failures for one answer).
+  TempDir store;
+  TestServer ts(store.path.string(), [](runtime::EngineOptions& e, server::ServerOptions&) {
+    e.control.workers = 1;
+    e.control.batching = {"fixed", PolicyParams({{"size", "5"}, {"max_wait", "30"}})};
+  });
+  HttpClient c(ts.port());
+  REQUIRE(c.post_json("/register", register_json("f", "fails_large_batch")).status == 201);
+  auto res = c.post_json("/v2/models/f/infer", infer_body(15, concat(15)).dump());
+  CHECK(res.status == 500);
+  CHECK_THAT(error_of(res), Catch::Contains("batch larger than 4"));
+  // Items cancelled inside a running batch are answered when it ends: wait for the count.
+  const std::string failed = "servelab_request_failures_total{model=\"f\",reason=\"failed\"";
+  const std::string cancelled = "servelab_request_failures_total{model=\"f\",reason=\"cancelled\"";
+  const std::string arrived = "servelab_requests_total{model=\"f\"";
+  std::string metrics;
+  for (int i = 0; i < 200; ++i) {
+    metrics = c.get("/metrics").body;
+    if (metric_sum(metrics, failed) + metric_sum(metrics, cancelled) == metric_sum(metrics, arrived))
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  INFO(metrics);
+  CHECK(metric_sum(metrics, failed) == 5);
+  CHECK(metric_sum(metrics, failed) + metric_sum(metrics, cancelled) == metric_sum(metrics, arrived));
 }
 
 TEST_CASE("v2 classification gives the top K of the raw scores", "[server][v2][classification]") {
