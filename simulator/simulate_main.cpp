@@ -163,9 +163,7 @@ class RunOutputs : public results::RecordSink {
 
  private:
   static std::vector<std::string> model_names(const sim::SimConfig& cfg) {
-    std::vector<std::string> names;
-    for (const sim::SimModel& m : cfg.setup.models) names.push_back(m.name);
-    return names;
+    return sim::target_names(cfg.setup);
   }
   // Runs one step that writes files; its failure is an OutputError.
   template <class F>
