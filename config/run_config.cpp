@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 
+#include "config/groups_yaml.h"
 #include "config/simulation_yaml.h"
 #include "config/yaml_util.h"
 #include "learn/rafiki_rl.h"
@@ -99,7 +101,8 @@ workloads::WorkloadSpec parse_workload_section(const YAML::Node& root, const Run
                                            "missing 'workload' (see docs/workloads.md)");
   workloads::WorkloadSpec spec;
   try {
-    spec = workloads::parse_workload(root["workload"], uint32_t(c.models.size()));
+    // Groups follow the models in the workload's indices: a request addresses either.
+    spec = workloads::parse_workload(root["workload"], uint32_t(c.models.size() + c.groups.size()));
   } catch (const std::invalid_argument& e) {
     throw ConfigError((c.file.empty() ? "" : c.file + ": ") + e.what());
   }
@@ -146,7 +149,7 @@ std::vector<std::string> all_keys() {
 const std::vector<std::string>& run_config_keys() {
   static const std::vector<std::string> keys = {
       "name",       "models",  "profile",        "engine",     "policies", "workload",
-      "simulation", "cluster", "engine_warm_up", "description",
+      "simulation", "cluster", "engine_warm_up", "description", "groups",
       "train"};  // read by `servelab train` (learn/train/), ignored by the other modes
   return keys;
 }
@@ -171,6 +174,14 @@ uint32_t RunConfig::max_batch_of(const ModelEntry& m) const {
   return m.max_batch ? m.max_batch : engine.control.max_batch;
 }
 
+double RunConfig::accuracy_of(const std::string& model) const {
+  for (const GroupEntry& g : groups) {
+    auto it = std::find(g.members.begin(), g.members.end(), model);
+    if (it != g.members.end()) return g.accuracy.of(MemberMask(1) << (it - g.members.begin()));
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 // Policy parameters that name files (rafiki-rl's weights) are relative to the config file.
 static void resolve_policy_files(ControllerConfig& c, const std::string& base_dir) {
   for (PolicySpec* spec : {&c.batching, &c.eviction, &c.scheduling})
@@ -189,6 +200,7 @@ RunConfig parse_run_config(const YAML::Node& root, const std::string& file,
   c.name = root["name"] ? as_string(root["name"], w.child("name"))
                         : (file.empty() ? "simulation" : fs::path(file).stem().string());
   c.models = parse_models_section(root["models"], w.child("models"));
+  c.groups = parse_groups_section(root["groups"], w.child("groups"), c.models, base_dir);
   c.profile = parse_profile_path(root, w, base_dir);
   c.engine = parse_engine_section(root, file);
   resolve_policy_files(c.engine.control, base_dir);
@@ -227,6 +239,7 @@ YAML::Node emit_run_config(const RunConfig& c) {
     n["max_batch"] = c.max_batch_of(m);
     r["models"].push_back(n);
   }
+  if (!c.groups.empty()) r["groups"] = emit_groups_section(c.groups);
   r["profile"] = fs::absolute(c.profile).lexically_normal().string();
   emit_engine_section(c.engine, r);
   r["workload"] = YAML::Load(workloads::to_yaml(c.workload))["workload"];

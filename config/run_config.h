@@ -4,6 +4,7 @@
 // docs/config.md. Value types; thread-compatible.
 //
 //   name, models, profile               what runs, and whose costs (ModelEntry, profile path)
+//   groups                              model groups (ensembles): GroupEntry (groups_yaml.h)
 //   engine, policies                    EngineSection (engine_yaml.h)
 //   workload                            workloads::WorkloadSpec (workloads/workload.h)
 //   simulation, cluster                 SimulationSection, cluster (simulator only)
@@ -21,6 +22,7 @@
 #include "config/engine_yaml.h"
 #include "config/yaml_util.h"
 #include "engine/control/cost_profile.h"
+#include "engine/control/ensemble.h"
 #include "simulator/simulator.h"
 #include "workloads/workload.h"
 
@@ -43,6 +45,16 @@ struct ModelEntry {
 // `models:` alone (for `servelab load`, which needs only the names): a list of names or of
 // entries, or {count, prefix, profile_model}. Throws ConfigError naming `w`.
 std::vector<ModelEntry> parse_models_section(const YAML::Node& n, const Where& w);
+
+// One group of `groups:` (NAME: {members, accuracy_table, subset}): a model group (an ensemble, Rafiki section 5). The workload addresses
+// group g like a model, as index models.size() + g. Simulator only for now.
+struct GroupEntry {
+  std::string name;
+  std::vector<std::string> members;  // model names of `models:`, in member order
+  std::string accuracy_table;        // JSON file (docs/config.md), resolved against the config
+  PolicySpec subset{"all", {}};      // a subset policy (engine/control/ensemble.h)
+  EnsembleAccuracy accuracy;         // read from accuracy_table: every subset of the members
+};
 
 // `simulation:` (the simulator's own knobs; the engine ignores them).
 struct SimulationSection {
@@ -75,6 +87,7 @@ struct RunConfig {
   std::string name;     // defaults to the file's stem
   std::string file;     // "" when parsed from a node
   std::vector<ModelEntry> models;
+  std::vector<GroupEntry> groups;  // after the models in the workload's indices
   std::string profile;  // the cost profile file, resolved against the config's folder
   EngineSection engine;
   workloads::WorkloadSpec workload;
@@ -85,6 +98,8 @@ struct RunConfig {
   // A model's context pool and batch cap with the engine defaults filled in.
   uint32_t contexts_of(const ModelEntry& m) const;
   uint32_t max_batch_of(const ModelEntry& m) const;
+  // A model's measured accuracy from the first group table that lists it alone; NaN if none.
+  double accuracy_of(const std::string& model) const;
 };
 
 // Parses a whole run configuration. Relative paths (profile, traces) resolve against

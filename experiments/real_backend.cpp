@@ -104,6 +104,8 @@ class RealBackend : public Backend {
     YAML::Node c = YAML::Clone(config);
     c["profile"] = fs::absolute(o_.profile).string();  // model files, not costs, matter here
     const config::RunConfig rc = config::parse_run_config(c, "", o_.base_dir, seed);
+    if (!rc.groups.empty())
+      throw ConfigError("groups (model ensembles) run in simulation only so far: use --mode sim");
     std::ofstream(run_dir + "/config.yaml") << YAML::Dump(config::emit_run_config(rc)) << "\n";
     workloads::Workload w = workloads::generate(rc.workload);
     loadgen::LoadOptions lo;

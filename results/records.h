@@ -32,6 +32,9 @@ struct RequestRecord {
   RequestStatus status = RequestStatus::Ok;
   double queued = std::numeric_limits<double>::quiet_NaN();  // joined its model's queue
                                                             // on the server (its controller)
+  // The expected accuracy of its answer (the simulator's model groups: the measured accuracy
+  // of the members that voted, or a model's own); NaN when unknown. Not in requests.csv.
+  double accuracy = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct RunRecords {
@@ -52,6 +55,9 @@ struct RunRecords {
 // window cut through them at an arbitrary time swings by a batch's worth); "warmup_s" and
 // "warmup_requests" (how many were left out) say so. The run's counters (loads, evictions,
 // hits, misses, mean_batch_size) cover the whole run; requests.csv keeps every request.
+// "accuracy" (the whole run's and each model's or group's) is the mean expected accuracy of
+// the completed requests whose accuracy is known, present only when some are (runs with
+// model groups); "accuracy_requests" says how many that was.
 nlohmann::json summarize(const RunRecords& run);
 
 // Receives a run's records one at a time, in id order, each final: the streaming form of

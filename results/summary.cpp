@@ -63,6 +63,8 @@ struct SubsetStats {
   double last_done = -std::numeric_limits<double>::infinity();
   double latency_sum = 0;  // ms, summed in id order
   std::vector<double> latency_ms;  // kept only when add() is asked to
+  double accuracy_sum = 0;         // over completed requests with a known accuracy
+  uint64_t accuracy_known = 0;
   std::map<std::string, uint64_t> failed;
 
   void add(const RequestRecord& r, double warmup, const std::optional<double>& slo,
@@ -87,6 +89,10 @@ struct SubsetStats {
       latency_ms.push_back(lat * 1e3);
     }
     if (slo && lat <= *slo) within_slo++;
+    if (!std::isnan(r.accuracy)) {
+      accuracy_sum += r.accuracy;
+      ++accuracy_known;
+    }
   }
 };
 
@@ -131,6 +137,10 @@ nlohmann::json subset_summary(const SubsetStats& s, std::vector<double>& latency
     j["slo_ms"] = *slo * 1e3;
     j["slo_attainment"] = number(s.counted == 0 ? kNaN : double(s.within_slo) / s.counted);
     j["overdue"] = s.counted - s.within_slo;
+  }
+  if (s.accuracy_known > 0) {  // runs with model groups only: others keep their bytes
+    j["accuracy"] = s.accuracy_sum / double(s.accuracy_known);
+    j["accuracy_requests"] = s.accuracy_known;
   }
   return j;
 }

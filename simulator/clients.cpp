@@ -65,10 +65,15 @@ void OpenLoopClients::sent(RequestId id, Time) {
 std::unique_ptr<Clients> make_clients(RunContext& ctx, RequestSink& sink) {
   const workloads::Workload& w = ctx.work;
   size_t n = w.models.size();
+  const size_t targets = ctx.setup.models.size() + ctx.setup.groups.size();  // groups follow
   for (uint32_t m : w.models) {
-    if (m >= ctx.setup.models.size()) {
+    if (m >= targets) {
       throw ConfigError("workload requests model index " + std::to_string(m) + " but only " +
-                        std::to_string(ctx.setup.models.size()) + " models are configured");
+                        std::to_string(ctx.setup.models.size()) + " models" +
+                        (ctx.setup.groups.empty()
+                             ? std::string()
+                             : " and " + std::to_string(ctx.setup.groups.size()) + " groups") +
+                        " are configured");
     }
   }
   if (w.closed_loop) {

@@ -18,14 +18,14 @@ uint64_t server_seed(uint64_t seed, uint32_t k) {
 
 }  // namespace
 
-Cluster::Cluster(RunContext& ctx) : ctx_(ctx) {
+Cluster::Cluster(RunContext& ctx) : ctx_(ctx), groups_(ctx) {
   const SimulationSetup& s = ctx.setup;
   if (s.cluster.servers == 0) throw ConfigError("cluster.servers must be at least 1");
   for (uint32_t k = 0; k < s.cluster.servers; ++k) {
     uint64_t seed = server_seed(s.seed, k);
     servers_.push_back(std::make_unique<Server>(ctx, *this, k, seed));
     front_ends_.push_back(
-        std::make_unique<FrontEnd>(ctx, *servers_.back(), seed ^ 0xc2b2ae3d27d4eb4fULL));
+        std::make_unique<FrontEnd>(ctx, *servers_.back(), groups_, seed ^ 0xc2b2ae3d27d4eb4fULL));
   }
   if (servers_.size() > 1) router_ = make_router(s.cluster.router, s.seed ^ 0x94d049bb133111ebULL);
   if (servers_.size() > 1) server_of_.assign(ctx.work.models.size(), 0);
@@ -64,6 +64,7 @@ void Cluster::submit(RequestId id, Time now) {
 
 void Cluster::on_outcome(Server& server, const RequestOutcome& o, Time now) {
   RequestId id = o.request.id;
+  if (is_member_request(id)) return on_member_outcome(server, o, now);
   if (id >= ctx_.done.size() || ctx_.done[id] == kDone) {
     ctx_.violation("request " + std::to_string(id) + " completed twice or unknown");
     return;
@@ -79,6 +80,31 @@ void Cluster::on_outcome(Server& server, const RequestOutcome& o, Time now) {
   r.batch_size = o.batch_size;
   r.waited_for_load = o.waited_for_load;
   r.status = o.status;
+  if (o.status == RequestStatus::Ok) r.accuracy = ctx_.setup.models[r.model].accuracy;
+  finish(id, now);
+}
+
+// A group's member answered; the group request's record is final with its last member.
+void Cluster::on_member_outcome(Server& server, const RequestOutcome& o, Time now) {
+  const Time finished = std::isfinite(o.finished) ? o.finished : now;
+  const Time answered = front_ends_[server.index()]->answer_time(o.request.model, finished);
+  const std::optional<GroupAnswer> a = groups_.on_member(o, answered);
+  if (!a) return;  // members still out
+  const RequestId id = group_request_of(o.request.id);
+  if (ctx_.done[id] == kDone) {
+    ctx_.violation("group request " + std::to_string(id) + " completed twice");
+    return;
+  }
+  if (ctx_.done[id] == kGivenUp) return;  // its client gave up: the answer is discarded
+  ctx_.done[id] = kDone;
+  results::RequestRecord& r = ctx_.window.at(id);
+  r.dispatch = finite_or_nan(a->dispatch);
+  r.start = finite_or_nan(a->start);
+  r.finish = a->finish;
+  r.batch_size = a->batch_size;
+  r.waited_for_load = a->waited_for_load;
+  r.status = a->status;
+  r.accuracy = a->accuracy;
   finish(id, now);
 }
 
@@ -95,7 +121,8 @@ void Cluster::on_give_up(RequestId id, Time now) {
 
 void Cluster::on_cancel(RequestId id, Time now) {
   --ctx_.in_flight;
-  servers_[servers_.size() > 1 ? server_of_[id] : 0]->cancel(id, now);
+  if (ctx_.is_group(ctx_.model_of(id))) groups_.cancel(id, server_of(id), now);
+  else server_of(id).cancel(id, now);
 }
 
 // Request `id` has its final record: its client may send the next request.

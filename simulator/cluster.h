@@ -13,6 +13,7 @@
 
 #include "simulator/clients.h"
 #include "simulator/front_end.h"
+#include "simulator/group_requests.h"
 #include "simulator/router.h"
 #include "simulator/server.h"
 
@@ -47,10 +48,13 @@ class Cluster final : public RequestSink, public OutcomeSink {
   static constexpr uint8_t kOpen = RunContext::Open, kDone = RunContext::Done,
                            kGivenUp = RunContext::GivenUp;
   size_t pick_server(RequestId id, Time now);
+  Server& server_of(RequestId id) { return *servers_[servers_.size() > 1 ? server_of_[id] : 0]; }
+  void on_member_outcome(Server& server, const RequestOutcome& o, Time now);
   void finish(RequestId id, Time now);
 
   RunContext& ctx_;
   Clients* clients_ = nullptr;
+  GroupRequests groups_;  // before the front ends, which fan group requests out through it
   std::vector<std::unique_ptr<Server>> servers_;
   std::vector<std::unique_ptr<FrontEnd>> front_ends_;
   std::unique_ptr<Router> router_;

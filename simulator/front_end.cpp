@@ -2,12 +2,13 @@
 
 #include <algorithm>
 
+#include "simulator/group_requests.h"
 #include "simulator/server.h"
 
 namespace servelab::sim {
 
-FrontEnd::FrontEnd(RunContext& ctx, Server& server, uint64_t io_seed)
-    : ctx_(ctx), server_(server), io_rng_(io_seed) {}
+FrontEnd::FrontEnd(RunContext& ctx, Server& server, GroupRequests& groups, uint64_t io_seed)
+    : ctx_(ctx), server_(server), groups_(groups), io_rng_(io_seed) {}
 
 void FrontEnd::receive(RequestId id, Time now) {
   if (id < opening_.size()) {  // the IO side's part is in the measured intake
@@ -51,7 +52,8 @@ void FrontEnd::on_opening(RequestId id, Time now) {
 void FrontEnd::to_controller(RequestId id, Time now) {
   // A request its client gave up on has a final record: it keeps what was known then.
   if (ctx_.done[id] == RunContext::Open) ctx_.window.at(id).queued = now;
-  server_.arrive(id, now);
+  if (ctx_.is_group(ctx_.model_of(id))) groups_.fan_out(id, server_, now);
+  else server_.arrive(id, now);
 }
 
 }  // namespace servelab::sim

@@ -17,12 +17,14 @@
 
 namespace servelab::sim {
 
+class GroupRequests;
 class Server;
 
 class FrontEnd {
  public:
   // `io_seed`: the random stream of preprocessing draws (its own, so batch draws do not shift).
-  FrontEnd(RunContext& ctx, Server& server, uint64_t io_seed);
+  // A request to a model group fans out through `groups` when it reaches the controller.
+  FrontEnd(RunContext& ctx, Server& server, GroupRequests& groups, uint64_t io_seed);
 
   // From now on, request i (i < offsets.size()) reaches the controller at offsets[i] instead
   // of through the IO model: a measured cold burst (profiles/front_end_profile.h).
@@ -46,6 +48,7 @@ class FrontEnd {
 
   RunContext& ctx_;
   Server& server_;
+  GroupRequests& groups_;
   std::mt19937_64 io_rng_;
   uint32_t io_busy_ = 0;              // IO threads preprocessing a request
   std::vector<RequestId> io_queue_;   // requests waiting for one, FIFO from io_next_

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "results/records.h"
+#include "simulator/member_requests.h"
 #include "simulator/record_window.h"
 #include "simulator/simulation.h"
 #include "simulator/simulator.h"
@@ -36,8 +37,23 @@ struct RunContext {
   std::vector<uint8_t> done;
 
   const ModelProfile& profile(ModelId m) const { return setup.models[m].profile; }
-  const RequestOverhead& overhead(ModelId m) const { return setup.models[m].overhead; }
-  ModelId model_of(RequestId id) const { return ModelId(work.models[id]); }
+  // The way in and out of a request to `target`: a model, or a group (SimulationSetup::groups).
+  const RequestOverhead& overhead(ModelId target) const {
+    const size_t n = setup.models.size();
+    return target < n ? setup.models[target].overhead : setup.groups[target - n].overhead;
+  }
+  bool is_group(ModelId target) const { return target >= setup.models.size(); }
+  const SimGroup& group(ModelId target) const { return setup.groups[target - setup.models.size()]; }
+  // What request `id` addresses: for a workload request its model or group (the workload's
+  // index), for a group's member request (member_requests.h) the member model.
+  ModelId model_of(RequestId id) const {
+    if (!is_member_request(id)) return ModelId(work.models[id]);
+    return group(ModelId(work.models[group_request_of(id)])).members[member_index_of(id)];
+  }
+  // The workload request `id` belongs to: itself, or a member request's group request.
+  RequestId workload_request_of(RequestId id) const {
+    return is_member_request(id) ? group_request_of(id) : id;
+  }
   void violation(std::string msg) {
     if (result.violations.size() < 100) result.violations.push_back(std::move(msg));
   }

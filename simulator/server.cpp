@@ -109,7 +109,8 @@ void Server::carry_out(Time now) {
 // The requests' side of a dispatch (the run owns them; the monitor checks the rest).
 void Server::check_requests(const Batch& b) {
   for (const Request& r : b.requests) {
-    if (r.id >= ctx_.done.size() || ctx_.done[r.id] == RunContext::Done)
+    const RequestId w = ctx_.workload_request_of(r.id);  // a member's group request
+    if (w >= ctx_.done.size() || ctx_.done[w] == RunContext::Done)
       ctx_.violation("batch " + std::to_string(b.id) + " carries finished or unknown request " +
                      std::to_string(r.id));
   }

@@ -1,5 +1,6 @@
 #include "simulator/sim_config.h"
 
+#include <algorithm>
 #include <string>
 
 #include "config/profile_yaml.h"
@@ -42,6 +43,37 @@ void copy_simulation_section(const config::SimulationSection& in, SimulationSetu
   s.cancel_delay = in.cancel_delay;
 }
 
+// The way into a group is one request for all its members: their largest overheads.
+RequestOverhead group_overhead(const std::vector<SimModel>& models, const std::vector<ModelId>& members) {
+  RequestOverhead o;
+  for (ModelId m : members) {
+    const RequestOverhead& x = models[m].overhead;
+    o.before = std::max(o.before, x.before);
+    o.after = std::max(o.after, x.after);
+    o.preprocess = std::max(o.preprocess, x.preprocess);
+    o.client = std::max(o.client, x.client);
+    o.stddev = std::max(o.stddev, x.stddev);
+  }
+  return o;
+}
+
+ModelId model_index(const config::RunConfig& run, const std::string& name) {
+  for (size_t i = 0; i < run.models.size(); ++i)
+    if (run.models[i].name == name) return ModelId(i);
+  throw ConfigError("group member '" + name + "' is not in models");  // parse_run_config checks
+}
+
+// After scaling: a group's way in is taken from its members' scaled overheads.
+void add_groups(const config::RunConfig& run, SimulationSetup& s) {
+  for (const config::GroupEntry& g : run.groups) {
+    SimGroup sg{g.name, {}, g.subset, g.accuracy, {}};
+    for (const std::string& m : g.members) sg.members.push_back(model_index(run, m));
+    sg.overhead = group_overhead(s.models, sg.members);
+    s.groups.push_back(std::move(sg));
+  }
+  for (size_t i = 0; i < run.models.size(); ++i) s.models[i].accuracy = run.accuracy_of(run.models[i].name);
+}
+
 }  // namespace
 
 SimulationSetup build_setup(const config::RunConfig& run) {
@@ -57,6 +89,7 @@ SimulationSetup build_setup(const config::RunConfig& run) {
   s.cold_bursts = file.front_end.cold_bursts;
   copy_simulation_section(run.simulation, s);
   scale_costs(s, run.simulation.cost_scale);
+  add_groups(run, s);
   s.cluster = run.cluster;
   return s;
 }

@@ -12,6 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "cli/subcommands.h"
+#include "engine/control/ensemble.h"
 #include "engine/control/policy_registry.h"
 #include "learn/rafiki_rl.h"
 #include "results/records.h"
@@ -40,6 +41,8 @@ void print_policies(std::ostream& out) {
   list("scheduling", PolicyRegistry::scheduling_names());
   out << "Routers (cluster.router, with cluster.servers > 1):\n";
   for (const sim::RouterInfo& r : sim::routers()) out << "  " << r.name << ": " << r.help << "\n";
+  out << "Subset policies of model groups (groups.NAME.subset):\n";
+  for (const SubsetPolicyInfo& p : subset_policies()) out << "  " << p.name << ": " << p.help << "\n";
   list("event lists (simulation.event_list)", sim::event_list_names());
   out << "Arrival processes (workload.arrival.type):\n";
   for (const auto& t : workloads::arrival_processes()) out << "  " << t.name << ": " << t.help << "\n";
@@ -163,9 +166,7 @@ class RunOutputs : public results::RecordSink {
 
  private:
   static std::vector<std::string> model_names(const sim::SimConfig& cfg) {
-    std::vector<std::string> names;
-    for (const sim::SimModel& m : cfg.setup.models) names.push_back(m.name);
-    return names;
+    return sim::target_names(cfg.setup);
   }
   // Runs one step that writes files; its failure is an OutputError.
   template <class F>

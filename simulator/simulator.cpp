@@ -16,7 +16,7 @@ namespace {
 void prepare_records(RunContext& ctx) {
   results::RunRecords& rec = ctx.records;
   const workloads::Workload& w = ctx.work;
-  for (const SimModel& m : ctx.setup.models) rec.model_names.push_back(m.name);
+  rec.model_names = target_names(ctx.setup);
   rec.slo = ctx.setup.slo;
   rec.warmup = w.warmup;
   reserve_huge(ctx.done, w.models.size());
@@ -59,6 +59,13 @@ double speed_at(const std::vector<SimulationSetup::SpeedWindow>& trace, Time t) 
   auto it = std::upper_bound(trace.begin(), trace.end(), t,
                              [](Time x, const Window& w) { return x < w.from; });
   return std::prev(it)->factor;
+}
+
+std::vector<std::string> target_names(const SimulationSetup& setup) {
+  std::vector<std::string> names;
+  for (const SimModel& m : setup.models) names.push_back(m.name);
+  for (const SimGroup& g : setup.groups) names.push_back(g.name);
+  return names;
 }
 
 double SimulationSetup::speed_at(Time t) const { return sim::speed_at(speed_trace, t); }

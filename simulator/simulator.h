@@ -8,12 +8,14 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/control/controller.h"
 #include "engine/control/cost_profile.h"
+#include "engine/control/ensemble.h"
 #include "profiles/front_end_profile.h"
 #include "results/records.h"
 #include "workloads/workload.h"
@@ -28,11 +30,29 @@ struct SimModel {
   uint32_t max_batch = 0;     // 0: the controller's max_batch
   // Its request overhead (front-end profile, by profile entry); zero when the profile has none.
   RequestOverhead overhead;
+  // Its measured accuracy (a group's table lists it alone): a request's record carries it.
+  // NaN: unknown.
+  double accuracy = std::numeric_limits<double>::quiet_NaN();
+};
+
+// A model group (ensemble): a request to it fans out at the front end into one sub-request
+// per member its subset policy selects, each an ordinary request in its member's queue
+// (group_requests.h says how their ids are made and how the answers combine).
+struct SimGroup {
+  std::string name;
+  std::vector<ModelId> members;  // indices into SimulationSetup::models, at most 8
+  PolicySpec subset{"all", {}};  // engine/control/ensemble.h
+  EnsembleAccuracy accuracy;     // of the members that voted, by member mask
+  // The way in is taken once for all members (one HTTP request, one decode): the members'
+  // largest overheads. The way out is each member's own.
+  RequestOverhead overhead;
 };
 
 struct SimulationSetup {
   ControllerConfig control;
   std::vector<SimModel> models;
+  // Workload index models.size() + g addresses groups[g]. Empty: the simulator as it was.
+  std::vector<SimGroup> groups;
   std::optional<Time> slo;       // sets each request's deadline = arrival + slo
   CostNoise noise = CostNoise::None;
   uint64_t seed = 1;             // the executor's RNG stream (batch latency noise)
@@ -77,6 +97,9 @@ struct SimulationSetup {
   Time client_timeout = kNever;
   Time cancel_delay = 0;
 };
+
+// The names a run's records use for the workload's indices: the models, then the groups.
+std::vector<std::string> target_names(const SimulationSetup& setup);
 
 // The factor of `trace` at time t: its last window starting at or before t (1 before the
 // first).

@@ -1,0 +1,72 @@
+// Requests to model groups (ensembles) in flight. A group request that reaches a server's
+// controller fans out there into one member request (member_requests.h) per member its group's
+// subset policy selects; each waits in its member model's queue as an ordinary request (the
+// batching policies, SLO deadlines and the cache see nothing else). The group request's answer
+// is final once every selected member has answered:
+//   - its finish is the latest member answer (latency = the slowest member's); dispatch,
+//     start, batch size and waited-for-load are that member's;
+//   - the members that answered Ok voted; a member that failed, timed out, was dropped past
+//     its deadline or rejected does not vote. With at least one voter the status is Ok and the
+//     expected accuracy is the measured accuracy of exactly the voters (the group's table:
+//     Rafiki's majority vote, ties to the more accurate model); with none, the status is the
+//     last member's and the accuracy unknown (NaN);
+//   - a group request its client gave up on cancels its members that have not answered.
+// Owned by the cluster; the front ends call fan_out. A part of one run; one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/control/ensemble.h"
+#include "simulator/run_context.h"
+
+namespace servelab::sim {
+
+class Server;
+
+// The combined answer of a group request, for its record.
+struct GroupAnswer {
+  Time finish = 0;       // when the client has the last member's answer
+  Time dispatch = 0, start = 0;
+  uint32_t batch_size = 0;
+  bool waited_for_load = false;
+  RequestStatus status = RequestStatus::Failed;
+  MemberMask voters = 0;
+  double accuracy = 0;   // NaN without voters
+};
+
+class GroupRequests {
+ public:
+  // Makes each group's subset policy; throws ConfigError for a bad one.
+  explicit GroupRequests(RunContext& ctx);
+  ~GroupRequests();
+
+  // Group request `id` reaches `server`'s controller at `now`: the members the policy picks
+  // (from that server's queue lengths) arrive there.
+  void fan_out(RequestId id, Server& server, Time now);
+  // A member request's outcome, its answer reaching the client at `answered`. The group
+  // request's answer once that was the last selected member; nothing before (or for a member
+  // unknown or answered twice: a contract violation).
+  std::optional<GroupAnswer> on_member(const RequestOutcome& o, Time answered);
+  // Group request `id`'s client is gone: `server` cancels its members still held.
+  void cancel(RequestId id, Server& server, Time now);
+
+  size_t in_flight() const { return pending_.size(); }
+
+ private:
+  struct Pending {
+    MemberMask selected = 0, answered = 0, voted = 0;
+    GroupAnswer last;  // the latest answer so far
+  };
+  MemberMask select(const SimGroup& g, const Server& server);
+
+  RunContext& ctx_;
+  std::vector<std::unique_ptr<SubsetPolicy>> policies_;  // per group
+  std::vector<MemberView> views_;                        // scratch
+  std::unordered_map<RequestId, Pending> pending_;       // by group request id
+};
+
+}  // namespace servelab::sim
