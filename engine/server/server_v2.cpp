@@ -4,6 +4,7 @@
 //   GET  /v2/health/live, /v2/health/ready    200 while the server serves
 //   GET  /v2/models/{name}[/versions/1]       model metadata (input and output tensors)
 //   GET  /v2/models/{name}[/versions/1]/ready 200 for a registered model
+//   GET  /v2/models/{name}[/versions/1]/config the model configuration (Triton's form)
 //   POST /v2/models/{name}[/versions/1]/infer a batch of N tensors in, N output rows out
 // Models have one version, "1". Errors are {"error": "..."} with their status.
 // A batch is served as N engine requests (so batching policies see each item) whose answers
@@ -156,6 +157,14 @@ void HttpServer::Impl::add_v2_routes() {
       auto t = tensors_of(p);
       return v2_metadata_response(p.at("name"), v2_input_spec(t.height, t.width),
                                   v2_output_spec(t.classes));
+    });
+  });
+  both(router, "GET", "/config", [this, tensors_of](HttpRequest&, const PathParams& p,
+                                                     Reply reply) {
+    answer(reply, [&] {
+      auto t = tensors_of(p);
+      return v2_config_response(p.at("name"), v2_input_spec(t.height, t.width),
+                                v2_output_spec(t.classes), options.v2_max_batch);
     });
   });
   both(router, "GET", "/ready", [tensors_of](HttpRequest&, const PathParams& p, Reply reply) {

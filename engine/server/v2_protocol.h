@@ -83,6 +83,11 @@ std::vector<std::string> v2_top_classes(const std::vector<float>& row, uint32_t 
 // GET /v2/models/{name}: {"name", "versions", "platform", "inputs", "outputs"}.
 HttpResponse v2_metadata_response(const std::string& model, const TensorSpec& input,
                                   const TensorSpec& output);
+// GET /v2/models/{name}/config: the model configuration in Triton's JSON form (what
+// perf_analyzer and tritonclient read): max_batch_size, and the input and output tensors
+// without their batch dimension, data types as TYPE_FP32.
+HttpResponse v2_config_response(const std::string& model, const TensorSpec& input,
+                                const TensorSpec& output, uint32_t max_batch_size);
 
 // Number of elements of `shape`, or -1 when a dimension is negative or the product exceeds
 // `limit`.

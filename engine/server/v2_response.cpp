@@ -123,4 +123,19 @@ HttpResponse v2_metadata_response(const std::string& model, const TensorSpec& in
   return json_response(200, j.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
+HttpResponse v2_config_response(const std::string& model, const TensorSpec& input,
+                                const TensorSpec& output, uint32_t max_batch_size) {
+  auto tensor = [](const TensorSpec& t) {  // Triton's config lists dims without the batch
+    std::vector<int64_t> dims(t.shape.begin() + (t.shape.empty() ? 0 : 1), t.shape.end());
+    return json{{"name", t.name}, {"data_type", "TYPE_" + t.datatype}, {"dims", dims}};
+  };
+  json j = {{"name", model},
+            {"platform", "pytorch_libtorch"},
+            {"backend", "pytorch"},
+            {"max_batch_size", max_batch_size},
+            {"input", json::array({tensor(input)})},
+            {"output", json::array({tensor(output)})}};
+  return json_response(200, j.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
 }  // namespace servelab::server

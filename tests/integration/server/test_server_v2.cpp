@@ -72,6 +72,31 @@ TEST_CASE("v2 health and model metadata", "[server][v2]") {
   CHECK(c.get("/v2/models/cnn/infer").status == 405);
 }
 
+// perf_analyzer and tritonclient read the model configuration before they send: Triton's
+// config form lists the tensors without the batch dimension and names types TYPE_*.
+TEST_CASE("v2 model configuration in Triton's form", "[server][v2]") {
+  TempDir store;
+  TestServer ts(store.path.string(), [](runtime::EngineOptions&, server::ServerOptions& s) {
+    s.v2_max_batch = 16;
+  });
+  HttpClient c(ts.port());
+  REQUIRE(c.post_json("/register", register_json("cnn", "tiny_cnn")).status == 201);
+  auto res = c.get("/v2/models/cnn/config");
+  INFO(res.body);
+  REQUIRE(res.status == 200);
+  json cfg = json::parse(res.body);
+  CHECK(cfg["name"] == "cnn");
+  CHECK(cfg["platform"] == "pytorch_libtorch");
+  CHECK(cfg["max_batch_size"] == 16);
+  CHECK(cfg["input"][0]["name"] == "INPUT__0");
+  CHECK(cfg["input"][0]["data_type"] == "TYPE_FP32");
+  CHECK(cfg["input"][0]["dims"] == json({3, 32, 32}));
+  CHECK(cfg["output"][0]["name"] == "OUTPUT__0");
+  CHECK(cfg["output"][0]["dims"] == json({10}));
+  CHECK(c.get("/v2/models/cnn/versions/1/config").status == 200);
+  CHECK(c.get("/v2/models/nope/config").status == 404);
+}
+
 TEST_CASE("v2 JSON infer gives the image path's answer for the same tensor", "[server][v2]") {
   TempDir store;
   TestServer ts(store.path.string());
