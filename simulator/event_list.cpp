@@ -55,9 +55,34 @@ Event QuadHeapEventList::pop() {
 }
 
 int RadixHeapEventList::bucket_of(const Entry& e) const {
-  if (uint64_t d = e.time_bits ^ last_time_) return 129 - std::countl_zero(d);  // 65..128
-  if (uint64_t d = e.seq ^ last_seq_) return 65 - std::countl_zero(d);          // 1..64
-  return 0;
+  // Bucket 16 * digit_position + digit_value; positions 16..31 are the time's bits. A key
+  // above the last has a greater digit where they first differ, so bucket 0 (position 0,
+  // digit 0) holds only a key equal to the last: (0, 0) inserted before any pop.
+  if (uint64_t d = e.time_bits ^ last_time_) {
+    const int pos = (63 - std::countl_zero(d)) >> 2;
+    return 16 * (16 + pos) + int((e.time_bits >> (4 * pos)) & 15);
+  }
+  const uint64_t d = e.seq ^ last_seq_;
+  if (!d) return 0;
+  const int pos = (63 - std::countl_zero(d)) >> 2;
+  return 16 * pos + int((e.seq >> (4 * pos)) & 15);
+}
+
+RadixHeapEventList::Block* RadixHeapEventList::new_block() const {
+  if (!free_) {
+    blocks_.push_back(std::make_unique<Block>());
+    return blocks_.back().get();
+  }
+  Block* b = free_;
+  free_ = b->next;
+  b->count = 0;
+  b->next = nullptr;
+  return b;
+}
+
+void RadixHeapEventList::free_block(Block* b) const {
+  b->next = free_;
+  free_ = b;
 }
 
 void RadixHeapEventList::put(const Entry& e) const {
@@ -67,7 +92,13 @@ void RadixHeapEventList::put(const Entry& e) const {
   if (!(nonempty_[b >> 6] & bit) || e.time_bits < least.time_bits ||
       (e.time_bits == least.time_bits && e.seq < least.seq))
     least = {e.time_bits, e.seq};
-  buckets_[b].push_back(e);
+  Block*& head = buckets_[b];
+  if (!head || head->count == kBlockEntries) {
+    Block* fresh = new_block();
+    fresh->next = head;
+    head = fresh;
+  }
+  head->entries[head->count++] = e;
   nonempty_[b >> 6] |= bit;
 }
 
@@ -82,25 +113,32 @@ void RadixHeapEventList::insert(const Event& e) {
 }
 
 void RadixHeapEventList::refill() const {
-  if (nonempty_[0] & 1) return;
-  int b = nonempty_[0] ? std::countr_zero(nonempty_[0])
-          : nonempty_[1] ? 64 + std::countr_zero(nonempty_[1])
-                         : 128 + std::countr_zero(nonempty_[2]);
-  std::vector<Entry>& from = buckets_[b];
+  if (has_current_) return;
+  int w = 0;
+  while (!nonempty_[w]) ++w;  // callers ensure the list is not empty
+  const int b = 64 * w + std::countr_zero(nonempty_[w]);
   last_time_ = least_[b].time_bits;
   last_seq_ = least_[b].seq;
-  nonempty_[b >> 6] &= ~(uint64_t(1) << (b & 63));
-  std::vector<Entry> moving;
-  moving.swap(from);
-  for (const Entry& e : moving) put(e);
-  moving.clear();
-  if (from.empty()) from.swap(moving);  // keep the bucket's capacity for next time
+  nonempty_[w] &= ~(uint64_t(1) << (b & 63));
+  Block* chain = buckets_[b];
+  buckets_[b] = nullptr;
+  has_current_ = true;
+  while (chain) {  // the least entry becomes current; the rest land in buckets below b
+    for (uint32_t i = 0; i < chain->count; ++i) {
+      const Entry& e = chain->entries[i];
+      if (e.time_bits == last_time_ && e.seq == last_seq_) current_ = e;
+      else put(e);
+    }
+    Block* next = chain->next;
+    free_block(chain);
+    chain = next;
+  }
 }
 
 Time RadixHeapEventList::top_time() const {
   refill();
   double t;
-  std::memcpy(&t, &buckets_[0].back().time_bits, sizeof t);
+  std::memcpy(&t, &current_.time_bits, sizeof t);
   return t;
 }
 
@@ -112,14 +150,11 @@ bool RadixHeapEventList::pop_until(Time until, Event& out) {
 
 Event RadixHeapEventList::pop() {
   refill();
-  std::vector<Entry>& zero = buckets_[0];
-  Entry e = zero.back();
-  zero.pop_back();
-  if (zero.empty()) nonempty_[0] &= ~uint64_t(1);
+  has_current_ = false;
   --size_;
   double t;
-  std::memcpy(&t, &e.time_bits, sizeof t);
-  return Event{t, e.seq, e.fn, e.target, e.arg};
+  std::memcpy(&t, &current_.time_bits, sizeof t);
+  return Event{t, current_.seq, current_.fn, current_.target, current_.arg};
 }
 
 void BinaryHeapEventList::insert(const Event& e) {

@@ -78,13 +78,18 @@ class QuadHeapEventList final : public EventList {
   std::vector<uint32_t> free_;  // slots not in use
 };
 
-// Radix heap (Ahuja, Mehlhorn, Orlin and Tarjan) over 128-bit keys (time's bits, sequence):
-// a monotone priority queue, for lists whose inserts are never earlier than the last event
-// popped, which the Simulation guarantees (times clamped to now, sequence numbers rising).
-// Events sit in 130 buckets by the highest bit in which their key differs from the last
-// popped key; a pop that finds bucket 0 empty takes the first non-empty bucket, finds its
-// least key and spreads the rest into lower buckets. insert: O(1); pop: amortized O(log C)
-// moves, C the key range, over contiguous vectors. 40 bytes per pending event.
+// Radix heap (Ahuja, Mehlhorn, Orlin and Tarjan) over 128-bit keys (time's bits, sequence),
+// with 4-bit digits: a monotone priority queue, for lists whose inserts are never earlier than
+// the last event popped, which the Simulation guarantees (times clamped to now, sequence
+// numbers rising). An event sits in the bucket of (the highest digit in which its key differs
+// from the last popped key, its value of that digit): 32 digits x 16 values, plus one bucket
+// for the last key itself. Bucket order is key order, so a pop that finds that bucket empty
+// takes the first non-empty bucket, makes its least key the last and spreads the rest into
+// lower buckets. Each spread divides a bucket about 16 ways, so an event moves about
+// log16(pending) times (binary digits: log2). insert: O(1); pop: amortized O(log16 C) moves.
+// Buckets are chains of fixed-size blocks from one free list, so memory follows the number
+// pending (40 bytes per event plus at most one part-filled block per bucket), and a steady
+// run neither allocates nor copies a bucket to grow it.
 class RadixHeapEventList final : public EventList {
  public:
   void insert(const Event& e) override;
@@ -94,6 +99,8 @@ class RadixHeapEventList final : public EventList {
   bool pop_until(Time until, Event& out) override;
 
  private:
+  static constexpr int kBuckets = 32 * 16;
+  static constexpr int kMaskWords = (kBuckets + 63) / 64;
   struct Entry {
     uint64_t time_bits;  // of a time >= 0: ordered as the times are
     uint64_t seq;
@@ -104,14 +111,26 @@ class RadixHeapEventList final : public EventList {
   struct Key {
     uint64_t time_bits, seq;
   };
+  static constexpr uint32_t kBlockEntries = 30;
+  struct Block {
+    Entry entries[kBlockEntries];
+    uint32_t count = 0;
+    Block* next = nullptr;  // the bucket's older (full) blocks, or the free list
+  };
   int bucket_of(const Entry& e) const;
   void put(const Entry& e) const;
+  Block* new_block() const;
+  void free_block(Block* b) const;
   void refill() const;  // moves the least pending key into bucket 0 (no change in order)
-  mutable std::vector<Entry> buckets_[130];
+  mutable Entry current_{};             // the last key popped's entry while it is pending
+  mutable bool has_current_ = false;  // (bucket 0 of the textbook heap, which holds one key)
+  mutable Block* buckets_[kBuckets] = {};  // each bucket's newest block, heading its chain
+  mutable Block* free_ = nullptr;
+  mutable std::vector<std::unique_ptr<Block>> blocks_;  // owns every block
   // Each non-empty bucket's least key, kept as entries arrive: a refill then reads it instead
   // of scanning the bucket, and passes over the bucket's entries once (to spread them).
-  mutable Key least_[130] = {};
-  mutable uint64_t nonempty_[3] = {0, 0, 0};  // bit b: bucket b has entries
+  mutable Key least_[kBuckets] = {};
+  mutable uint64_t nonempty_[kMaskWords] = {};  // bit b: bucket b has entries
   mutable uint64_t last_time_ = 0, last_seq_ = 0;
   size_t size_ = 0;
 };
