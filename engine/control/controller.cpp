@@ -4,6 +4,7 @@
 #include "engine/control/controller.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <functional>
 
@@ -40,6 +41,7 @@ void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_t
   if (id >= s.models.size()) {
     s.models.resize(size_t(id) + 1);
     s.stats.per_model.resize(size_t(id) + 1);
+    s.in_use.resize((s.models.size() + 63) / 64);
   }
   ModelSlot& m = s.models[id];
   bool busy = m.ref_count > 0 || m.loading[1] || m.loading[2];
@@ -57,6 +59,7 @@ void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_t
   m.contexts = std::max<uint32_t>(1, info.contexts);
   m.batching = std::move(batching);
   m.arrivals_in_quantum = 0;
+  m.quanta_seen = s.tick_index;
   m.wait_until = kNever;
   m.last_dispatch = -kNever;
   m.resident[0] = true;
@@ -119,6 +122,7 @@ void Controller::on_arrival(const Request& r, Time now, ActionBuffer& out) {
   }
   m->queue.push_back(r);
   ++m->arrivals_in_quantum;
+  s.note_in_use(r.model);
   ++s.total_queued;
   if (s.cfg.request_timeout != kNever) {
     Time d = r.arrival + s.cfg.request_timeout;
@@ -230,19 +234,40 @@ void Controller::Impl::advance_to(Time now, ActionBuffer& out) {
   }
 }
 
+// Visits the models in use, in id order; the others' ticks are quiet (see policy.h).
 void Controller::Impl::tick(Time at) {
   ++tick_index;
-  for (ModelId id = 0; id < models.size(); ++id) {
-    ModelSlot& m = models[id];
-    if (!m.registered) continue;
-    const ModelView v = view(id);  // on_quantum changes the policy, not the controller
-    m.batching->on_quantum(v, at);
-    if (!m.ready && !m.queue.empty()) {
-      BatchDecision d = m.batching->decide(v, at);
-      if (d.size > 0) mark_ready(id, d.size);
+  for (size_t w = 0; w < in_use.size(); ++w) {
+    for (uint64_t bits = in_use[w]; bits; bits &= bits - 1) {
+      const ModelId id = ModelId(64 * w + std::countr_zero(bits));
+      ModelSlot& m = models[id];
+      if (m.registered) visit_at_tick(id, at);
+      if (!m.registered || m.queue.empty())
+        in_use[w] &= ~(uint64_t(1) << (id & 63));
     }
-    m.arrivals_in_quantum = 0;
   }
+}
+
+void Controller::Impl::visit_at_tick(ModelId id, Time at) {
+  ModelSlot& m = models[id];
+  BatchingPolicy& policy = batching(id, tick_index - 1);
+  const ModelView v = view(id);  // on_quantum changes the policy, not the controller
+  policy.on_quantum(v, at);
+  m.quanta_seen = tick_index;
+  if (!m.ready && !m.queue.empty()) {
+    BatchDecision d = policy.decide(v, at);
+    if (d.size > 0) mark_ready(id, d.size);
+  }
+  m.arrivals_in_quantum = 0;
+}
+
+BatchingPolicy& Controller::Impl::batching(ModelId id, uint64_t upto) {
+  ModelSlot& m = models[id];
+  if (upto > m.quanta_seen) {
+    m.batching->on_quiet_quanta(upto - m.quanta_seen);
+    m.quanta_seen = upto;
+  }
+  return *m.batching;
 }
 
 // A request still queued at its deadline is at the head of its model's queue: every request

@@ -32,7 +32,7 @@ ModelView Controller::Impl::view(ModelId id) const {
 void Controller::Impl::decide(ModelId id, Time now) {
   ModelSlot& m = models[id];
   if (!m.registered || m.ready || m.queue.empty()) return;
-  BatchDecision d = m.batching->decide(view(id), now);
+  BatchDecision d = batching(id).decide(view(id), now);
   if (d.size > 0) {
     mark_ready(id, d.size);
   } else if (d.wait_until > now && d.wait_until < kNever && d.wait_until != m.wait_until) {
@@ -62,7 +62,7 @@ void Controller::Impl::mark_ready(ModelId id, uint32_t size) {
 // says ready, the size it gave then.
 void Controller::Impl::refresh_ready_size(ModelId id, Time now) {
   ModelSlot& m = models[id];
-  BatchDecision d = m.batching->decide(view(id), now);
+  BatchDecision d = batching(id).decide(view(id), now);
   if (d.size > 0) m.ready_size = d.size;
 }
 
@@ -142,7 +142,7 @@ void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
   ws.cancelled.clear();
   m.queue.take_front(n, ws.requests);
   total_queued -= n;
-  m.batching->on_batch_taken(view(id), ws.requests, now);
+  batching(id).on_batch_taken(view(id), ws.requests, now);
   unready(id);
   ws.busy = true;
   ws.batch = next_batch++;
@@ -214,8 +214,9 @@ void Controller::Impl::finish_worker(WorkerId w, RequestStatus s, Time now, Acti
   }
   if (ran && m.batching) {
     const ModelView v = view(ws.model);
-    m.batching->on_batch_done(v, size, now - ws.started, now);
-    m.batching->on_batch_finished(v, ws.requests, now);
+    BatchingPolicy& policy = batching(ws.model);
+    policy.on_batch_done(v, size, now - ws.started, now);
+    policy.on_batch_finished(v, ws.requests, now);
   }
   ws.busy = ws.held = false;
   free_workers.push_back(w);

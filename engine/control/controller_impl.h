@@ -28,6 +28,7 @@ struct ModelSlot {
   ModelQueue queue;
   std::unique_ptr<BatchingPolicy> batching;
   uint32_t arrivals_in_quantum = 0;
+  uint64_t quanta_seen = 0;  // ticks the batching policy has been given (quiet ones as a count)
   uint32_t ref_count = 0;  // batches assigned and not done (held ones included)
   uint32_t held = 0;       // of those, batches waiting for a load
   bool ready = false;      // in Impl::ready; sticky until a worker takes a batch
@@ -92,6 +93,7 @@ struct Controller::Impl {
   RingQueue<TimeoutEntry> timeouts;         // push order; deadlines non-decreasing
   std::vector<WakeEntry> wakes;             // min-heap (std::greater) of event-mode wake-ups
   uint64_t tick_index = 0;                  // ticks done; next tick at (tick_index+1)*quantum
+  std::vector<uint64_t> in_use;             // bit per model id: arrivals or a queue, visit at ticks
   BatchId next_batch = 1;
   size_t total_queued = 0;
   Time last_now = 0;
@@ -110,6 +112,7 @@ struct Controller::Impl {
   // controller.cpp
   void advance_to(Time now, ActionBuffer& out);  // due timeouts, ticks and wake-ups, in order
   void tick(Time at);
+  void visit_at_tick(ModelId m, Time at);
   void expire(const TimeoutEntry& e, ActionBuffer& out);
   void drop_late_heads(ModelId id, Time now, ActionBuffer& out);
   void pump(Time now, ActionBuffer& out);        // start waiting loads, dispatch, prune
@@ -118,6 +121,11 @@ struct Controller::Impl {
   void fail_queued(ModelId m, Time now, ActionBuffer& out);
   bool cancel_queued(RequestId id, ModelId m, Time now, ActionBuffer& out);
   bool cancel_in_batch(RequestId id);
+
+  void note_in_use(ModelId m) { in_use[m >> 6] |= uint64_t(1) << (m & 63); }
+  // The model's batching policy, given its quiet ticks up to tick `upto` first.
+  BatchingPolicy& batching(ModelId m, uint64_t upto);
+  BatchingPolicy& batching(ModelId m) { return batching(m, tick_index); }
 
   // controller_dispatch.cpp
   ModelView view(ModelId m) const;

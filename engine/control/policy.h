@@ -40,13 +40,19 @@ struct BatchDecision {
 
 // Per-model batching policy (one instance per model; may keep per-model state).
 // Quantum mode (ControllerConfig::quantum > 0): at every tick the controller calls
-// on_quantum() for every registered model, then decide() for models with queued requests;
-// a model found ready stays ready until a worker takes a batch from it.
+// on_quantum() for every registered model that had arrivals in the quantum or has queued
+// requests, then decide() for those with queued requests; a model found ready stays ready
+// until a worker takes a batch from it. The other ticks are quiet (no arrival, empty queue):
+// they reach the policy as a count, on_quiet_quanta(), before its next call of any kind, so
+// a tick costs nothing for models nobody uses.
 // Event mode (quantum == 0): decide() is called whenever the model could be dispatched.
 class BatchingPolicy {
  public:
   virtual ~BatchingPolicy() = default;
   virtual void on_quantum(const ModelView& m, Time now) {}
+  // `count` quiet ticks since the policy's last call: what `count` calls of on_quantum with no
+  // arrivals and nothing queued would have done, in order.
+  virtual void on_quiet_quanta(uint64_t count) {}
   virtual BatchDecision decide(const ModelView& m, Time now) = 0;
   // A batch of `size` finished after `service_time` seconds of compute.
   virtual void on_batch_done(const ModelView& m, uint32_t size, Time service_time, Time now) {}

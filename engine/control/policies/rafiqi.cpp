@@ -15,12 +15,9 @@ namespace {
 class RafiqiThreshold : public BatchingPolicy {
  public:
   RafiqiThreshold(double initial, double cap) : t_(std::min(initial, cap)), cap_(cap) {}
-  void on_quantum(const ModelView& m, Time) override {
-    t_ = std::min(update(t_, double(m.arrivals_in_quantum)), cap_);
-    // A threshold decaying through quiet quanta would reach subnormal numbers, whose
-    // arithmetic costs a hundred times more. Below 1e-150 it is 0 for every purpose: no queue
-    // length is under it, and it rounds away in the next update's sum.
-    if (t_ < 1e-150) t_ = 0;
+  void on_quantum(const ModelView& m, Time) override { step(double(m.arrivals_in_quantum)); }
+  void on_quiet_quanta(uint64_t count) override {
+    for (; count > 0 && t_ != 0; --count) step(0);  // 0 is the fixed point of a quiet tick
   }
   BatchDecision decide(const ModelView& m, Time) override {
     if (m.queued > 0 && (double(m.queued) > t_ || m.queued >= m.max_batch)) return {m.max_batch};
@@ -31,6 +28,14 @@ class RafiqiThreshold : public BatchingPolicy {
   virtual double update(double t, double c) const = 0;
 
  private:
+  void step(double arrivals) {
+    t_ = std::min(update(t_, arrivals), cap_);
+    // A threshold decaying through quiet quanta would reach subnormal numbers, whose
+    // arithmetic costs a hundred times more. Below 1e-150 it is 0 for every purpose: no queue
+    // length is under it, and it rounds away in the next update's sum.
+    if (t_ < 1e-150) t_ = 0;
+  }
+
   double t_;
   double cap_;
 };

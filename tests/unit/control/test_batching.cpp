@@ -88,6 +88,22 @@ TEST_CASE("rafiqi-aimd: additive increase by the count, halving on falloff") {
   }
 }
 
+TEST_CASE("rafiqi: quiet quanta given as a count decay the threshold as ticks one by one") {
+  // Three quiet ticks: ewma 12 -> 6, 3, 1.5 (ready at 2); aimd 24 -> 12, 6, 3 (ready at 4).
+  for (const char* n : {"rafiqi-ewma", "rafiqi-aimd"}) {
+    auto counted = make(n);
+    counted->on_quantum(view(0, 0, 24), 0);  // ewma: t = 0.5 * 24 = 12; aimd: t = 24
+    auto one_by_one = make(n);
+    one_by_one->on_quantum(view(0, 0, 24), 0);
+    counted->on_quiet_quanta(3);
+    for (int i = 0; i < 3; ++i) one_by_one->on_quantum(view(0, 0, 0), 0);
+    CHECK(ready_at(*counted) == ready_at(*one_by_one));
+    CHECK(ready_at(*counted) == (std::string(n) == "rafiqi-ewma" ? 2u : 4u));
+    counted->on_quiet_quanta(100000);  // reaches 0, the quiet tick's fixed point
+    CHECK(ready_at(*counted) == 1);
+  }
+}
+
 TEST_CASE("rafiqi policies without ticks are greedy (event mode)") {
   for (const char* n : {"rafiqi-ewma", "rafiqi-aimd"}) {
     auto p = make(n);
