@@ -6,61 +6,66 @@
 // Both cap t at `cap`. In event mode (quantum = 0) there are no ticks, t stays at `initial`
 // (default 0) and the policy degrades to greedy batching: ready whenever queued > t.
 #include <algorithm>
+#include <cmath>
 
 #include "engine/control/policies/builtin.h"
 
 namespace servelab::detail {
 namespace {
 
-class RafiqiThreshold : public BatchingPolicy {
+// A threshold decaying through quiet quanta would reach subnormal numbers, whose arithmetic
+// costs a hundred times more. Below this it is 0 for every purpose: no queue length is under
+// it, and it rounds away in the next update's sum.
+constexpr double kNegligible = 1e-150;
+
+// Halving k times, with the floor above: exact, since halving a normal number is.
+double halved(double t, uint64_t k) {
+  if (k >= 1100) return 0;  // 2^-1100 * DBL_MAX < kNegligible
+  const double h = std::ldexp(t, -int(k));
+  return h < kNegligible ? 0 : h;
+}
+
+struct EwmaRule {
+  double alpha;
+  double operator()(double t, double c) const { return alpha * t + (1 - alpha) * c; }
+  bool quiet_halves() const { return alpha == 0.5; }  // alpha * t + 0 == t / 2 exactly
+};
+
+struct AimdRule {
+  double operator()(double t, double c) const {
+    if (c > t) return t + c;
+    if (c < t) return t / 2;
+    return t;
+  }
+  bool quiet_halves() const { return true; }  // c = 0 < t: t / 2; t = 0 stays 0 either way
+};
+
+template <class Rule>
+class RafiqiThreshold final : public BatchingPolicy {
  public:
-  RafiqiThreshold(double initial, double cap) : t_(std::min(initial, cap)), cap_(cap) {}
+  RafiqiThreshold(Rule rule, double initial, double cap)
+      : rule_(rule), t_(std::min(initial, cap)), cap_(cap) {}
   void on_quantum(const ModelView& m, Time) override { step(double(m.arrivals_in_quantum)); }
+  // The same values as `count` steps with no arrivals: a quiet step never raises t (so the
+  // cap does not bind), and 0 is its fixed point.
   void on_quiet_quanta(uint64_t count) override {
-    for (; count > 0 && t_ != 0; --count) step(0);  // 0 is the fixed point of a quiet tick
+    if (rule_.quiet_halves()) t_ = halved(t_, count);
+    else for (; count > 0 && t_ != 0; --count) step(0);
   }
   BatchDecision decide(const ModelView& m, Time) override {
     if (m.queued > 0 && (double(m.queued) > t_ || m.queued >= m.max_batch)) return {m.max_batch};
     return {};
   }
 
- protected:
-  virtual double update(double t, double c) const = 0;
-
  private:
   void step(double arrivals) {
-    t_ = std::min(update(t_, arrivals), cap_);
-    // A threshold decaying through quiet quanta would reach subnormal numbers, whose
-    // arithmetic costs a hundred times more. Below 1e-150 it is 0 for every purpose: no queue
-    // length is under it, and it rounds away in the next update's sum.
-    if (t_ < 1e-150) t_ = 0;
+    t_ = std::min(rule_(t_, arrivals), cap_);
+    if (t_ < kNegligible) t_ = 0;
   }
 
+  Rule rule_;
   double t_;
   double cap_;
-};
-
-class RafiqiEwma final : public RafiqiThreshold {
- public:
-  RafiqiEwma(double alpha, double initial, double cap) : RafiqiThreshold(initial, cap), alpha_(alpha) {}
-
- protected:
-  double update(double t, double c) const override { return alpha_ * t + (1 - alpha_) * c; }
-
- private:
-  double alpha_;
-};
-
-class RafiqiAimd final : public RafiqiThreshold {
- public:
-  using RafiqiThreshold::RafiqiThreshold;
-
- protected:
-  double update(double t, double c) const override {
-    if (c > t) return t + c;
-    if (c < t) return t / 2;
-    return t;
-  }
 };
 
 }  // namespace
@@ -74,8 +79,8 @@ void add_builtin_rafiqi(PolicyTables& t) {
       [](const PolicyParams& p, const ModelInfo&) {
         check_keys(p, {"alpha", "cap", "initial"});
         double cap = param_in(p, "cap", 128, 0, 1e12);
-        return std::make_unique<RafiqiEwma>(param_in(p, "alpha", 0.5, 0, 1),
-                                            param_in(p, "initial", 0, 0, 1e12), cap);
+        return std::make_unique<RafiqiThreshold<EwmaRule>>(
+            EwmaRule{param_in(p, "alpha", 0.5, 0, 1)}, param_in(p, "initial", 0, 0, 1e12), cap);
       }};
   t.batching["rafiqi-aimd"] = {
       "Rafiqi adaptive threshold, AIMD: at each quantum t += c if c > t (c = arrivals in the "
@@ -84,7 +89,8 @@ void add_builtin_rafiqi(PolicyTables& t) {
       [](const PolicyParams& p, const ModelInfo&) {
         check_keys(p, {"cap", "initial"});
         double cap = param_in(p, "cap", 128, 0, 1e12);
-        return std::make_unique<RafiqiAimd>(param_in(p, "initial", 0, 0, 1e12), cap);
+        return std::make_unique<RafiqiThreshold<AimdRule>>(
+            AimdRule{}, param_in(p, "initial", 0, 0, 1e12), cap);
       }};
 }
 

@@ -102,6 +102,17 @@ TEST_CASE("rafiqi: quiet quanta given as a count decay the threshold as ticks on
     counted->on_quiet_quanta(100000);  // reaches 0, the quiet tick's fixed point
     CHECK(ready_at(*counted) == 1);
   }
+  // An alpha that is not a power of two takes the step-by-step path: 0.75^k * 0.25 * 400.
+  auto counted = make("rafiqi-ewma", {{"alpha", "0.75"}});
+  auto one_by_one = make("rafiqi-ewma", {{"alpha", "0.75"}});
+  counted->on_quantum(view(0, 0, 400), 0);  // t = 100
+  one_by_one->on_quantum(view(0, 0, 400), 0);
+  for (uint64_t k : {1, 2, 5}) {
+    counted->on_quiet_quanta(k);
+    for (uint64_t i = 0; i < k; ++i) one_by_one->on_quantum(view(0, 0, 0), 0);
+    CHECK(ready_at(*counted) == ready_at(*one_by_one));
+  }
+  CHECK(ready_at(*counted) == 11);  // 100 * 0.75^8 = 10.01
 }
 
 TEST_CASE("rafiqi policies without ticks are greedy (event mode)") {
