@@ -113,7 +113,7 @@ std::string HttpServer::Impl::group_with_member(const std::string& model) {
 }
 
 void HttpServer::Impl::classify_group(const std::shared_ptr<LiveGroup>& group,
-                                      const std::string& image,
+                                      std::string image,
                                       const runtime::RequestOptions& ro, const Reply& reply) {
   const std::vector<std::string>& members = group->def.members;
   std::vector<MemberView> views(members.size());
@@ -127,10 +127,13 @@ void HttpServer::Impl::classify_group(const std::shared_ptr<LiveGroup>& group,
   fan->reply = reply;
   fan->answers.resize(members.size());
   for (size_t k = 0; k < members.size(); ++k) fan->remaining += fan->asked >> k & 1;
+  // Each member decodes its own copy (its own preprocessing); the last one takes the body.
+  size_t copies = fan->remaining;
   for (size_t k = 0; k < members.size(); ++k) {
     if (!(fan->asked >> k & 1)) continue;
     const std::string& model = members[k];
-    int rc = engine->classify(model, image, /*top_k=*/1,
+    std::string bytes = --copies == 0 ? std::move(image) : image;
+    int rc = engine->classify(model, std::move(bytes), /*top_k=*/1,
                               [fan, k, model](runtime::ClassifyResult r) {
                                 fan->done(k, answer_of(model, r));
                               }, ro);

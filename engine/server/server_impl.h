@@ -91,7 +91,7 @@ struct HttpServer::Impl {
   // Fans a checked image out to the members the group's subset policy picks and answers
   // through `reply` once every member answered (group_answer.h). Never throws after it
   // started asking members.
-  void classify_group(const std::shared_ptr<LiveGroup>& group, const std::string& image,
+  void classify_group(const std::shared_ptr<LiveGroup>& group, std::string image,
                       const runtime::RequestOptions& ro, const Reply& reply);
   void restore_groups(RestoreReport* report);  // under admin_mu, from restore()
   // POST /v2/models/{name}/infer: parses and queues; `reply` answers later (status -1 now).
