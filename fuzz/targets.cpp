@@ -2,10 +2,14 @@
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "engine/server/group_answer.h"
+#include "engine/server/group_definition.h"
 #include "engine/server/image_guard.h"
 #include "engine/server/model_store.h"
 #include "engine/server/multipart.h"
@@ -36,7 +40,9 @@ const Router& server_routes() {
                               "GET /metrics", "GET /v2", "GET /v2/health/live",
                               "GET /v2/health/ready", "GET /v2/models/{name}",
                               "GET /v2/models/{name}/ready", "POST /v2/models/{name}/infer",
-                              "POST /v2/models/{name}/versions/{version}/infer"}) {
+                              "POST /v2/models/{name}/versions/{version}/infer",
+                              "POST /groups", "GET /groups", "GET /groups/{name}",
+                              "DELETE /groups/{name}"}) {
       std::string_view s(route);
       size_t sp = s.find(' ');
       r.add(std::string(s.substr(0, sp)), std::string(s.substr(sp + 1)), touch);
@@ -138,6 +144,27 @@ int v2_infer(const uint8_t* data, size_t size) {
   } catch (const HttpError& e) {
     if (e.status != 400 && e.status != 413) __builtin_trap();
   }
+  return 0;
+}
+
+int group_definition(const uint8_t* data, size_t size) {
+  GroupDefinition d;
+  try {
+    d = parse_group_definition(view(data, size));
+  } catch (const HttpError&) {
+    return 0;
+  }
+  const nlohmann::json j = group_definition_json(d);
+  if (group_definition_json(parse_group_definition(j.dump())) != j) std::abort();
+  std::vector<MemberAnswer> answers(d.members.size());
+  for (size_t k = 0; k < answers.size(); ++k) {
+    answers[k].ok = true;
+    answers[k].label = d.members[k % 2];
+  }
+  const MemberMask all = MemberMask((uint64_t(1) << d.members.size()) - 1);
+  const HttpResponse r = group_answer(d, all, answers);
+  if (r.status != 200 || nlohmann::json::parse(r.body)["voters"].size() != d.members.size())
+    std::abort();
   return 0;
 }
 

@@ -23,6 +23,9 @@ int run_config(const uint8_t* data, size_t size);
 // First line: the Inference-Header-Content-Length value (empty: no header); the rest: a
 // KServe v2 infer body for an FP32 input of shape [1, 3, 2, 2]; then its response.
 int v2_infer(const uint8_t* data, size_t size);
+// Bytes as a POST /groups body; a definition that parses must read back the same from its
+// JSON form, and its vote over members that all answered must be a 200 naming them all.
+int group_definition(const uint8_t* data, size_t size);
 
 struct Target {
   const char* name;  // also the folder of its seed corpus: fuzz/corpus/<name>/
@@ -33,6 +36,7 @@ inline constexpr Target kTargets[] = {{"http_request", http_request},
                                       {"register_request", register_request},
                                       {"image_guard", image_guard},
                                       {"run_config", run_config},
-                                      {"v2_infer", v2_infer}};
+                                      {"v2_infer", v2_infer},
+                                      {"group_definition", group_definition}};
 
 }  // namespace servelab::fuzz

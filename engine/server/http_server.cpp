@@ -111,19 +111,25 @@ void HttpServer::Impl::log(const std::string& line) const {
   if (options.log) std::fprintf(stderr, "servelab serve: %s\n", line.c_str());
 }
 
-void HttpServer::Impl::add_routes() {
-  // Slow administrative work goes to the admin pool; the IO thread is free at once.
-  // With an admin token, the token is checked here on the IO thread, before any work.
-  auto on_admin = [this](auto work) {
-    return [this, work](HttpRequest& req, const PathParams& p, Reply reply) {
-      if (!options.admin_token.empty() && !has_bearer_token(req, options.admin_token)) {
-        return reply(unauthorized_response());
-      }
-      boost::asio::post(admin, [this, work, req = std::move(req), p, reply]() mutable {
-        reply_with(reply, [&] { return work(this, req, p); });
-      });
-    };
+void reply_with_result(const Reply& reply, const std::function<HttpResponse()>& work) {
+  reply_with(reply, work);
+}
+
+// Slow administrative work goes to the admin pool; the IO thread is free at once.
+// With an admin token, the token is checked here on the IO thread, before any work.
+RouteHandler HttpServer::Impl::admin_route(AdminWork work) {
+  return [this, work](HttpRequest& req, const PathParams& p, Reply reply) {
+    if (!options.admin_token.empty() && !has_bearer_token(req, options.admin_token)) {
+      return reply(unauthorized_response());
+    }
+    boost::asio::post(admin, [this, work, req = std::move(req), p, reply]() mutable {
+      reply_with(reply, [&] { return work(this, req, p); });
+    });
   };
+}
+
+void HttpServer::Impl::add_routes() {
+  auto on_admin = [this](AdminWork work) { return admin_route(std::move(work)); };
   router.add("POST", "/register", on_admin([](Impl* s, HttpRequest& req, const PathParams&) {
                return s->register_model(req);
              }));
@@ -147,6 +153,12 @@ void HttpServer::Impl::add_routes() {
       if (int status = check_image(req.body, options.image_limits, &why)) {
         throw HttpError(status, why);
       }
+      if (auto group = find_group(name)) {  // its members vote (server_groups.cpp)
+        classify_group(group, std::move(req.body), ro, reply);
+        HttpResponse later;
+        later.status = -1;
+        return later;
+      }
       int rc = engine->classify(name, std::move(req.body), top_k,
                                 [this, reply, name](runtime::ClassifyResult r) {
                                   if (r.status == RequestStatus::Failed && removed(name)) {
@@ -167,6 +179,7 @@ void HttpServer::Impl::add_routes() {
     });
   });
   add_v2_routes();
+  add_group_routes();
   router.add("GET", "/health", [this](HttpRequest&, const PathParams&, Reply reply) {
     reply_with(reply, [&] {
       size_t unavailable_models;

@@ -3,6 +3,8 @@
 //   GET    /models            all registered models; GET /models/{name}: one
 //   DELETE /models/{name}     unregister and remove its file
 //   POST   /classify/{name}   image bytes in the body, ?top_k=N; top-k labels and time split
+//                             (a group's name: its members' majority vote, server_groups.cpp)
+//   POST   /groups            define a model group; GET /groups, GET|DELETE /groups/{name}
 //   GET    /health, GET /metrics (Prometheus text: engine metrics plus HTTP counters)
 // Every error is JSON {"error": "..."} with its status. The server owns its Engine, the model
 // store directory and the SQLite registry in it; start() registers every model of the
@@ -37,8 +39,8 @@ struct ServerOptions {
   // JSON registration with a server-side path reads only regular files under this directory
   // (canonical paths, symlinks resolved). Empty: server-side paths are refused (upload).
   std::string model_root;
-  // Non-empty: POST /register and DELETE /models/{name} need `Authorization: Bearer <token>`
-  // (401 otherwise). Reads and /classify stay open.
+  // Non-empty: POST /register, DELETE /models/{name}, POST /groups and DELETE /groups/{name}
+  // need `Authorization: Bearer <token>` (401 otherwise). Reads and /classify stay open.
   std::string admin_token;
 };
 
@@ -47,6 +49,8 @@ struct RestoreReport {
   std::vector<std::string> restored;
   std::vector<std::pair<std::string, std::string>> skipped;  // name, reason (row kept)
   std::vector<std::string> orphans_removed;  // store files without a row (e.g. after kill -9)
+  std::vector<std::string> groups_restored;
+  std::vector<std::pair<std::string, std::string>> groups_skipped;  // name, reason (row kept)
 };
 
 class HttpServer {

@@ -22,6 +22,11 @@ CREATE TABLE IF NOT EXISTS models (
   registered_at   INTEGER NOT NULL,
   contexts        INTEGER NOT NULL DEFAULT 0,
   slo_ms          REAL
+);
+CREATE TABLE IF NOT EXISTS groups (
+  name        TEXT PRIMARY KEY,
+  definition  TEXT NOT NULL,
+  created_at  INTEGER NOT NULL
 );)sql";
 
 // Columns added after the first schema: a registry written before them gets them, with
@@ -50,6 +55,7 @@ struct Registry::Impl {
   sqlite3* db = nullptr;
   mutable std::mutex mu;
   Stmt insert, update, remove, find, all;
+  Stmt insert_group, remove_group, all_groups;
 
   [[noreturn]] void fail(const std::string& what) const {
     throw RegistryError("registry: " + what + ": " + sqlite3_errmsg(db));
@@ -133,12 +139,18 @@ Registry::Registry(const std::string& db_path) : impl_(std::make_unique<Impl>())
   im.prepare(im.remove, "DELETE FROM models WHERE name = ?1");
   im.prepare(im.find, "SELECT " + cols + " FROM models WHERE name = ?1");
   im.prepare(im.all, "SELECT " + cols + " FROM models ORDER BY registered_at, name");
+  im.prepare(im.insert_group,
+             "INSERT OR IGNORE INTO groups (name, definition, created_at) VALUES (?1, ?2, ?3)");
+  im.prepare(im.remove_group, "DELETE FROM groups WHERE name = ?1");
+  im.prepare(im.all_groups,
+             "SELECT name, definition, created_at FROM groups ORDER BY created_at, name");
 }
 
 Registry::~Registry() {
   if (!impl_->db) return;
   // Statements must be finalized before the connection closes.
-  for (Stmt* st : {&impl_->insert, &impl_->update, &impl_->remove, &impl_->find, &impl_->all}) {
+  for (Stmt* st : {&impl_->insert, &impl_->update, &impl_->remove, &impl_->find, &impl_->all,
+                   &impl_->insert_group, &impl_->remove_group, &impl_->all_groups}) {
     sqlite3_finalize(st->s);
     st->s = nullptr;
   }
@@ -212,6 +224,42 @@ std::vector<RegistryRow> Registry::all() const {
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) rows.push_back(Impl::row_of(s));
   if (rc != SQLITE_DONE) im.fail("list");
+  return rows;
+}
+
+bool Registry::insert_group(const GroupRow& r) {
+  auto& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  sqlite3_stmt* s = im.insert_group.s;
+  Impl::Reset reset{s};
+  bind_text(s, 1, r.name);
+  bind_text(s, 2, r.definition_json);
+  sqlite3_bind_int64(s, 3, r.created_at);
+  if (sqlite3_step(s) != SQLITE_DONE) im.fail("insert group '" + r.name + "'");
+  return sqlite3_changes(im.db) > 0;
+}
+
+bool Registry::remove_group(const std::string& name) {
+  auto& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  sqlite3_stmt* s = im.remove_group.s;
+  Impl::Reset reset{s};
+  bind_text(s, 1, name);
+  if (sqlite3_step(s) != SQLITE_DONE) im.fail("delete group '" + name + "'");
+  return sqlite3_changes(im.db) > 0;
+}
+
+std::vector<GroupRow> Registry::all_groups() const {
+  auto& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  sqlite3_stmt* s = im.all_groups.s;
+  Impl::Reset reset{s};
+  std::vector<GroupRow> rows;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    rows.push_back({Impl::text(s, 0), Impl::text(s, 1), sqlite3_column_int64(s, 2)});
+  }
+  if (rc != SQLITE_DONE) im.fail("list groups");
   return rows;
 }
 

@@ -1,4 +1,4 @@
-// The model registry: one SQLite row per registered model, in the model store directory, so
+// The model registry: one SQLite row per registered model (and one per model group), in the model store directory, so
 // that a restarted server registers the same models again (Rafiqi 3.1 keeps them in BoltDB).
 // Uses prepared statements. Thread-safety: every method may be called from any thread (one
 // connection guarded by a mutex).
@@ -27,6 +27,14 @@ struct RegistryRow {
   std::optional<double> slo_ms;     // as registered
 };
 
+// One model group (ensemble): its definition as JSON text (group_definition_json), so the
+// registry needs no knowledge of what a group holds.
+struct GroupRow {
+  std::string name;
+  std::string definition_json;
+  int64_t created_at = 0;  // seconds since the Unix epoch
+};
+
 // A registry operation failed (I/O, corrupt database); message is user-facing.
 struct RegistryError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -49,6 +57,12 @@ class Registry {
   bool remove(const std::string& name);
   std::optional<RegistryRow> find(const std::string& name) const;
   std::vector<RegistryRow> all() const;  // ordered by registration time, then name
+
+  // Groups live in their own table beside the models, so that a restart defines them again.
+  // insert_group returns false if the name exists already; remove_group false if it did not.
+  bool insert_group(const GroupRow& row);
+  bool remove_group(const std::string& name);
+  std::vector<GroupRow> all_groups() const;  // ordered by creation time, then name
 
  private:
   struct Impl;

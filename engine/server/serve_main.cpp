@@ -30,8 +30,8 @@ namespace {
 
 po::options_description serve_options() {
   po::options_description d("servelab serve [options]\n\nServes the REST API (POST /register, "
-                            "POST /classify/{name}, GET|DELETE /models[/{name}], GET /health, "
-                            "GET /metrics)\non 127.0.0.1 by default. Command-line options override "
+                            "POST /classify/{name}, GET|DELETE /models[/{name}], POST|GET /groups, "
+                            "GET|DELETE /groups/{name}, GET /health, GET /metrics)\non 127.0.0.1 by default. Command-line options override "
                             "the config file. Options");
   // clang-format off
   d.add_options()
@@ -53,8 +53,9 @@ po::options_description serve_options() {
     ("model-root", po::value<std::string>(), "JSON registration may name server-side files, "
                                      "but only regular files under DIR (symlinks resolved). "
                                      "Without it, models must be uploaded")
-    ("admin-token-file", po::value<std::string>(), "file holding a token; POST /register and "
-                                     "DELETE /models/{name} then need `Authorization: Bearer "
+    ("admin-token-file", po::value<std::string>(), "file holding a token; POST /register, "
+                                     "DELETE /models/{name}, POST /groups and DELETE "
+                                     "/groups/{name} then need `Authorization: Bearer "
                                      "<token>` (reads and classify stay open)")
     ("max-image-bytes", po::value<size_t>()->default_value(16u << 20), "larger classify bodies "
                                                                       "are answered 413")

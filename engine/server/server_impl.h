@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,8 @@
 #include "engine/server/router.h"
 
 namespace servelab::server {
+
+struct LiveGroup;  // a defined group with its subset policy (server_groups.cpp)
 
 // Declaration order is destruction order reversed: the transport goes first, then the admin
 // pool, then the engine (whose pending callbacks still find `metrics` alive).
@@ -43,11 +46,20 @@ struct HttpServer::Impl {
   // its model went away answers 404 instead of 500.
   std::mutex deleted_mu;
   std::set<std::string> deleted;
+  // Model groups by name (ensembles; server_groups.cpp). Defined and deleted on the admin
+  // pool under `admin_mu` (so a model's deletion and a group naming it never interleave);
+  // read by classify on IO threads. `groups_mu` guards the map only; a LiveGroup is shared.
+  std::mutex groups_mu;
+  std::map<std::string, std::shared_ptr<LiveGroup>> groups;
   boost::asio::thread_pool admin{1};
   std::optional<HttpTransport> transport;
 
   Impl(ServerOptions opts, runtime::EngineOptions engine_opts);
   void add_routes();
+  // An administrative route: checks the admin token on the IO thread (401), then runs
+  // `work` on the admin pool and replies with its result (or its HttpError).
+  using AdminWork = std::function<HttpResponse(Impl*, HttpRequest&, const PathParams&)>;
+  RouteHandler admin_route(AdminWork work);
   void log(const std::string& line) const;
 
   // Route handlers (server_models.cpp).
@@ -66,10 +78,30 @@ struct HttpServer::Impl {
   void remove_orphans(RestoreReport* report);  // under admin_mu, from restore()
   nlohmann::json model_json(const std::string& name, bool full);
   void add_v2_routes();  // the KServe v2 protocol (server_v2.cpp)
+
+  // Groups (server_groups.cpp). create/delete run on the admin pool, under admin_mu.
+  void add_group_routes();
+  HttpResponse create_group(const HttpRequest& req);
+  HttpResponse delete_group(const std::string& name);
+  HttpResponse list_groups();
+  HttpResponse get_group(const std::string& name);
+  std::shared_ptr<LiveGroup> find_group(const std::string& name);
+  // Any thread: the first group (by name) that has `model` as a member, or "".
+  std::string group_with_member(const std::string& model);
+  // Fans a checked image out to the members the group's subset policy picks and answers
+  // through `reply` once every member answered (group_answer.h). Never throws after it
+  // started asking members.
+  void classify_group(const std::shared_ptr<LiveGroup>& group, std::string image,
+                      const runtime::RequestOptions& ro, const Reply& reply);
+  void restore_groups(RestoreReport* report);  // under admin_mu, from restore()
   // POST /v2/models/{name}/infer: parses and queues; `reply` answers later (status -1 now).
   HttpResponse infer_v2(HttpRequest& req, const std::string& name,
                         const runtime::Engine::Tensors& t, const Reply& reply);
 };
+
+// Replies with work()'s response, or with the error it throws (HttpError: its status; any
+// other exception: 500).
+void reply_with_result(const Reply& reply, const std::function<HttpResponse()>& work);
 
 // The error response for a request the engine did not answer Ok (503 queue full, 504 timeout,
 // 499 cancelled, 500 failed); nothing for Ok.

@@ -102,6 +102,7 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   if (registry.find(r.name) || engine->model(r.name)) {
     throw HttpError(409, "model '" + r.name + "' is already registered");
   }
+  if (find_group(r.name)) throw HttpError(409, "'" + r.name + "' is the name of a model group");
   StoredFile file;
   try {
     file = r.model_bytes ? store.put(r.name, *r.model_bytes)
@@ -164,6 +165,10 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
 HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
   check_name(name);  // exactly this name, and nothing a C API would read differently
   std::lock_guard<std::mutex> lock(admin_mu);
+  if (std::string group = group_with_member(name); !group.empty()) {
+    throw HttpError(409, "model '" + name + "' is a member of group '" + group +
+                             "': delete the group first (DELETE /groups/" + group + ")");
+  }
   // Marked first: requests that fail because the engine dropped the model answer 404 (see
   // classify). The row goes before the engine's model so that listings never show a row
   // without its model; a crash in between leaves an orphan file, removed at the next start.
@@ -261,6 +266,7 @@ RestoreReport HttpServer::Impl::restore() {
     }
   }
   remove_orphans(&report);
+  restore_groups(&report);
   if (!report.restored.empty() || !report.skipped.empty()) {
     log("restored " + std::to_string(report.restored.size()) + " model(s) from " +
         store.db_path() + ", skipped " + std::to_string(report.skipped.size()));

@@ -111,6 +111,27 @@ TEST_CASE("registry keeps rows across reopen", "[server][registry]") {
   CHECK(reg.all().size() == 1);
 }
 
+TEST_CASE("registry keeps group rows across reopen", "[server][registry][groups]") {
+  TempDir tmp;
+  std::string db = (tmp.path / "registry.sqlite").string();
+  {
+    Registry reg(db);
+    CHECK(reg.insert_group({"g2", R"({"name":"g2"})", 1700000001}));
+    CHECK(reg.insert_group({"g1", R"({"name":"g1"})", 1700000000}));
+    CHECK_FALSE(reg.insert_group({"g1", "{}", 1}));  // duplicate name
+  }
+  Registry reg(db);
+  auto rows = reg.all_groups();
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].name == "g1");  // creation order
+  CHECK(rows[0].definition_json == R"({"name":"g1"})");
+  CHECK(rows[1].created_at == 1700000001);
+  CHECK(reg.remove_group("g1"));
+  CHECK_FALSE(reg.remove_group("g1"));
+  CHECK(reg.all_groups().size() == 1);
+  CHECK(reg.all().empty());  // models and groups are apart
+}
+
 TEST_CASE("registry reports an unusable database path", "[server][registry]") {
   TempDir tmp;
   CHECK_THROWS_AS(Registry((tmp.path / "no" / "such" / "dir" / "db").string()), RegistryError);

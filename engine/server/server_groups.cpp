@@ -1,0 +1,230 @@
+// Model groups (ensembles, Rafiki section 5) in the HTTP server: define, list, delete and
+// restore groups, and classify through one. A group request fans out to the members its
+// subset policy picks; each member runs as an ordinary request of that model (its own queue
+// and batching in the engine), and the members that answered vote (group_answer.h).
+// A model that is a member of a group cannot be deleted (409 naming the group); a group's
+// name is never a model's name, so /classify/{name} means one or the other.
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <span>
+
+#include "engine/server/group_answer.h"
+#include "engine/server/group_definition.h"
+#include "engine/server/server_impl.h"
+
+namespace servelab::server {
+using nlohmann::json;
+
+// A defined group and its subset policy. The policy keeps scratch state and is not
+// thread-safe: select() takes `mu`. Shared by the map and by requests in flight.
+struct LiveGroup {
+  GroupDefinition def;
+  std::mutex mu;
+  std::unique_ptr<SubsetPolicy> policy;
+
+  explicit LiveGroup(GroupDefinition d)
+      : def(std::move(d)), policy(make_subset_policy(def.subset, def.members)) {}
+  MemberMask select(std::span<const MemberView> views) {
+    std::lock_guard<std::mutex> lock(mu);
+    return policy->select(views);
+  }
+};
+
+namespace {
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+MemberAnswer failure(int status, std::string why) {
+  MemberAnswer a;
+  a.status = status;
+  a.error = std::move(why);
+  return a;
+}
+
+// A member's engine result as its part of the group's answer. Touches nothing of the server:
+// it runs on engine threads, possibly while the server shuts down.
+MemberAnswer answer_of(const std::string& model, const runtime::ClassifyResult& r) {
+  if (r.status == RequestStatus::Ok && !r.top.empty()) {
+    MemberAnswer a;
+    a.ok = true;
+    a.label = r.top.front().first;
+    a.score = r.top.front().second;
+    return a;
+  }
+  if (auto f = request_failure(model, r)) {
+    json body = json::parse(f->body, nullptr, false);
+    bool has_error = body.is_object() && body.contains("error") && body["error"].is_string();
+    return failure(f->status, has_error ? body["error"].get<std::string>() : "failed");
+  }
+  return failure(500, "model '" + model + "' gave no label");
+}
+
+// The answer to a classify call the engine refused at once (its return code).
+MemberAnswer refused(const std::string& model, int rc) {
+  switch (rc) {
+    case 404: return failure(404, "model '" + model + "' is not loaded");
+    case 400: return failure(400, "cannot decode the request body as an image");
+    case 413: return failure(413, "image is larger than the engine's limit");
+    default: return failure(rc, "model '" + model + "' cannot take requests now");
+  }
+}
+
+// One group request in flight: the members' answers as they come in, from any thread; the
+// last one to arrive sends the group's answer.
+struct FanOut {
+  std::shared_ptr<LiveGroup> group;
+  MemberMask asked = 0;
+  Reply reply;
+  std::mutex mu;
+  std::vector<MemberAnswer> answers;
+  size_t remaining = 0;
+
+  void done(size_t k, MemberAnswer a) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      answers[k] = std::move(a);
+      if (--remaining > 0) return;
+    }
+    reply(group_answer(group->def, asked, answers));
+  }
+};
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::shared_ptr<LiveGroup> HttpServer::Impl::find_group(const std::string& name) {
+  std::lock_guard<std::mutex> lock(groups_mu);
+  auto it = groups.find(name);
+  return it == groups.end() ? nullptr : it->second;
+}
+
+std::string HttpServer::Impl::group_with_member(const std::string& model) {
+  std::lock_guard<std::mutex> lock(groups_mu);
+  for (const auto& [name, g] : groups) {
+    for (const std::string& m : g->def.members)
+      if (m == model) return name;
+  }
+  return "";
+}
+
+void HttpServer::Impl::classify_group(const std::shared_ptr<LiveGroup>& group,
+                                      std::string image,
+                                      const runtime::RequestOptions& ro, const Reply& reply) {
+  const std::vector<std::string>& members = group->def.members;
+  std::vector<MemberView> views(members.size());
+  for (size_t k = 0; k < members.size(); ++k) {
+    views[k].model = ModelId(k);
+    if (auto st = engine->model(members[k])) views[k].queued = st->queued;
+  }
+  auto fan = std::make_shared<FanOut>();
+  fan->group = group;
+  fan->asked = group->select(views);
+  fan->reply = reply;
+  fan->answers.resize(members.size());
+  for (size_t k = 0; k < members.size(); ++k) fan->remaining += fan->asked >> k & 1;
+  // Each member decodes its own copy (its own preprocessing); the last one takes the body.
+  size_t copies = fan->remaining;
+  for (size_t k = 0; k < members.size(); ++k) {
+    if (!(fan->asked >> k & 1)) continue;
+    const std::string& model = members[k];
+    std::string bytes = --copies == 0 ? std::move(image) : image;
+    int rc = engine->classify(model, std::move(bytes), /*top_k=*/1,
+                              [fan, k, model](runtime::ClassifyResult r) {
+                                fan->done(k, answer_of(model, r));
+                              }, ro);
+    if (rc != 0) fan->done(k, refused(model, rc));
+  }
+}
+
+HttpResponse HttpServer::Impl::create_group(const HttpRequest& req) {
+  GroupDefinition def = parse_group_definition(req.body);
+  std::lock_guard<std::mutex> lock(admin_mu);
+  if (registry.find(def.name) || engine->model(def.name))
+    throw HttpError(400, "group name '" + def.name + "' is the name of a registered model");
+  if (find_group(def.name)) throw HttpError(409, "group '" + def.name + "' exists already");
+  for (const std::string& m : def.members) {
+    if (find_group(m)) throw HttpError(400, "member '" + m + "' is a group, not a model");
+    if (!registry.find(m) && !engine->model(m))
+      throw HttpError(400, "member '" + m + "' is not a registered model");
+  }
+  json stored = group_definition_json(def);
+  auto live = std::make_shared<LiveGroup>(std::move(def));
+  if (!registry.insert_group({live->def.name, dump(stored), unix_now()}))
+    throw HttpError(409, "group '" + live->def.name + "' exists already");
+  {
+    std::lock_guard<std::mutex> groups_lock(groups_mu);
+    groups[live->def.name] = live;
+  }
+  log("defined group '" + live->def.name + "' (" + std::to_string(live->def.members.size()) +
+      " members, subset " + live->def.subset.name + ")");
+  return json_response(201, dump(stored));
+}
+
+HttpResponse HttpServer::Impl::delete_group(const std::string& name) {
+  check_name(name);
+  std::lock_guard<std::mutex> lock(admin_mu);
+  bool in_registry = registry.remove_group(name);
+  size_t erased;
+  {
+    std::lock_guard<std::mutex> groups_lock(groups_mu);
+    erased = groups.erase(name);  // requests in flight keep their LiveGroup
+  }
+  if (!in_registry && !erased) throw HttpError(404, "unknown group '" + name + "'");
+  log("deleted group '" + name + "'");
+  return json_response(200, dump(json{{"deleted", name}}));
+}
+
+HttpResponse HttpServer::Impl::list_groups() {
+  json list = json::array();
+  std::lock_guard<std::mutex> lock(groups_mu);
+  for (const auto& [name, g] : groups) list.push_back(group_definition_json(g->def));
+  return json_response(200, dump(json{{"groups", std::move(list)}}));
+}
+
+HttpResponse HttpServer::Impl::get_group(const std::string& name) {
+  check_name(name);
+  auto g = find_group(name);
+  if (!g) throw HttpError(404, "unknown group '" + name + "'");
+  return json_response(200, dump(group_definition_json(g->def)));
+}
+
+void HttpServer::Impl::restore_groups(RestoreReport* report) {
+  for (const GroupRow& row : registry.all_groups()) {
+    try {
+      auto live = std::make_shared<LiveGroup>(parse_group_definition(row.definition_json));
+      if (live->def.name != row.name) throw std::runtime_error("its definition names another group");
+      for (const std::string& m : live->def.members) {
+        if (!registry.find(m)) throw std::runtime_error("member '" + m + "' is not registered");
+      }
+      std::lock_guard<std::mutex> lock(groups_mu);
+      groups[row.name] = std::move(live);
+      report->groups_restored.push_back(row.name);
+    } catch (const std::exception& e) {
+      log("cannot restore group '" + row.name + "' (kept in the registry): " + e.what());
+      report->groups_skipped.emplace_back(row.name, e.what());
+    }
+  }
+}
+
+void HttpServer::Impl::add_group_routes() {
+  router.add("POST", "/groups", admin_route([](Impl* s, HttpRequest& req, const PathParams&) {
+               return s->create_group(req);
+             }));
+  router.add("DELETE", "/groups/{name}",
+             admin_route([](Impl* s, HttpRequest&, const PathParams& p) {
+               return s->delete_group(p.at("name"));
+             }));
+  router.add("GET", "/groups", [this](HttpRequest&, const PathParams&, Reply reply) {
+    reply_with_result(reply, [&] { return list_groups(); });
+  });
+  router.add("GET", "/groups/{name}", [this](HttpRequest&, const PathParams& p, Reply reply) {
+    reply_with_result(reply, [&] { return get_group(p.at("name")); });
+  });
+}
+
+}  // namespace servelab::server
