@@ -24,13 +24,12 @@ namespace servelab::server {
 struct LiveGroup;  // a defined group with its subset policy (server_groups.cpp)
 
 // Declaration order is destruction order reversed: the transport goes first, then the admin
-// pool, then the engine (whose pending callbacks still find `metrics` alive).
+// pool, then the engine (whose pending callbacks still find the members above it alive).
 struct HttpServer::Impl {
   ServerOptions options;
   HttpMetrics metrics;
   ModelStore store;
   Registry registry;
-  std::unique_ptr<runtime::Engine> engine;
   Router router;
 
   // Registration and deletion run here, off the IO threads (a registration loads and checks
@@ -51,6 +50,9 @@ struct HttpServer::Impl {
   // read by classify on IO threads. `groups_mu` guards the map only; a LiveGroup is shared.
   std::mutex groups_mu;
   std::map<std::string, std::shared_ptr<LiveGroup>> groups;
+  // After everything its callbacks read: ~Engine answers pending requests (Failed), and
+  // those callbacks read `metrics`, `deleted`, `groups` and their mutexes.
+  std::unique_ptr<runtime::Engine> engine;
   boost::asio::thread_pool admin{1};
   std::optional<HttpTransport> transport;
 
