@@ -97,9 +97,11 @@ Engine::~Engine() {
 void Engine::Impl::carry_out() {
   // A `done` callback may act on the controller (Engine::cancel): repeat until none is left.
   while (!out.empty()) {
-    ActionBuffer todo;
+    ActionBuffer todo = std::move(spare);  // empty; its vectors keep their capacity
     std::swap(todo, out);
     carry_out(todo);
+    todo.clear();
+    spare = std::move(todo);
   }
   if (contract->violation_count() > violations_logged) report_violations();
 }

@@ -118,6 +118,7 @@ struct Engine::Impl {
   std::unique_ptr<Controller> ctl;
   std::unique_ptr<ContractMonitor> contract;  // the controller's contract, as carried out
   ActionBuffer out;
+  ActionBuffer spare;  // a carried-out buffer kept for its capacity (ctl_mu)
   EngineMetrics metrics;
   size_t violations_logged = 0;
   std::vector<std::function<void(Time)>> running;  // the inbox events being run
