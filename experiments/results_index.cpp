@@ -17,7 +17,8 @@ const std::vector<std::pair<const char*, const char*>> kMetrics = {
     {"latency_max_ms", "/latency_ms/max"}, {"slo_attainment", "/slo_attainment"},
     {"overdue", "/overdue"}, {"loads", "/loads"}, {"evictions", "/evictions"},
     {"hits", "/hits"}, {"misses", "/misses"}, {"mean_batch_size", "/mean_batch_size"},
-    {"speed_factor", "/speed_factor"}, {"cost_scale", "/cost_scale"}};
+    {"speed_factor", "/speed_factor"}, {"cost_scale", "/cost_scale"},
+    {"accuracy", "/accuracy"}};  // runs with model groups only; NULL otherwise
 
 // RAII prepared statement.
 struct Stmt {

@@ -5,7 +5,8 @@
 //   summaries(run_id, requests, completed, failed, throughput_rps, latency_{mean,p50,p80,p90,
 //             p99,p999,max}_ms, slo_attainment, overdue, loads, evictions, hits, misses,
 //             mean_batch_size, speed_factor (real runs, with --match-speed), cost_scale
-//             (their sim runs), summary JSON)
+//             (their sim runs), accuracy (mean expected accuracy of a group's voting
+//             members: runs with model groups only, NULL otherwise), summary JSON)
 //   view results: runs joined with points and summaries.
 // Not thread-safe: one runner thread owns it.
 #pragma once
@@ -36,7 +37,8 @@ struct RunRow {
 class ResultsIndex {
  public:
   // Opens (creating) DIR/results.db. Recreates the tables (a results folder holds one run of
-  // one experiment). Throws std::runtime_error with the SQLite message.
+  // one experiment), so a results.db of an older schema is replaced, not migrated. Throws
+  // std::runtime_error with the SQLite message.
   ResultsIndex(const std::string& path, const std::vector<SweepAxis>& axes);
   ~ResultsIndex();
   ResultsIndex(const ResultsIndex&) = delete;

@@ -11,6 +11,9 @@ from results_db import ERROR_METRICS, METRIC_LABELS, relative_error
 
 ERR_SHORT = {"throughput_rps": "thr", "latency_mean_ms": "mean", "latency_p90_ms": "p90",
              "latency_p99_ms": "p99"}
+# Metrics that are fractions in [0, 1]: shown with 3 decimals (one would round 0.93 and 0.97
+# of accuracy or SLO attainment alike).
+FRACTION_METRICS = {"accuracy", "slo_attainment"}
 
 
 def _fmt(v, digits=1):
@@ -21,9 +24,9 @@ def _fmt(v, digits=1):
     return str(v)
 
 
-def _fmt_stat(mean, sd, n):
+def _fmt_stat(mean, sd, n, digits=1):
     """A point's value: the mean over its repetitions, with their standard deviation."""
-    return _fmt(mean) + (f" ± {_fmt(sd)}" if n > 1 else "")
+    return _fmt(mean, digits) + (f" ± {_fmt(sd, digits)}" if n > 1 else "")
 
 
 def _pct(v):
@@ -57,7 +60,8 @@ def figure_section(exp, fig, files):
             for m in cols:
                 stats = {mode: exp.value(mode, pid, m) for mode in modes}
                 vals = {mode: st[0] for mode, st in stats.items()}
-                row += [_fmt_stat(*stats[mode]) for mode in modes]
+                digits = 3 if m in FRACTION_METRICS else 1
+                row += [_fmt_stat(*stats[mode], digits) for mode in modes]
                 if len(modes) == 2 and m in ERROR_METRICS:
                     e = relative_error(vals["sim"], vals["real"])
                     errors[m].append(e)

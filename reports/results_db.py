@@ -23,7 +23,11 @@ METRIC_LABELS = {
     "overdue": "overdue requests",
     "loads": "model loads",
     "mean_batch_size": "mean batch size",
+    "accuracy": "expected accuracy",
 }
+# Columns that results.db files of older versions lack, read from each run's stored summary
+# JSON instead (missing there too: NaN, as for a run without model groups).
+SUMMARY_COLUMNS = {"accuracy": "accuracy"}
 # Metrics compared between the simulator and the real run in every report table.
 ERROR_METRICS = ["throughput_rps", "latency_mean_ms", "latency_p99_ms"]
 
@@ -84,6 +88,12 @@ def load(results_dir):
     rows = [dict(r) for r in con.execute(
         "SELECT runs.*, summaries.* FROM runs JOIN summaries USING (run_id) "
         "WHERE runs.status = 'ok' ORDER BY runs.run_id")]
+    for col, key in SUMMARY_COLUMNS.items():
+        if col not in metric_cols:
+            metric_cols.append(col)
+            for r in rows:
+                v = json.loads(r.get("summary") or "{}").get(key)
+                r[col] = v if isinstance(v, (int, float)) else None
     # Sim runs with --match-speed also hold their summary on the unscaled profile.
     for r in rows:
         unscaled = json.loads(r.get("summary") or "{}").get("unscaled")
