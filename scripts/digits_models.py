@@ -9,8 +9,10 @@ model). Seeded and single-threaded: the same weights and numbers on every run.
     /usr/bin/python3 scripts/digits_models.py MODELS_DIR [--force]
 
 Writes MODELS_DIR/digits_<name>.pt|.json|.labels.txt (the manifest's `accuracy` is the
-validation accuracy), MODELS_DIR/digits-ensembles.json and MODELS_DIR/images/digit_<k>.png
-(validation images, k = their true class).
+validation accuracy), MODELS_DIR/digits-ensembles.json, MODELS_DIR/images/digit_<k>.png
+(validation images, k = their true class) and MODELS_DIR/images/digits/ (every validation
+image as <index>_<label>.png, 8x8 gray as the models' manifests expect, with labels.txt:
+`FILE LABEL` lines; real-mode runs send them with `workload.images: images/digits`).
 """
 import io
 import itertools
@@ -135,11 +137,38 @@ def export(out, name, model, accuracy, made):
     write(os.path.join(out, name + ".json"), (json.dumps(manifest, indent=2) + "\n").encode(), made)
 
 
+def png_of(img):
+    """A digits image (values 0..16) as the 8-bit gray PNG the engine receives."""
+    buf = io.BytesIO()
+    Image.fromarray((img * 255 / 16).astype(np.uint8)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def write_validation_images(out, val_images, val_targets, made):
+    """Every validation image, <index>_<label>.png, and labels.txt (written last)."""
+    folder = os.path.join(out, "images", "digits")
+    os.makedirs(folder, exist_ok=True)
+    lines = []
+    for i, (img, label) in enumerate(zip(val_images, val_targets)):
+        name = f"{i:03d}_{int(label)}.png"
+        write(os.path.join(folder, name), png_of(img), made)
+        lines.append(f"{name} {int(label)}\n")
+    header = "# scikit-learn digits, validation 30% (seeded split): FILE LABEL\n"
+    write(os.path.join(folder, "labels.txt"), (header + "".join(lines)).encode(), made)
+
+
 def main(argv):
     out = argv[1] if len(argv) > 1 else "models"
     force = "--force" in argv
+    labels = os.path.join(out, "images", "digits", "labels.txt")
     if not force and os.path.exists(os.path.join(out, "digits-ensembles.json")):
-        print("digits: up to date")
+        if not os.path.exists(labels):  # models from before the image set: add it alone
+            made = []
+            _, _, _, _, val_images, val_targets = split()
+            write_validation_images(out, val_images, val_targets, made)
+            print(f"digits: {len(made)} validation image file(s) written to {out}/images/digits/")
+        else:
+            print("digits: up to date")
         return 0
     torch.set_num_threads(1)
     os.makedirs(os.path.join(out, "images"), exist_ok=True)
@@ -161,9 +190,8 @@ def main(argv):
         print(f"digits: ensemble {'+'.join(row['members']):60s} {row['accuracy']:.4f}")
     for k in range(10):  # one validation image per class, as the engine would receive it
         img = val_images[list(val_targets).index(k)]
-        buf = io.BytesIO()
-        Image.fromarray((img * 255 / 16).astype(np.uint8)).save(buf, format="PNG")
-        write(os.path.join(out, "images", f"digit_{k}.png"), buf.getvalue(), made)
+        write(os.path.join(out, "images", f"digit_{k}.png"), png_of(img), made)
+    write_validation_images(out, val_images, val_targets, made)
     doc = {"dataset": "scikit-learn digits", "validation": len(yv), "seed": SEED,
            "rule": "majority vote; a tie goes to the more accurate model (Rafiki)",
            "models": accuracy, "ensembles": table}
