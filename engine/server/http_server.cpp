@@ -250,4 +250,17 @@ void HttpServer::stop() {
 
 runtime::Engine& HttpServer::engine() { return *impl_->engine; }
 
+std::string HttpServer::define_group(const std::string& definition) {
+  HttpRequest req;
+  req.method = "POST";
+  req.target = req.path = "/groups";
+  req.body = definition;
+  try {
+    return impl_->create_group(req).body;
+  } catch (const HttpError& e) {
+    throw std::runtime_error("group definition refused (" + std::to_string(e.status) +
+                             "): " + e.what());
+  }
+}
+
 }  // namespace servelab::server

@@ -74,6 +74,13 @@ class HttpServer {
   // The engine behind the API, e.g. for submit_raw() from an in-process load generator.
   runtime::Engine& engine();
 
+  // Defines a model group in-process, as `POST /groups` with `definition` as its body does
+  // (the same parsing, checks, registry row and live group; no admin token asked): for an
+  // embedding owner such as the experiment runner. Returns the stored definition (JSON
+  // text). Throws std::runtime_error with the answer's message where POST /groups would
+  // answer an error. Any thread, after start().
+  std::string define_group(const std::string& definition);
+
   struct Impl;  // shared by the server's translation units
 
  private:
