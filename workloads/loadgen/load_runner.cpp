@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <limits>
@@ -52,21 +53,30 @@ struct Run {
   const workloads::Workload& workload;
   asio::io_context io;
   tcp::resolver::results_type endpoints;
-  std::vector<Request> requests;  // one prepared request per model
+  // One prepared request per model, or per (model, image) with labelled images: model m,
+  // image k at m * images + k.
+  std::vector<Request> requests;
   results::RunRecords records;
   LoadStats stats;
   Clock::time_point t0;
 
   Run(const LoadOptions& o, const workloads::Workload& w) : options(o), workload(w) {}
   double now() const { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-  const Request& request_for(size_t i) const { return requests[workload.models[i]]; }
+  size_t images() const { return std::max<size_t>(1, options.labelled.size()); }
+  const Request& request_for(size_t i) const {
+    return requests[workload.models[i] * images() + i % images()];
+  }
 
   void sent(size_t i) { records.requests[i].arrival = now(); }
   void completed(size_t i, const Exchange& e) {
     auto& r = records.requests[i];
     r.finish = now();
     r.status = status_of(e);
-    if (r.status == RequestStatus::Ok) apply_server_timing(e.body, r);
+    if (r.status == RequestStatus::Ok) {
+      apply_server_timing(e.body, r);
+      if (!options.labelled.empty())
+        r.accuracy = answer_label(e.body) == options.labelled[i % images()].label ? 1.0 : 0.0;
+    }
     if (!e.error.empty() && !e.timed_out && stats.first_error.empty()) stats.first_error = e.error;
   }
   std::shared_ptr<Connection> connection() {
@@ -212,14 +222,17 @@ results::RunRecords run_load(const LoadOptions& options, const workloads::Worklo
   if (ec) throw std::invalid_argument("load: cannot resolve '" + url.host + "': " + ec.message());
 
   for (const std::string& name : options.model_names) {
-    Request r{detail::http::verb::post, url.prefix + "/classify/" + name, 11};
-    r.set(detail::http::field::host, url.host + ":" + url.port);
-    r.set(detail::http::field::user_agent, "servelab-load");
-    r.set(detail::http::field::content_type, options.content_type);
-    r.keep_alive(true);
-    r.body() = options.body;
-    r.prepare_payload();
-    run.requests.push_back(std::move(r));
+    for (size_t k = 0; k < run.images(); ++k) {
+      const LabelledBody* image = options.labelled.empty() ? nullptr : &options.labelled[k];
+      Request r{detail::http::verb::post, url.prefix + "/classify/" + name, 11};
+      r.set(detail::http::field::host, url.host + ":" + url.port);
+      r.set(detail::http::field::user_agent, "servelab-load");
+      r.set(detail::http::field::content_type, image ? image->content_type : options.content_type);
+      r.keep_alive(true);
+      r.body() = image ? image->body : options.body;
+      r.prepare_payload();
+      run.requests.push_back(std::move(r));
+    }
   }
   run.records.model_names = options.model_names;
   run.records.slo = options.slo;

@@ -15,12 +15,26 @@
 
 namespace servelab::loadgen {
 
+// One image of a labelled set (see read_labelled_images): what is sent and the label a
+// right answer names.
+struct LabelledBody {
+  std::string file;          // its file name, for messages
+  std::string body;          // the encoded image
+  std::string content_type;  // image/png or image/jpeg, from the file name
+  std::string label;         // the true label, as the models' labels files spell it
+};
+
 // Where and what to send. Plain value; copy freely.
 struct LoadOptions {
   std::string url;                       // http://host[:port][/prefix]; https is not supported
   std::vector<std::string> model_names;  // model index of the workload -> name in the URL
   std::string body;                      // request body (image bytes), shared by all requests
   std::string content_type = "application/octet-stream";
+  // Non-empty: request i sends labelled[i % size] instead of `body` (the same image for the
+  // same request index in every run), and a 200 answer is scored: the record's accuracy is
+  // 1 when the answer's label (a group's vote, or a model's top-1) is the image's label,
+  // 0 otherwise, so a summary's "accuracy" is the fraction answered right.
+  std::vector<LabelledBody> labelled;
   double timeout = 30;                   // seconds per request (connect + send + receive)
   uint32_t max_connections = 1024;       // open loop: at most this many sockets at once
   std::optional<double> slo;             // seconds; copied into RunRecords::slo
@@ -54,7 +68,9 @@ struct LoadStats {
 // next request. Open loop: each request is sent at its scheduled
 // time on an idle keep-alive connection or a new one, without waiting for earlier responses.
 // Status: HTTP 200 Ok, 503 Rejected, 504 Timeout, other codes Failed; a client-side timeout
-// is Timeout, a transport error (refused, reset) Failed. Throws std::invalid_argument on a bad
+// is Timeout, a transport error (refused, reset) Failed. With options.labelled, each answered
+// request's accuracy is scored (LoadOptions::labelled); otherwise it stays NaN. Throws
+// std::invalid_argument on a bad
 // URL, an unresolvable host, or a model index without a name. Safe to call from several
 // threads at once (no shared state).
 results::RunRecords run_load(const LoadOptions& options, const workloads::Workload& workload,
@@ -68,6 +84,16 @@ results::RunRecords run_load(const LoadOptions& options, const workloads::Worklo
 // loopback) counts as compute. Returns false and leaves `r` as it was when the body lacks
 // them (another server, an error answer, not JSON).
 bool apply_server_timing(const std::string& body, results::RequestRecord& r);
+
+// Reads a labelled image set: DIR/labels.txt, one `FILE LABEL` line per image (FILE a name
+// in DIR, .png or .jpg/.jpeg; blank lines and lines starting with '#' skipped), in file order.
+// Throws std::invalid_argument naming the file and line: missing labels file or image, a
+// malformed line, another image format, no images.
+std::vector<LabelledBody> read_labelled_images(const std::string& dir);
+
+// The label a ServeLab classify answer names: a group's "label" (its vote), else the first
+// of a model's "top"; nullopt when the body has neither (an error answer, not JSON).
+std::optional<std::string> answer_label(const std::string& body);
 
 // The parts of an http:// URL. Throws std::invalid_argument with the URL in the message.
 struct Url {

@@ -1,4 +1,5 @@
-// apply_server_timing: reads the time split a ServeLab server puts in its classify answer.
+// apply_server_timing and answer_label: read what a ServeLab server puts in its classify
+// answer (time split, label).
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,19 @@ bool apply_server_timing(const std::string& body, results::RequestRecord& r) {
   if (number("queue_ms", &queue_ms)) r.queued = r.dispatch - queue_ms * 1e-3;
   r.waited_for_load = load_ms > 0;
   return true;
+}
+
+std::optional<std::string> answer_label(const std::string& body) {
+  const auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  if (auto it = j.find("label"); it != j.end() && it->is_string()) return it->get<std::string>();
+  if (auto top = j.find("top"); top != j.end() && top->is_array() && !top->empty()) {
+    const auto& first = (*top)[0];
+    if (first.is_object())
+      if (auto l = first.find("label"); l != first.end() && l->is_string())
+        return l->get<std::string>();
+  }
+  return std::nullopt;
 }
 
 }  // namespace servelab::loadgen
