@@ -48,6 +48,10 @@ struct WorkloadSpec {
   double warmup = 0;              // requests sent before this many seconds are run and recorded
                                   // but left out of summaries (a steady-state measurement)
   uint32_t num_models = 1;        // models are indices 0..num_models-1
+  // Real mode only: a folder of labelled images (labels.txt, loadgen::read_labelled_images)
+  // the load generator cycles through, scoring each answer; relative to the models folder.
+  // Empty: one fixed image. The simulator ignores it.
+  std::string images;
 };
 
 // The generated schedule.

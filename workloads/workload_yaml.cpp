@@ -74,9 +74,10 @@ void emit_section(YAML::Emitter& out, const char* name, const Spec& spec,
 WorkloadSpec parse_workload(const YAML::Node& node, uint32_t num_models) {
   YAML::Node root = node;
   if (root.IsMap() && root.size() == 1 && root["workload"]) root = root["workload"];
-  static const char* kKeys = "requests, duration, warmup, arrival, access";
+  static const char* kKeys = "requests, duration, warmup, arrival, access, images";
   if (!root.IsMap()) fail_at("workload", std::string("expected a mapping (") + kKeys + ")");
-  static const std::set<std::string> kTop = {"requests", "duration", "warmup", "arrival", "access"};
+  static const std::set<std::string> kTop = {"requests", "duration", "warmup", "arrival", "access",
+                                             "images"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (!kTop.count(key))
@@ -87,6 +88,11 @@ WorkloadSpec parse_workload(const YAML::Node& node, uint32_t num_models) {
   if (root["requests"]) spec.requests = detail::yaml_count(root["requests"], "workload.requests");
   if (root["duration"]) spec.duration = detail::yaml_number(root["duration"], "workload.duration");
   if (root["warmup"]) spec.warmup = detail::yaml_number(root["warmup"], "workload.warmup");
+  if (const YAML::Node& images = root["images"]) {
+    if (!images.IsScalar() || images.Scalar().empty())
+      fail_at("workload.images", "expected a folder (labels.txt and its images)");
+    spec.images = images.Scalar();
+  }
   if (root["arrival"])
     spec.arrival = parse_section<ArrivalSpec>(root["arrival"], "workload.arrival",
                                               detail::arrival_registry());
@@ -106,6 +112,7 @@ std::string to_yaml(const WorkloadSpec& spec) {
   out << YAML::Key << "warmup" << YAML::Value << spec.warmup;
   emit_section(out, "arrival", spec.arrival, detail::arrival_registry());
   emit_section(out, "access", spec.access, detail::access_registry());
+  if (!spec.images.empty()) out << YAML::Key << "images" << YAML::Value << spec.images;
   out << YAML::EndMap << YAML::EndMap;
   return out.c_str();
 }
