@@ -8,10 +8,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <thread>
 
 #include "config/run_config.h"
+#include "engine/server/group_definition.h"
 #include "engine/server/http_server.h"
+#include "engine/server/register_request.h"
 #include "experiments/backends.h"
 #include "experiments/profiler.h"
 #ifdef SERVELAB_EXP_PROFILER
@@ -67,6 +71,31 @@ void warm_up(server::HttpServer& srv, loadgen::LoadOptions lo, const config::Run
   std::this_thread::sleep_for(std::chrono::duration<double>(pause));
 }
 
+// The preprocessing and labels a model's manifest (models/<name>.json, written by
+// scripts/make-models) asks for, as POST /register would take them: the digits models read
+// 8x8 images without resizing or normalization, and their answers must name their labels
+// for a real run to be scored. Without a manifest the engine's defaults stay.
+void apply_manifest(runtime::ModelSpec& spec, const fs::path& manifest) {
+  std::ifstream in(manifest);
+  if (!in) return;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object()) throw ExperimentError("real mode: cannot parse " + manifest.string());
+  nlohmann::json pre = nlohmann::json::object();
+  for (const char* key : {"input_width", "input_height", "input_size", "resize", "mean", "std"})
+    if (j.contains(key)) pre[key] = j[key];
+  try {
+    spec.preprocess = server::preprocess_from_json(pre);
+  } catch (const std::exception& e) {
+    throw ExperimentError("real mode: " + manifest.string() + ": " + e.what());
+  }
+  if (j.contains("labels") && j["labels"].is_string()) {
+    const fs::path file = manifest.parent_path() / j["labels"].get<std::string>();
+    std::ifstream labels(file);
+    if (!labels) throw ExperimentError("real mode: cannot read the labels file " + file.string());
+    spec.labels = server::labels_from_text(std::string(std::istreambuf_iterator<char>(labels), {}));
+  }
+}
+
 class RealBackend : public Backend {
  public:
   explicit RealBackend(RealBackendOptions o) : o_(std::move(o)) {
@@ -104,8 +133,6 @@ class RealBackend : public Backend {
     YAML::Node c = YAML::Clone(config);
     c["profile"] = fs::absolute(o_.profile).string();  // model files, not costs, matter here
     const config::RunConfig rc = config::parse_run_config(c, "", o_.base_dir, seed);
-    if (!rc.groups.empty())
-      throw ConfigError("groups (model ensembles) run in simulation only so far: use --mode sim");
     std::ofstream(run_dir + "/config.yaml") << YAML::Dump(config::emit_run_config(rc)) << "\n";
     workloads::Workload w = workloads::generate(rc.workload);
     loadgen::LoadOptions lo;
@@ -113,6 +140,8 @@ class RealBackend : public Backend {
     lo.content_type = "image/jpeg";
     lo.slo = rc.engine.slo;
     for (const auto& m : rc.models) lo.model_names.push_back(m.name);
+    for (const auto& g : rc.groups) lo.model_names.push_back(g.name);  // after the models
+    if (!rc.workload.images.empty()) lo.labelled = labelled_images(rc.workload.images);
     if (!o_.url.empty()) {
       lo.url = o_.url;
       return loadgen::run_load(lo, w);
@@ -131,6 +160,7 @@ class RealBackend : public Backend {
     server::HttpServer srv(so, eo);
     srv.start();
     register_models(srv, rc);
+    define_groups(srv, rc);
     lo.url = "http://127.0.0.1:" + std::to_string(srv.port());
     warm_up(srv, lo, rc);
     ModelCounters before = totals(srv.engine());
@@ -169,7 +199,38 @@ class RealBackend : public Backend {
         throw ExperimentError("real mode: model file " + spec.file +
                               " not found (export models with scripts/make-models)");
       spec.contexts = rc.contexts_of(m);
+      apply_manifest(spec, fs::path(o_.models_dir) / (m.profile_model + ".json"));
       srv.engine().register_model(spec);
+    }
+  }
+
+  // Defines the config's groups through the server's own POST /groups path, each member's
+  // accuracy (the vote's tie-break) from the accuracy table's single-model entries, so that
+  // ties go to the more accurate member as the simulator's table assumes (Rafiki's rule).
+  static void define_groups(server::HttpServer& srv, const config::RunConfig& rc) {
+    for (const config::GroupEntry& g : rc.groups) {
+      server::GroupDefinition d;
+      d.name = g.name;
+      d.members = g.members;
+      for (size_t k = 0; k < g.members.size(); ++k)
+        d.accuracy.push_back(g.accuracy.of(MemberMask(1) << k));
+      d.subset = g.subset;
+      try {
+        srv.define_group(server::group_definition_json(d).dump());
+      } catch (const std::runtime_error& e) {
+        throw ExperimentError("real mode: group '" + g.name + "': " + e.what());
+      }
+    }
+  }
+
+  // workload.images, relative to the models folder (make-models writes them there).
+  std::vector<loadgen::LabelledBody> labelled_images(const std::string& images) const {
+    const fs::path dir = fs::path(images).is_absolute() ? fs::path(images)
+                                                          : fs::path(o_.models_dir) / images;
+    try {
+      return loadgen::read_labelled_images(dir.string());
+    } catch (const std::invalid_argument& e) {
+      throw ExperimentError(std::string("real mode: workload.images: ") + e.what());
     }
   }
 
