@@ -199,7 +199,10 @@ class RealBackend : public Backend {
         throw ExperimentError("real mode: model file " + spec.file +
                               " not found (export models with scripts/make-models)");
       spec.contexts = rc.contexts_of(m);
-      apply_manifest(spec, fs::path(o_.models_dir) / (m.profile_model + ".json"));
+      // A scored run (workload.images) needs each model's own preprocessing and labels;
+      // other runs keep the engine's defaults, which the profiler measures with.
+      if (!rc.workload.images.empty())
+        apply_manifest(spec, fs::path(o_.models_dir) / (m.profile_model + ".json"));
       srv.engine().register_model(spec);
     }
   }
