@@ -71,6 +71,14 @@ struct Registry::Impl {
       sqlite3_clear_bindings(s);
     }
   };
+  // Runs a DELETE keyed by one name (`what` names it in errors); true when a row went.
+  bool delete_named(Stmt& st, const std::string& name, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu);
+    Reset reset{st.s};
+    bind_text(st.s, 1, name);
+    if (sqlite3_step(st.s) != SQLITE_DONE) fail(what);
+    return sqlite3_changes(db) > 0;
+  }
   static std::string text(sqlite3_stmt* s, int col) {
     auto p = reinterpret_cast<const char*>(sqlite3_column_text(s, col));
     return p ? std::string(p, size_t(sqlite3_column_bytes(s, col))) : std::string();
@@ -194,13 +202,7 @@ void Registry::update_sizes(const std::string& name, uint64_t param_bytes,
 }
 
 bool Registry::remove(const std::string& name) {
-  auto& im = *impl_;
-  std::lock_guard<std::mutex> lock(im.mu);
-  sqlite3_stmt* s = im.remove.s;
-  Impl::Reset reset{s};
-  bind_text(s, 1, name);
-  if (sqlite3_step(s) != SQLITE_DONE) im.fail("delete '" + name + "'");
-  return sqlite3_changes(im.db) > 0;
+  return impl_->delete_named(impl_->remove, name, "delete '" + name + "'");
 }
 
 std::optional<RegistryRow> Registry::find(const std::string& name) const {
@@ -240,13 +242,7 @@ bool Registry::insert_group(const GroupRow& r) {
 }
 
 bool Registry::remove_group(const std::string& name) {
-  auto& im = *impl_;
-  std::lock_guard<std::mutex> lock(im.mu);
-  sqlite3_stmt* s = im.remove_group.s;
-  Impl::Reset reset{s};
-  bind_text(s, 1, name);
-  if (sqlite3_step(s) != SQLITE_DONE) im.fail("delete group '" + name + "'");
-  return sqlite3_changes(im.db) > 0;
+  return impl_->delete_named(impl_->remove_group, name, "delete group '" + name + "'");
 }
 
 std::vector<GroupRow> Registry::all_groups() const {
