@@ -92,17 +92,21 @@ void Server::arm_timer(Time now) {
   ctx_.sim.schedule<&Server::on_timer>(timer_at_, this, ++timer_gen_);
 }
 
-void Server::carry_out(Time now) {
-  while (true) {
-    for (const Batch& b : out_.dispatches) dispatch(b, now);
-    for (const LoadAction& l : out_.loads) load(l, now);
-    for (const RequestOutcome& o : out_.completions) complete(o, now);
-    evicts_.swap(out_.evicts);
-    out_.clear();
-    if (evicts_.empty()) break;
-    for (const EvictAction& e : evicts_) evict(e, now);  // may refill out_
-    evicts_.clear();
+// The controller's actions at `now`, carried out as the engine carries them (action_carrier.h).
+struct Server::Carrier {
+  Server& s;
+  Time now;
+  void evict(const EvictAction& e) { s.ctl_.on_evict_done(e.model, e.tier, now, s.out_); }
+  void load(const LoadAction& l) { s.load(l, now); }
+  void dispatch(const Batch& b, bool contract_ok) {
+    if (contract_ok) s.dispatch(b, now);  // refused: dropped, and the violation reported
   }
+  void complete(const RequestOutcome& o) { s.complete(o, now); }
+};
+
+void Server::carry_out(Time now) {
+  Carrier carrier{*this, now};
+  carry_out_actions(out_, spare_, contract_, carrier);
   arm_timer(now);
 }
 
@@ -117,7 +121,6 @@ void Server::check_requests(const Batch& b) {
 }
 
 void Server::dispatch(const Batch& b, Time now) {
-  if (!contract_.on_dispatch(b)) return;
   check_requests(b);
   workers_[b.worker] = {true, b.id, b.model};
   ++busy_workers_;
@@ -135,17 +138,11 @@ void Server::dispatch(const Batch& b, Time now) {
 }
 
 void Server::load(const LoadAction& l, Time now) {
-  contract_.on_load(l);
   Time cost = ctx_.profile(l.model).sample_load_seconds(l.from, l.to, ctx_.setup.noise,
                                                         load_rng_) *
               ctx_.setup.speed_at(now);
   ++ctx_.in_flight;
   ctx_.sim.schedule<&Server::on_load_done>(now + cost, this, LoadDone{l.model, l.to});
-}
-
-void Server::evict(const EvictAction& e, Time now) {
-  contract_.on_evict(e);
-  ctl_.on_evict_done(e.model, e.tier, now, out_);
 }
 
 void Server::complete(const RequestOutcome& o, Time now) {

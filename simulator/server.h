@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "engine/control/action_carrier.h"
 #include "engine/control/contract_monitor.h"
 #include "engine/control/controller.h"
 #include "simulator/run_context.h"
@@ -76,11 +77,11 @@ class Server {
     ModelId model = 0;
   };
 
+  struct Carrier;
   void carry_out(Time now);
   void dispatch(const Batch& b, Time now);
   void check_requests(const Batch& b);
   void load(const LoadAction& l, Time now);
-  void evict(const EvictAction& e, Time now);
   void complete(const RequestOutcome& o, Time now);
   void arm_timer(Time now);
   bool stalled(Time now) const;
@@ -91,7 +92,7 @@ class Server {
   Controller ctl_;
   ContractMonitor contract_;
   ActionBuffer out_;
-  std::vector<EvictAction> evicts_;
+  ActionBuffer spare_;  // an empty buffer kept for its capacity (carry_out_actions)
   std::mt19937_64 rng_;       // batch latency draws
   std::mt19937_64 load_rng_;  // load time draws (own stream: profiles without load samples
                               // draw nothing, and batch draws do not shift when they do)

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "config/profile_yaml.h"
+#include "engine/control/action_carrier.h"
 #include "engine/runtime/engine_impl.h"
 
 namespace servelab::runtime {
@@ -94,47 +95,45 @@ Engine::~Engine() {
   }
 }
 
+// The controller's actions, carried out on the engine's threads (action_carrier.h).
+struct Engine::Impl::Carrier {
+  Impl& e;
+  void evict(const EvictAction& a) { e.evict(a); }
+  void load(const LoadAction& l) { e.load(l); }
+  // A refused batch (its worker busy, say) still runs after the worker's current job: the
+  // violation is logged, and its requests are answered rather than lost.
+  void dispatch(Batch& b, bool /*contract_ok*/) { e.run_batch(std::move(b)); }
+  void complete(const RequestOutcome& o) { e.finish(o); }
+};
+
 void Engine::Impl::carry_out() {
-  // A `done` callback may act on the controller (Engine::cancel): repeat until none is left.
-  while (!out.empty()) {
-    ActionBuffer todo = std::move(spare);  // empty; its vectors keep their capacity
-    std::swap(todo, out);
-    carry_out(todo);
-    todo.clear();
-    spare = std::move(todo);
-  }
+  // A `done` callback may act on the controller (Engine::cancel): carry_out_actions repeats
+  // until none is left.
+  Carrier carrier{*this};
+  carry_out_actions(out, spare, *contract, carrier);
   if (contract->violation_count() > violations_logged) report_violations();
 }
 
-void Engine::Impl::carry_out(ActionBuffer& todo) {
-  // Evictions first, then loads: the loader is FIFO, so space is freed before it is reused.
-  for (const EvictAction& e : todo.evicts) {
-    contract->on_evict(e);
-    loader->post([this, e] {
-      exec->evict(e.model, e.tier);
-      post([this, e](Time now) { ctl->on_evict_done(e.model, e.tier, now, out); });
+void Engine::Impl::evict(const EvictAction& e) {
+  loader->post([this, e] {
+    exec->evict(e.model, e.tier);
+    post([this, e](Time now) { ctl->on_evict_done(e.model, e.tier, now, out); });
+  });
+}
+
+void Engine::Impl::load(const LoadAction& l) {
+  loader->post([this, l] {
+    bool ok = true;
+    try {
+      exec->load(l.model, l.from, l.to);
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    post([this, l, ok](Time now) {
+      contract->on_load_done(l.model, l.to, ok);
+      ctl->on_load_done(l.model, l.to, ok, now, out);
     });
-  }
-  for (const LoadAction& l : todo.loads) {
-    contract->on_load(l);
-    loader->post([this, l] {
-      bool ok = true;
-      try {
-        exec->load(l.model, l.from, l.to);
-      } catch (const std::exception&) {
-        ok = false;
-      }
-      post([this, l, ok](Time now) {
-        contract->on_load_done(l.model, l.to, ok);
-        ctl->on_load_done(l.model, l.to, ok, now, out);
-      });
-    });
-  }
-  for (Batch& b : todo.dispatches) {
-    contract->on_dispatch(b);  // a violation is logged; the batch still runs as before
-    run_batch(std::move(b));
-  }
-  for (const RequestOutcome& o : todo.completions) finish(o);
+  });
 }
 
 void Engine::Impl::report_violations() {

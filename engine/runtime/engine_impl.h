@@ -79,8 +79,10 @@ struct Engine::Impl {
   // timer (waking the control thread when it moved earlier or when work waits for an engine
   // thread). True when this thread is done: nothing waits, or a caller's thread leaves it.
   bool publish_held();
-  void carry_out();          // ctl_mu held: executes and clears `out`
-  void carry_out(ActionBuffer& todo);  // ctl_mu held: executes `todo` (moved from `out`)
+  struct Carrier;
+  void carry_out();                 // ctl_mu held: executes and clears `out`
+  void evict(const EvictAction& e);  // ctl_mu held: posts the eviction to the loader
+  void load(const LoadAction& l);    // ctl_mu held: posts the load to the loader
   void report_violations();  // ctl_mu held: logs new contract violations once each
   void run_batch(Batch b);   // ctl_mu held: hands a batch to its worker
   // ctl_mu held: answers one request (on an engine thread; from a caller's thread the answer

@@ -1,0 +1,49 @@
+// How the controller's actions are carried out, shared by the engine and the simulator so
+// that both follow one order and one set of checks:
+//   - evictions, then loads, then dispatches, then completions: space is freed before a load
+//     reuses it (the engine's loader runs its jobs in the order posted; a simulated eviction
+//     is done at once);
+//   - every action is checked against the controller's contract (contract_monitor.h) as it
+//     is carried out;
+//   - actions that carrying them out produces (a simulated eviction's on_evict_done, a
+//     completion callback that cancels a request) land in `out` and are carried out in turn,
+//     until none is left.
+// What an action does is the carrier's: the engine posts jobs to its loader and worker
+// threads, a simulated server schedules events. `Carrier` provides
+//   void evict(const EvictAction&);  void load(const LoadAction&);
+//   void dispatch(Batch&, bool contract_ok);  // contract_ok false: the monitor refused it
+//   void complete(const RequestOutcome&);
+// A template, not an interface: the simulator calls it once per event.
+// Runs on the one thread that owns the controller.
+#pragma once
+
+#include <utility>
+
+#include "engine/control/contract_monitor.h"
+#include "engine/control/controller.h"
+
+namespace servelab {
+
+// Carries out `out` until it stays empty. `spare` is an empty buffer kept for its capacity.
+template <class Carrier>
+void carry_out_actions(ActionBuffer& out, ActionBuffer& spare, ContractMonitor& contract,
+                       Carrier& carrier) {
+  while (!out.empty()) {
+    ActionBuffer todo = std::move(spare);  // empty; its vectors keep their capacity
+    std::swap(todo, out);                  // the carrier may refill `out` meanwhile
+    for (const EvictAction& e : todo.evicts) {
+      contract.on_evict(e);
+      carrier.evict(e);
+    }
+    for (const LoadAction& l : todo.loads) {
+      contract.on_load(l);
+      carrier.load(l);
+    }
+    for (Batch& b : todo.dispatches) carrier.dispatch(b, contract.on_dispatch(b));
+    for (const RequestOutcome& o : todo.completions) carrier.complete(o);
+    todo.clear();
+    spare = std::move(todo);
+  }
+}
+
+}  // namespace servelab
