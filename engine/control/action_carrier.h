@@ -11,7 +11,8 @@
 // What an action does is the carrier's: the engine posts jobs to its loader and worker
 // threads, a simulated server schedules events. `Carrier` provides
 //   void evict(const EvictAction&);  void load(const LoadAction&);
-//   void dispatch(Batch&, bool contract_ok);  // contract_ok false: the monitor refused it
+//   void dispatch(Batch&, bool contract_ok);  // contract_ok false: the monitor refused it;
+//                                             // a batch's request list left in it is reused
 //   void complete(const RequestOutcome&);
 // A template, not an interface: the simulator calls it once per event.
 // Runs on the one thread that owns the controller.
@@ -31,6 +32,7 @@ void carry_out_actions(ActionBuffer& out, ActionBuffer& spare, ContractMonitor& 
   while (!out.empty()) {
     ActionBuffer todo = std::move(spare);  // empty; its vectors keep their capacity
     std::swap(todo, out);                  // the carrier may refill `out` meanwhile
+    todo.request_lists.swap(out.request_lists);  // the recycled lists stay with `out`
     for (const EvictAction& e : todo.evicts) {
       contract.on_evict(e);
       carrier.evict(e);
@@ -39,7 +41,12 @@ void carry_out_actions(ActionBuffer& out, ActionBuffer& spare, ContractMonitor& 
       contract.on_load(l);
       carrier.load(l);
     }
-    for (Batch& b : todo.dispatches) carrier.dispatch(b, contract.on_dispatch(b));
+    for (Batch& b : todo.dispatches) {
+      carrier.dispatch(b, contract.on_dispatch(b));
+      // A list the carrier left (the simulator's) goes back to the controller.
+      if (b.requests.capacity() > 0 && out.request_lists.size() < 64)
+        out.request_lists.push_back(std::move(b.requests));
+    }
     for (const RequestOutcome& o : todo.completions) carrier.complete(o);
     todo.clear();
     spare = std::move(todo);

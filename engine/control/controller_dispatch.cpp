@@ -51,7 +51,7 @@ void Controller::Impl::mark_ready(ModelId id, uint32_t size) {
   m.ready = true;
   if (keyed) {
     scheduling->key(view(id), &m.key);
-    ready_keys.insert(m.key);
+    insert_key(m);
   } else {
     ready.push_back(id);
   }
@@ -70,16 +70,33 @@ void Controller::Impl::unready(ModelId id) {
   ModelSlot& m = models[id];
   if (!m.ready) return;
   m.ready = false;
-  if (keyed) ready_keys.erase(m.key);
+  if (keyed) erase_key(m);
   else ready.erase(std::find(ready.begin(), ready.end(), id));
 }
 
 void Controller::Impl::rekey(ModelId id) {
   ModelSlot& m = models[id];
   if (!keyed || !m.ready) return;
-  ready_keys.erase(m.key);
+  erase_key(m);
   scheduling->key(view(id), &m.key);
-  ready_keys.insert(m.key);
+  insert_key(m);
+}
+
+// A model's set node moves between ready_keys and its slot, so readiness changes allocate
+// nothing once each model has been ready.
+void Controller::Impl::insert_key(ModelSlot& m) {
+  if (m.key_node.empty()) {
+    ready_keys.insert(m.key);
+    return;
+  }
+  m.key_node.value() = m.key;
+  ready_keys.insert(std::move(m.key_node));
+}
+
+void Controller::Impl::erase_key(ModelSlot& m) {
+  std::set<SchedulingPolicy::Key>::node_type node = ready_keys.extract(m.key);
+  assert(!node.empty() && "a ready model's key is in ready_keys");
+  m.key_node = std::move(node);
 }
 
 // A ready model can take a worker when it has a free context and is resident, or its load
@@ -181,7 +198,13 @@ void Controller::Impl::emit_dispatch(WorkerId w, Time now, ActionBuffer& out) {
   b.id = ws.batch;
   b.worker = w;
   b.model = ws.model;
-  b.requests = ws.requests;
+  if (!out.request_lists.empty()) {  // a carried-out batch's list, for its capacity
+    b.requests = std::move(out.request_lists.back());
+    out.request_lists.pop_back();
+    b.requests.assign(ws.requests.begin(), ws.requests.end());
+  } else {
+    b.requests = ws.requests;
+  }
   b.assigned = ws.assigned;
   b.waited_for_load = ws.waited_for_load;
   out.dispatches.push_back(std::move(b));

@@ -6,8 +6,8 @@
 
 #include <array>
 #include <deque>
-#include <set>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "engine/control/controller.h"
@@ -39,6 +39,7 @@ struct ModelSlot {
   std::array<bool, kTierCount> loading{};  // a load into that tier is in flight
   bool waiting_load = false;               // in Impl::load_waiters
   SchedulingPolicy::Key key;               // its place in Impl::ready_keys while ready
+  std::set<SchedulingPolicy::Key>::node_type key_node;  // that place's node while not ready
   // Per tier, for eviction candidates: last load or use, uses since the load, the last load's
   // duration (from ModelInfo::load_seconds until one is seen) and when the current one began.
   std::array<Time, kTierCount> last_use{};
@@ -136,6 +137,8 @@ struct Controller::Impl {
   void rekey(ModelId m);                          // its queue head changed while ready
   bool any_ready() const { return keyed ? !ready_keys.empty() : !ready.empty(); }
   bool dispatchable(ModelId m) const;
+  void insert_key(ModelSlot& m);  // m.key into ready_keys, reusing m's node
+  void erase_key(ModelSlot& m);   // m.key out of ready_keys, keeping its node
   void dispatch_loop(Time now, ActionBuffer& out);
   void assign(ModelId m, Time now, ActionBuffer& out);
   void emit_dispatch(WorkerId w, Time now, ActionBuffer& out);
