@@ -10,10 +10,13 @@ A figure with `kind: timeline` in an experiment's `figures:`:
       series: policies.batching.name        # one line per value
       where: {policies.batching.name: [rafiki-greedy, clipper-aimd]}   # optional filter
       bin_s: 5                              # width of a time bin in seconds (default 1)
+      metric: overdue                       # or accuracy (default overdue)
 
-Each panel plots, per series, the overdue requests per bin by arrival time (a request is
-overdue when it was not answered Ok within its deadline: the run's engine.slo_ms), and, dashed
-on a second axis, the arrival rate (requests per second in the bin). The first repetition of
+Each panel plots, per series, by arrival time, the overdue requests per bin (a request is
+overdue when it was not answered Ok within its deadline: the run's engine.slo_ms) or, with
+`metric: accuracy` (Rafiki figures 14a-b and 15a-b), the mean accuracy of the bin's answers
+whose accuracy is known (requests.csv's `accuracy` column: a group's voters, or a scored
+answer), and, dashed on a second axis, the arrival rate (requests per second in the bin). The first repetition of
 each point is drawn; columns are the modes (sim, real).
 """
 import csv
@@ -51,9 +54,10 @@ def slo_seconds(folder):
 
 
 def binned(folder, bin_s):
-    """(bin starts, arrivals per second, overdue requests) per bin of arrival time."""
+    """(bin starts, arrivals per second, overdue requests, mean accuracy) per bin of arrival
+    time; a bin's accuracy is None when none of its requests has one."""
     slo = slo_seconds(folder)
-    arrivals, overdue = {}, {}
+    arrivals, overdue, acc_sum, acc_n = {}, {}, {}, {}
     with open(os.path.join(folder, "requests.csv")) as f:
         for row in csv.DictReader(f):
             t = float(row["arrival"])
@@ -62,9 +66,13 @@ def binned(folder, bin_s):
             finish = float(row["finish"]) if row["finish"] else math.inf
             late = row["status"] != "ok" or (slo is not None and finish - t > slo)
             overdue[b] = overdue.get(b, 0) + int(late)
+            if row.get("accuracy"):
+                acc_sum[b] = acc_sum.get(b, 0.0) + float(row["accuracy"])
+                acc_n[b] = acc_n.get(b, 0) + 1
     bins = range(max(arrivals) + 1) if arrivals else range(0)
     return ([b * bin_s for b in bins], [arrivals.get(b, 0) / bin_s for b in bins],
-            [overdue.get(b, 0) for b in bins])
+            [overdue.get(b, 0) for b in bins],
+            [acc_sum[b] / acc_n[b] if acc_n.get(b) else None for b in bins])
 
 
 def _values(exp, path, pids):
@@ -80,8 +88,10 @@ def _values(exp, path, pids):
 def table_spec(fig):
     """The figure as the report's table sees it: x the series, series the rows, and the
     run-level metrics that sum up its panels."""
+    default = (["accuracy", "overdue", "slo_attainment"] if fig.get("metric") == "accuracy"
+               else ["overdue", "slo_attainment", "latency_p99_ms"])
     return {**fig, "x": fig.get("series"), "series": fig.get("rows"),
-            "metrics": fig.get("metrics") or ["overdue", "slo_attainment", "latency_p99_ms"]}
+            "metrics": fig.get("metrics") or default}
 
 
 def render(exp, fig, out_base, formats=("png", "svg")):
@@ -91,6 +101,10 @@ def render(exp, fig, out_base, formats=("png", "svg")):
     rows_path, series_path = fig.get("rows"), fig.get("series")
     rows = _values(exp, rows_path, pids)
     bin_s = float(fig.get("bin_s", 1.0))
+    metric = fig.get("metric", "overdue")
+    if metric not in ("overdue", "accuracy"):
+        raise ValueError(f"timeline figure {fig.get('id')}: metric must be overdue or "
+                         f"accuracy, not {metric!r}")
     f, axes = plt.subplots(len(rows), len(modes), figsize=(6.5 * len(modes), 2.8 * len(rows)),
                            squeeze=False, sharex=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -105,13 +119,16 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                 folder = run_dir(exp, mode, pid)
                 if not folder:
                     continue
-                t, rate, late = binned(folder, bin_s)
+                t, rate, late, accuracy = binned(folder, bin_s)
                 label = value_label(exp.points[pid]["params"].get(series_path, pid))
-                ax.plot(t, late, color=colors[si % len(colors)], lw=1.2, label=label)
+                y = late if metric == "overdue" else [
+                    math.nan if a is None else a for a in accuracy]
+                ax.plot(t, y, color=colors[si % len(colors)], lw=1.2, label=label)
                 if not drawn_rate:  # the same arrivals for every series of a row
                     rate_ax.plot(t, rate, color="gray", ls="--", lw=1, label="arrival rate")
                     drawn_rate = True
-            ax.set_ylabel(f"overdue per {bin_s:g} s")
+            ax.set_ylabel(f"overdue per {bin_s:g} s" if metric == "overdue"
+                          else f"mean accuracy per {bin_s:g} s")
             rate_ax.set_ylabel("arrivals / s", color="gray")
             title = MODE_TITLES.get(mode, mode)
             if rows_path:

@@ -33,7 +33,9 @@ struct RequestRecord {
   double queued = std::numeric_limits<double>::quiet_NaN();  // joined its model's queue
                                                             // on the server (its controller)
   // The expected accuracy of its answer (the simulator's model groups: the measured accuracy
-  // of the members that voted, or a model's own); NaN when unknown. Not in requests.csv.
+  // of the members that voted, or a model's own; the load generator's labelled images: 1 for
+  // a right answer, 0 for a wrong one); NaN when unknown. In requests.csv's optional last
+  // column `accuracy`.
   double accuracy = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -93,7 +95,10 @@ class SummaryBuilder : public RecordSink {
 // cannot be opened, and from add() or close() after a write error.
 class RequestsCsvStream : public RecordSink {
  public:
-  RequestsCsvStream(const std::string& path, std::vector<std::string> model_names);
+  // accuracy_column: the rows end with each request's accuracy (runs with model groups or
+  // scored answers; see write_requests_csv).
+  RequestsCsvStream(const std::string& path, std::vector<std::string> model_names,
+                    bool accuracy_column = false);
   ~RequestsCsvStream() override;  // closes; errors are lost: call close() to see them
   void add(const RequestRecord& r) override;
   void close();
@@ -107,7 +112,8 @@ class RequestsCsvStream : public RecordSink {
 double percentile(std::vector<double> values, double p);
 
 // Writes requests.csv with header id,model,arrival,queued,dispatch,start,finish,batch_size,
-// waited_for_load,status (model by name, status by name). Throws std::runtime_error on I/O.
+// waited_for_load,status (model by name, status by name), and a last column `accuracy` when
+// some record's accuracy is known (empty where it is not). Throws std::runtime_error on I/O.
 // The reader also takes files written before `queued` existed (it is then NaN).
 void write_requests_csv(const std::string& path, const RunRecords& run);
 RunRecords read_requests_csv(const std::string& path);

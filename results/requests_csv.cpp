@@ -1,4 +1,5 @@
 // requests.csv and JSON file I/O (format in results/records.h).
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -40,12 +41,14 @@ std::vector<std::string> split(const std::string& line) {
   throw std::runtime_error(path + ":" + std::to_string(line_no) + ": " + what);
 }
 
-double parse_time(const std::string& s, const std::string& path, size_t line_no) {
+// A number, or NaN for an empty field; `what` names it in errors.
+double parse_number(const std::string& s, const std::string& path, size_t line_no,
+                    const char* what = "time") {
   if (s.empty()) return std::numeric_limits<double>::quiet_NaN();
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(s.c_str(), &end);
-  if (*end != '\0' || errno) bad_line(path, line_no, "bad time '" + s + "'");
+  if (*end != '\0' || errno) bad_line(path, line_no, std::string("bad ") + what + " '" + s + "'");
   return v;
 }
 
@@ -63,10 +66,12 @@ void write_requests_csv(const std::string& path, const RunRecords& run) {
   std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "wb"));
   if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
   {
+    const bool accuracy = std::any_of(run.requests.begin(), run.requests.end(),
+                                      [](const RequestRecord& r) { return !std::isnan(r.accuracy); });
     auto out = std::make_unique<RowWriter>(f.get());
-    out->text(kHeader);
+    out->text(accuracy ? kHeaderWithAccuracy : kHeader);
     out->ch('\n');
-    for (const RequestRecord& r : run.requests) write_row(*out, r, run.model_names);
+    for (const RequestRecord& r : run.requests) write_row(*out, r, run.model_names, accuracy);
   }
   if (std::ferror(f.get()) || std::fflush(f.get()) != 0) {
     throw std::runtime_error("error writing " + path + ": " + std::strerror(errno));
@@ -78,7 +83,8 @@ RunRecords read_requests_csv(const std::string& path) {
   if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
   std::string line;
   const bool got_line = static_cast<bool>(std::getline(in, line));
-  const bool has_queued = got_line && line == kHeader;
+  const bool has_accuracy = got_line && line == kHeaderWithAccuracy;
+  const bool has_queued = got_line && (line == kHeader || has_accuracy);
   if (!has_queued && !(got_line && line == kHeaderBeforeQueued)) {
     throw std::runtime_error(path + ": not a requests.csv (expected header '" +
                              std::string(kHeader) + "')");
@@ -90,7 +96,7 @@ RunRecords read_requests_csv(const std::string& path) {
     ++line_no;
     if (line.empty()) continue;
     std::vector<std::string> f = split(line);
-    const size_t fields = has_queued ? 10 : 9;
+    const size_t fields = has_accuracy ? 11 : has_queued ? 10 : 9;
     if (f.size() != fields)
       bad_line(path, line_no, "expected " + std::to_string(fields) + " fields, got " +
                                   std::to_string(f.size()));
@@ -100,11 +106,11 @@ RunRecords read_requests_csv(const std::string& path) {
     auto [it, inserted] = model_index.emplace(f[1], uint32_t(run.model_names.size()));
     if (inserted) run.model_names.push_back(f[1]);
     r.model = it->second;
-    r.arrival = parse_time(f[2], path, line_no);
-    r.queued = parse_time(f[3], path, line_no);
-    r.dispatch = parse_time(f[4], path, line_no);
-    r.start = parse_time(f[5], path, line_no);
-    r.finish = parse_time(f[6], path, line_no);
+    r.arrival = parse_number(f[2], path, line_no);
+    r.queued = parse_number(f[3], path, line_no);
+    r.dispatch = parse_number(f[4], path, line_no);
+    r.start = parse_number(f[5], path, line_no);
+    r.finish = parse_number(f[6], path, line_no);
     r.batch_size = static_cast<uint32_t>(parse_uint(f[7], path, line_no));
     r.waited_for_load = f[8] == "1";
     bool known = false;
@@ -116,6 +122,7 @@ RunRecords read_requests_csv(const std::string& path) {
       }
     }
     if (!known) bad_line(path, line_no, "unknown status '" + f[9] + "'");
+    if (has_accuracy) r.accuracy = parse_number(f[10], path, line_no, "accuracy");
     run.requests.push_back(r);
   }
   return run;

@@ -18,6 +18,8 @@ namespace servelab::results::detail {
 
 inline constexpr const char* kHeader =
     "id,model,arrival,queued,dispatch,start,finish,batch_size,waited_for_load,status";
+inline constexpr const char* kHeaderWithAccuracy =
+    "id,model,arrival,queued,dispatch,start,finish,batch_size,waited_for_load,status,accuracy";
 inline constexpr const char* kHeaderBeforeQueued =
     "id,model,arrival,dispatch,start,finish,batch_size,waited_for_load,status";
 
@@ -101,6 +103,12 @@ class RowWriter {
     }
     ch(',');
   }
+  // The shortest digits that read back as v; NaN and infinities as an empty field.
+  void number(double v) {
+    if (!std::isfinite(v)) return;
+    reserve(32);
+    used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, v).ptr - buf_);
+  }
   void flush() {
     if (used_) std::fwrite(buf_, 1, used_, f_);
     used_ = 0;
@@ -116,9 +124,10 @@ class RowWriter {
   size_t used_ = 0;
 };
 
-// One record as a requests.csv line (model by name, status by name).
+// One record as a requests.csv line (model by name, status by name; with_accuracy: the
+// accuracy column last).
 inline void write_row(RowWriter& out, const RequestRecord& r,
-                      const std::vector<std::string>& model_names) {
+                      const std::vector<std::string>& model_names, bool with_accuracy) {
   out.uint(r.id);
   out.ch(',');
   if (r.model < model_names.size()) out.text(model_names[r.model]);
@@ -132,6 +141,10 @@ inline void write_row(RowWriter& out, const RequestRecord& r,
   out.uint(r.batch_size);
   out.text(r.waited_for_load ? ",1," : ",0,");
   out.text(status_name(r.status));
+  if (with_accuracy) {
+    out.ch(',');
+    out.number(r.accuracy);
+  }
   out.ch('\n');
 }
 

@@ -1,5 +1,7 @@
 // `servelab simulate CONFIG.yaml --out DIR`: one simulation run, written as DIR/requests.csv,
 // DIR/summary.json and DIR/config.yaml (the effective config).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -134,7 +136,8 @@ class RunOutputs : public results::RecordSink {
                                                     cfg.run.workload.warmup) {
     output_step([&] {
       std::filesystem::create_directories(a.out_dir);
-      if (!a.summary_only) rows_.emplace(a.out_dir + "/requests.csv", names_);
+      if (!a.summary_only)
+        rows_.emplace(a.out_dir + "/requests.csv", names_, has_accuracy(cfg.setup));
     });
   }
 
@@ -167,6 +170,12 @@ class RunOutputs : public results::RecordSink {
  private:
   static std::vector<std::string> model_names(const sim::SimConfig& cfg) {
     return sim::target_names(cfg.setup);
+  }
+  // Records carry an accuracy: a group's, or a model's measured one.
+  static bool has_accuracy(const sim::SimulationSetup& s) {
+    return !s.groups.empty() || std::any_of(s.models.begin(), s.models.end(), [](const auto& m) {
+             return !std::isnan(m.accuracy);
+           });
   }
   // Runs one step that writes files; its failure is an OutputError.
   template <class F>

@@ -133,6 +133,54 @@ TEST_CASE("requests.csv round-trips and rejects foreign files", "[results]") {
   CHECK_THROWS(write_requests_csv("/nonexistent-dir/x.csv", run));
 }
 
+TEST_CASE("requests.csv carries an accuracy column only when some accuracy is known",
+          "[results]") {
+  servelab::testutil::TempDir tmp_dir("servelab-results-accuracy");
+  const std::string path = (tmp_dir.path() / "requests.csv").string();
+  RunRecords run = sample_run();
+  run.requests[0].accuracy = 0.815;  // a group's voters
+  run.requests[1].accuracy = 1.0;    // a scored answer; the others unknown
+  write_requests_csv(path, run);
+  std::ifstream in(path);
+  std::string header, first, last;
+  std::getline(in, header);
+  std::getline(in, first);
+  for (std::string line; std::getline(in, line);) last = line;
+  CHECK(header == "id,model,arrival,queued,dispatch,start,finish,batch_size,waited_for_load,"
+                  "status,accuracy");
+  CHECK(first == "0,a,0.000000000,,0.001000000,0.001000000,0.010000000,1,0,ok,0.815");
+  CHECK(last == "3,b,0.030000000,,,,0.130000000,0,0,timeout,");
+  RunRecords back = read_requests_csv(path);
+  REQUIRE(back.requests.size() == 4);
+  CHECK(back.requests[0].accuracy == 0.815);  // the shortest digits read back exactly
+  CHECK(back.requests[1].accuracy == 1.0);
+  CHECK(std::isnan(back.requests[2].accuracy));
+
+  // Without a known accuracy the file keeps the ten columns.
+  write_requests_csv(path, sample_run());
+  std::ifstream plain(path);
+  std::getline(plain, header);
+  CHECK(header == "id,model,arrival,queued,dispatch,start,finish,batch_size,waited_for_load,status");
+
+  // The streamed writer writes the same bytes when asked for the column.
+  const std::string streamed = (tmp_dir.path() / "streamed.csv").string();
+  {
+    RequestsCsvStream rows(streamed, run.model_names, true);
+    for (const RequestRecord& r : run.requests) rows.add(r);
+    rows.close();
+  }
+  write_requests_csv(path, run);
+  auto bytes = [](const std::string& p) {
+    std::stringstream ss;
+    ss << std::ifstream(p).rdbuf();
+    return ss.str();
+  };
+  CHECK(bytes(streamed) == bytes(path));
+
+  std::ofstream(path) << header << ",accuracy\n7,a,0.5,,0.6,0.6,0.9,2,0,ok,high\n";
+  CHECK_THROWS_WITH(read_requests_csv(path), Catch::Matchers::Contains("bad accuracy 'high'"));
+}
+
 TEST_CASE("requests.csv writes times with printf's %.9f digits and ties to even",
           "[results]") {
   // 1/1024 s is 976562.5 ns exactly: a tie, which rounds to the even 976562; 3/1024 s to
