@@ -129,6 +129,10 @@ void Controller::on_arrival(const Request& r, Time now, ActionBuffer& out) {
     if (!s.timeouts.empty()) d = std::max(d, s.timeouts.back().deadline);  // keep FIFO sorted
     s.timeouts.push_back({d, r.id, r.model});
   }
+  if (s.cfg.drop_late && r.deadline < kNever) {
+    s.deadlines.push_back({r.deadline, r.model});
+    std::push_heap(s.deadlines.begin(), s.deadlines.end(), std::greater<>());
+  }
   if (!s.quantum_mode()) s.decide(r.model, now);
   s.pump(now, out);
 }
@@ -183,6 +187,7 @@ Time Controller::next_wakeup() const {
   Time t = s.total_queued > 0 || !s.ready.empty() ? s.next_tick() : kNever;
   if (!s.timeouts.empty()) t = std::min(t, s.timeouts.front().deadline);
   if (!s.wakes.empty()) t = std::min(t, s.wakes.front().at);
+  if (!s.deadlines.empty()) t = std::min(t, s.deadlines.front().at);
   return t;
 }
 
@@ -208,18 +213,24 @@ size_t Controller::total_queued() const { return impl_->total_queued; }
 void Controller::Impl::advance_to(Time now, ActionBuffer& out) {
   assert(now >= last_now || now + 1e-9 >= last_now);
   last_now = std::max(last_now, now);
-  // Process due timeouts, quantum ticks and event-mode wake-ups in time order; at equal
-  // times a timeout goes first, then the tick, then wake-ups.
+  // Process due timeouts, late requests (drop_late), quantum ticks and event-mode wake-ups in
+  // time order; at equal times in that order.
   for (;;) {
     Time t_out = timeouts.empty() ? kNever : timeouts.front().deadline;
+    Time t_late = deadlines.empty() ? kNever : deadlines.front().at;
     Time t_tick = next_tick();
     Time t_wake = wakes.empty() ? kNever : wakes.front().at;
-    Time first = std::min({t_out, t_tick, t_wake});
+    Time first = std::min({t_out, t_late, t_tick, t_wake});
     if (first > now || first == kNever) break;
     if (t_out == first) {
       TimeoutEntry e = timeouts.front();
       timeouts.pop_front();
       expire(e, out);
+    } else if (t_late == first) {
+      std::pop_heap(deadlines.begin(), deadlines.end(), std::greater<>());
+      const WakeEntry e = deadlines.back();
+      deadlines.pop_back();
+      drop_at_deadline(e, out);
     } else if (t_tick == first) {
       tick(first);
     } else {
@@ -286,6 +297,24 @@ void Controller::Impl::expire(const TimeoutEntry& e, ActionBuffer& out) {
   else rekey(e.model);
 }
 
+// drop_late: a request still queued at its deadline is answered Dropped then, not when its
+// model next takes a worker (which a batching policy waiting for a fuller batch may never
+// do). Heads only, as at dispatch.
+void Controller::Impl::drop_at_deadline(const WakeEntry& e, ActionBuffer& out) {
+  ModelSlot& m = models[e.model];
+  bool dropped = false;
+  while (!m.queue.empty() && m.queue.front().deadline <= e.at) {
+    const Request r = m.queue.front();
+    m.queue.pop_front();
+    --total_queued;
+    complete(r, RequestStatus::Dropped, e.at, out);
+    dropped = true;
+  }
+  if (!dropped) return;
+  if (m.queue.empty()) unready(e.model);
+  else rekey(e.model);
+}
+
 void Controller::Impl::pump(Time now, ActionBuffer& out) {
   start_waiting_loads(now, out);
   dispatch_loop(now, out);
@@ -305,6 +334,13 @@ void Controller::Impl::prune() {
     if (e.model < models.size() && models[e.model].wait_until == e.at) break;
     std::pop_heap(wakes.begin(), wakes.end(), std::greater<>());
     wakes.pop_back();
+  }
+  while (!deadlines.empty()) {  // stale: no head of that model is due by then any more
+    const WakeEntry& e = deadlines.front();
+    const ModelQueue& q = models[e.model].queue;
+    if (!q.empty() && q.front().deadline <= e.at) break;
+    std::pop_heap(deadlines.begin(), deadlines.end(), std::greater<>());
+    deadlines.pop_back();
   }
 }
 

@@ -29,8 +29,9 @@ struct ControllerConfig {
   uint32_t max_loads_in_flight = 1;  // Rafiqi 3.4: one load at a time
   Time request_timeout = kNever;     // a request still queued at arrival+timeout times out
   uint32_t queue_bound = 0;          // per-model queue bound; 0 = unbounded
-  // A request past its deadline (SLO) when its model takes a worker: served late (false, the
-  // default) or dropped before compute (true: completed with status Dropped, never batched).
+  // A request not yet batched at its deadline (SLO): served late (false, the default) or
+  // dropped before compute (true: completed with status Dropped at its deadline, or when its
+  // model takes a worker if it is not its queue's head then; never batched).
   bool drop_late = false;
   PolicySpec batching{"none", {}};
   PolicySpec eviction{"lru", {}};

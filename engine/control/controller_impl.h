@@ -93,6 +93,7 @@ struct Controller::Impl {
   uint32_t loads_in_flight = 0;
   RingQueue<TimeoutEntry> timeouts;         // push order; deadlines non-decreasing
   std::vector<WakeEntry> wakes;             // min-heap (std::greater) of event-mode wake-ups
+  std::vector<WakeEntry> deadlines;         // drop_late: min-heap of queued requests' deadlines
   uint64_t tick_index = 0;                  // ticks done; next tick at (tick_index+1)*quantum
   std::vector<uint64_t> in_use;             // bit per model id: arrivals or a queue, visit at ticks
   BatchId next_batch = 1;
@@ -116,6 +117,7 @@ struct Controller::Impl {
   void visit_at_tick(ModelId m, Time at);
   void expire(const TimeoutEntry& e, ActionBuffer& out);
   void drop_late_heads(ModelId id, Time now, ActionBuffer& out);
+  void drop_at_deadline(const WakeEntry& e, ActionBuffer& out);
   void pump(Time now, ActionBuffer& out);        // start waiting loads, dispatch, prune
   void prune();
   void complete(const Request& r, RequestStatus s, Time now, ActionBuffer& out);

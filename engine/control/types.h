@@ -33,8 +33,8 @@ enum class RequestStatus : uint8_t {
   Failed,       // execution or load failed, or model removed while queued
   Cancelled,    // cancelled by its client (Controller::cancel): removed from its queue, or
                 // its batch's result discarded
-  Dropped,      // past its deadline when its model took a worker, and the controller drops
-                // late requests (ControllerConfig::drop_late): never computed
+  Dropped,      // still queued at its deadline, and the controller drops late requests
+                // (ControllerConfig::drop_late): never computed
 };
 const char* status_name(RequestStatus s);
 

@@ -255,9 +255,9 @@ TEST_CASE("event mode lru-order serves the least recently dispatched model first
 
 TEST_CASE("late requests: served late by default, dropped before compute with drop_late") {
   // One worker, batches of one taking 1 s. Requests 1..3 arrive at 0 with deadlines 0.5, 0.8
-  // and 3.0. Request 1 starts at 0, in time (it finishes late, at 1). When the worker frees at
-  // 1, request 2 is past its deadline: served late (1..2, then request 3 runs 2..3), or
-  // dropped (request 3 runs 1..2).
+  // and 3.0. Request 1 starts at 0, in time (it finishes late, at 1). Request 2 is still
+  // queued at its deadline 0.8: served late (1..2, then request 3 runs 2..3), or dropped at
+  // 0.8 (request 3 runs 1..2).
   for (bool drop : {false, true}) {
     ControllerConfig cfg = config("none");
     cfg.drop_late = drop;
@@ -274,11 +274,29 @@ TEST_CASE("late requests: served late by default, dropped before compute with dr
       CHECK(outcome(s, 2).finished == Approx(2.0));
       CHECK(outcome(s, 3).finished == Approx(3.0));
     } else {
-      CHECK(outcome(s, 2).status == RequestStatus::Dropped);  // at 1, past 0.8: never run
-      CHECK(outcome(s, 2).finished == Approx(1.0));
+      CHECK(outcome(s, 2).status == RequestStatus::Dropped);  // at its deadline: never run
+      CHECK(outcome(s, 2).finished == Approx(0.8));
       CHECK(outcome(s, 2).batch_size == 0);
       CHECK(outcome(s, 3).finished == Approx(2.0));  // runs 1..2 instead
       CHECK(c.stats().per_model[0].dropped == 1);
     }
   }
+}
+
+TEST_CASE("drop_late answers a request its policy never batches at its deadline") {
+  // fixed (size 8, no max_wait) never makes one request ready; with drop_late the request is
+  // answered Dropped at its deadline, 0.5, and the controller asks to be woken then.
+  ControllerConfig cfg = config("fixed");
+  cfg.drop_late = true;
+  Controller c(cfg);
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 1.0);
+  s.arrive(0.0, 1, 0, 0.5);
+  s.run(0.1);  // the arrival
+  CHECK(c.next_wakeup() == Approx(0.5));
+  s.run(10);
+  CHECK(outcome(s, 1).status == RequestStatus::Dropped);
+  CHECK(outcome(s, 1).finished == Approx(0.5));
+  CHECK(c.next_wakeup() == kNever);  // nothing queued, nothing to wake for
+  CHECK(s.batches.empty());
 }
