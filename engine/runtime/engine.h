@@ -124,6 +124,14 @@ class Engine {
   int classify(const std::string& model, std::string image_bytes, int top_k,
                std::function<void(ClassifyResult)> done, const RequestOptions& options = {});
 
+  // One image to several models (a model group's members), decoded once per distinct
+  // preprocessing: members that prepare images alike share the decoded input. Each
+  // accepted member's answer comes through done(k, result), k its index in `models`;
+  // returns classify's code per member (0: accepted, done will be called).
+  std::vector<int> classify_each(const std::vector<std::string>& models, std::string image_bytes,
+                                 int top_k, std::function<void(size_t, ClassifyResult)> done,
+                                 const RequestOptions& options = {});
+
   // Same as classify but with an already preprocessed input (no OpenCV), e.g. for the
   // profiled executor or benchmarks. `input` may be empty for the profiled executor.
   int submit_raw(const std::string& model, std::vector<float> input, int top_k,

@@ -131,6 +131,7 @@ struct Engine::Impl {
   std::mutex pending_mu;
   std::unordered_map<RequestId, std::unique_ptr<Pending>> pending;
   std::atomic<RequestId> next_request{1};
+  std::atomic<uint64_t> images_decoded{0};  // classify's decodes (servelab_images_decoded_total)
 
   std::mutex inbox_mu;
   std::condition_variable inbox_cv;  // wakes the control thread

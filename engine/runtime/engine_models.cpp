@@ -181,7 +181,11 @@ std::string Engine::metrics_text() const {
            "# HELP servelab_contract_violations_total Controller actions that broke its contract "
            "(engine/control/contract_monitor.h).\n# TYPE servelab_contract_violations_total "
            "counter\nservelab_contract_violations_total " +
-           std::to_string(s.contract->violation_count()) + "\n";
+           std::to_string(s.contract->violation_count()) + "\n" +
+           "# HELP servelab_images_decoded_total Request images decoded (a group's members that "
+           "prepare images alike share one decode).\n# TYPE servelab_images_decoded_total "
+           "counter\nservelab_images_decoded_total " +
+           std::to_string(s.images_decoded.load()) + "\n";
   });
 }
 

@@ -1,6 +1,7 @@
 // Engine facade, request side: classify (OpenCV preprocessing on the caller's thread) and
 // submit_raw, both handing an accepted request to the controller as an arrival.
 #include <algorithm>
+#include <optional>
 
 #include "engine/runtime/engine_impl.h"
 #include "engine/runtime/preprocess.h"
@@ -89,11 +90,73 @@ int Engine::classify(const std::string& model, std::string image_bytes, int top_
   }
   Input input;
   try {
+    ++s.images_decoded;
     input = preprocess_image(image_bytes, m->spec.preprocess, !s.exec->normalizes_on_device());
   } catch (const ImageError&) {
     return 400;
   }
   return s.accept(std::move(input), top_k, std::move(done), std::move(m), ro);
+}
+
+namespace {
+
+bool same_preprocess(const Preprocess& a, const Preprocess& b) {
+  return a.input_width == b.input_width && a.input_height == b.input_height &&
+         a.resize == b.resize && std::equal(a.mean, a.mean + 3, b.mean) &&
+         std::equal(a.std, a.std + 3, b.std);
+}
+
+// An image decoded for one preprocessing (or found undecodable), shared by the members
+// that prepare images alike.
+struct Decoded {
+  Preprocess pp;
+  std::optional<Input> input;  // empty: the bytes are not a decodable image
+};
+
+}  // namespace
+
+std::vector<int> Engine::classify_each(const std::vector<std::string>& models,
+                                       std::string image_bytes, int top_k,
+                                       std::function<void(size_t, ClassifyResult)> done,
+                                       const RequestOptions& ro) {
+  Impl& s = *impl_;
+  std::vector<int> rc(models.size(), 0);
+  if (image_bytes.size() > s.opts.max_image_bytes) return std::vector<int>(models.size(), 413);
+  std::vector<Decoded> decoded;
+  for (size_t k = 0; k < models.size(); ++k) {
+    auto m = s.find(models[k]);
+    if (!m) {
+      rc[k] = 404;
+      continue;
+    }
+    std::function<void(ClassifyResult)> member_done = [done, k](ClassifyResult r) {
+      done(k, std::move(r));
+    };
+    try {
+      if (s.refuse_if_full(m, top_k, member_done, ro)) continue;  // before paying for a decode
+    } catch (const std::future_error&) {
+      rc[k] = 503;  // the engine is stopping
+      continue;
+    }
+    auto it = std::find_if(decoded.begin(), decoded.end(), [&](const Decoded& d) {
+      return same_preprocess(d.pp, m->spec.preprocess);
+    });
+    if (it == decoded.end()) {
+      Decoded d{m->spec.preprocess, std::nullopt};
+      try {
+        ++s.images_decoded;
+        d.input = preprocess_image(image_bytes, d.pp, !s.exec->normalizes_on_device());
+      } catch (const ImageError&) {
+      }
+      it = decoded.insert(decoded.end(), std::move(d));
+    }
+    if (!it->input) {
+      rc[k] = 400;
+      continue;
+    }
+    rc[k] = s.accept(Input(*it->input), top_k, std::move(member_done), std::move(m), ro);
+  }
+  return rc;
 }
 
 int Engine::infer(const std::string& model, std::vector<float> input,

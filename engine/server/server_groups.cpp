@@ -126,19 +126,24 @@ void HttpServer::Impl::classify_group(const std::shared_ptr<LiveGroup>& group,
   fan->asked = group->select(views);
   fan->reply = reply;
   fan->answers.resize(members.size());
-  for (size_t k = 0; k < members.size(); ++k) fan->remaining += fan->asked >> k & 1;
-  // Each member decodes its own copy (its own preprocessing); the last one takes the body.
-  size_t copies = fan->remaining;
+  // The asked members, in member order; the engine decodes the image once for those that
+  // prepare it alike.
+  std::vector<std::string> asked;
+  std::vector<size_t> member_of;  // asked[i] is members[member_of[i]]
   for (size_t k = 0; k < members.size(); ++k) {
     if (!(fan->asked >> k & 1)) continue;
-    const std::string& model = members[k];
-    std::string bytes = --copies == 0 ? std::move(image) : image;
-    int rc = engine->classify(model, std::move(bytes), /*top_k=*/1,
-                              [fan, k, model](runtime::ClassifyResult r) {
-                                fan->done(k, answer_of(model, r));
-                              }, ro);
-    if (rc != 0) fan->done(k, refused(model, rc));
+    asked.push_back(members[k]);
+    member_of.push_back(k);
   }
+  fan->remaining = asked.size();
+  const std::vector<int> rc = engine->classify_each(
+      asked, std::move(image), /*top_k=*/1,
+      [fan, asked, member_of](size_t i, runtime::ClassifyResult r) {
+        fan->done(member_of[i], answer_of(asked[i], r));
+      },
+      ro);
+  for (size_t i = 0; i < asked.size(); ++i)
+    if (rc[i] != 0) fan->done(member_of[i], refused(asked[i], rc[i]));
 }
 
 HttpResponse HttpServer::Impl::create_group(const HttpRequest& req) {

@@ -90,6 +90,44 @@ TEST_CASE("a group's vote is the majority of its members' own answers", "[server
   CHECK(two["voters"] == json({"digits_linear", "digits_mlp"}));
 }
 
+TEST_CASE("a group request decodes its image once for the members that prepare it alike",
+          "[server][groups]") {
+  TempDir store;
+  TestServer ts(store.path.string());
+  HttpClient c(ts.port());
+  register_digits(c);  // all three: 8x8, mean 0, std 1
+  json shifted = json::parse(register_json("mlp_shifted", "digits_mlp"));
+  shifted["preprocess"]["mean"] = {0.1, 0.1, 0.1};  // the same model, prepared differently
+  REQUIRE(c.post_json("/register", shifted.dump()).status == 201);
+  REQUIRE(c.post_json("/groups", group_body("trio", kDigits).dump()).status == 201);
+  json mixed = group_body("mixed", {"digits_linear", "digits_mlp"});
+  mixed["members"].push_back("mlp_shifted");
+  mixed["accuracy"]["mlp_shifted"] = manifest_accuracy("digits_mlp");
+  auto defined = c.post_json("/groups", mixed.dump());
+  INFO(defined.body);
+  REQUIRE(defined.status == 201);
+  auto decoded = [&] { return metric_sum(c.get("/metrics").body, "servelab_images_decoded_total"); };
+
+  const std::string image = sample_images()[3];
+  const double before = decoded();
+  auto trio = c.request("POST", "/classify/trio", image, "image/png");
+  REQUIRE(trio.status == 200);
+  CHECK(json::parse(trio.body)["voters"].size() == 3);
+  CHECK(decoded() - before == 1);  // three members, one preprocessing
+  auto mix = c.request("POST", "/classify/mixed", image, "image/png");
+  REQUIRE(mix.status == 200);
+  CHECK(json::parse(mix.body)["voters"].size() == 3);
+  CHECK(decoded() - before == 3);  // two preprocessings: two more
+  REQUIRE(c.request("POST", "/classify/digits_mlp", image, "image/png").status == 200);
+  CHECK(decoded() - before == 4);  // a model's own request: one
+
+  // Bytes that are no image are refused for the group (400) from their header, before any
+  // member decodes them.
+  auto bad = c.request("POST", "/classify/trio", std::string(64, 'x'), "image/png");
+  CHECK(bad.status == 400);
+  CHECK(decoded() - before == 4);
+}
+
 TEST_CASE("group definitions that are refused and members that cannot be deleted",
           "[server][groups]") {
   TempDir store;
