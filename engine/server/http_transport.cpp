@@ -3,6 +3,8 @@
 // written (HTTP/1.1 keep-alive, no pipelining).
 #include "engine/server/http_transport.h"
 
+#include "engine/server/connection_deadline.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -52,13 +54,16 @@ bool is_http_error(const beast::error_code& ec) {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, Shared* shared) : stream_(std::move(socket)), shared_(shared) {
+  Session(tcp::socket&& socket, Shared* shared)
+      : stream_(std::move(socket)), shared_(shared), deadline_(stream_.get_executor(), kTick) {
     buffer_.reserve(shared_->options.read_buffer_bytes);
   }
 
   void run() {
-    net::dispatch(stream_.get_executor(),
-                  beast::bind_front_handler(&Session::read_header, shared_from_this()));
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      self->deadline_.start(self, [s = self.get()] { s->close(); });
+      self->read_header();
+    });
   }
 
  private:
@@ -66,7 +71,7 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->body_limit(shared_->options.max_body_bytes);
     parser_->header_limit(64 * 1024);
-    stream_.expires_after(shared_->options.idle_timeout);
+    deadline_.expires_after(shared_->options.idle_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&Session::on_header, shared_from_this()));
   }
@@ -109,6 +114,18 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void read_body() {
+    // The body often came in with the header: parse it here. Through async_read it would
+    // complete without I/O, and Beast posts such a completion (a scheduler round trip that
+    // often wakes the other IO thread).
+    beast::error_code ec;
+    while (!parser_->is_done() && buffer_.size() > 0) {
+      const size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec == http::error::need_more) break;
+      if (ec) return on_error(ec);
+      if (used == 0) break;
+    }
+    if (parser_->is_done()) return on_read({}, 0);
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::on_read, shared_from_this()));
   }
@@ -144,7 +161,7 @@ class Session : public std::enable_shared_from_this<Session> {
       req.headers.emplace_back(std::move(name), std::string(f.value()));
     }
     req.body = std::move(msg.body());
-    stream_.expires_never();  // the engine bounds the wait (request timeout)
+    deadline_.expires_never();  // the engine bounds the wait (request timeout)
     shared_->in_flight++;
 
     auto called = std::make_shared<std::atomic<bool>>(false);
@@ -179,7 +196,7 @@ class Session : public std::enable_shared_from_this<Session> {
     out->keep_alive(!close_after);
     out->prepare_payload();
     if (head_) out->body().clear();  // HEAD: GET's headers (Content-Length too), no body
-    stream_.expires_after(std::chrono::seconds(30));
+    deadline_.expires_after(std::chrono::seconds(30));
     http::async_write(stream_, *out,
                       [self = shared_from_this(), out, close_after, counted](beast::error_code ec,
                                                                              size_t) {
@@ -195,7 +212,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void drain_and_close() {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.expires_after(std::chrono::seconds(2));
+    deadline_.expires_after(std::chrono::seconds(2));
     drain_ = std::make_shared<std::vector<char>>(1 << 16);
     drain_more();
   }
@@ -209,6 +226,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void close() {
+    deadline_.stop();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
@@ -216,8 +234,12 @@ class Session : public std::enable_shared_from_this<Session> {
     shared_->sessions.erase(this);
   }
 
-  beast::tcp_stream stream_;
+  // How often a connection checks its deadline: limits hold to within this.
+  static constexpr std::chrono::seconds kTick{1};
+
+  beast::tcp_stream stream_;  // no Beast expiry: `deadline_` bounds each phase
   Shared* shared_;
+  ConnectionDeadline deadline_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<std::vector<char>> drain_;
