@@ -113,6 +113,7 @@ void check_input_head(const json& in, const TensorSpec& spec, uint32_t max_batch
   const json* sh = member(in, "shape");
   if (!sh || !sh->is_array() || sh->size() > 16)
     bad("input '" + spec.name + "' needs a \"shape\" (an array of at most 16 sizes)");
+  shape->reserve(sh->size());
   for (const json& d : *sh) {
     if (!d.is_number_integer()) bad("input '" + spec.name + "': shape sizes must be integers");
     shape->push_back(d.get<int64_t>());
