@@ -5,8 +5,11 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "engine/server/parse_arena.h"
+
 namespace servelab::server {
-using nlohmann::json;
+// Every document here lives inside parse_v2_infer's ParseArena::Scope.
+using json = ArenaJson;
 
 namespace {
 
@@ -170,6 +173,7 @@ TensorSpec v2_output_spec(uint32_t classes) {
 V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_length,
                               const TensorSpec& input, const TensorSpec& output,
                               uint32_t max_batch) {
+  ParseArena::Scope arena;  // first: outlives every json value below
   const std::string& output_name = output.name;
   const size_t head = header_size(body, header_length);
   std::string_view binary = body.substr(head);
