@@ -48,7 +48,7 @@ TEST_CASE("a request header that never ends is closed after the idle timeout",
   CHECK(secs < 3.5);
 }
 
-TEST_CASE("an idle keep-alive connection is closed; a busy one is not", "[server][transport]") {
+TEST_CASE("an idle keep-alive connection is closed but a busy one is not", "[server][transport]") {
   TransportOptions opt;
   opt.idle_timeout = std::chrono::seconds(1);
   HttpTransport t(opt, body_size_handler());
@@ -74,7 +74,7 @@ TEST_CASE("an idle keep-alive connection is closed; a busy one is not", "[server
   CHECK(secs < 3.5);
 }
 
-TEST_CASE("a body sent after its header is read; one sent with it is parsed at once",
+TEST_CASE("a body sent after its header is read and one sent with it is parsed at once",
           "[server][transport]") {
   TransportOptions opt;
   opt.max_body_bytes = 4096;
