@@ -18,6 +18,7 @@
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
@@ -227,6 +228,9 @@ class TorchExecutor final : public Executor {
     };
     bool all_u8 = std::all_of(inputs.begin(), inputs.end(),
                               [](const Input* in) { return !in->hwc.empty(); });
+    bool all_float = std::none_of(inputs.begin(), inputs.end(),
+                                  [](const Input* in) { return !in->hwc.empty(); });
+    if (all_float && dev == torch::kCPU) return copied_batch(inputs);
     std::vector<at::Tensor> items;
     items.reserve(inputs.size());
     for (const Input* in : inputs) {
@@ -248,13 +252,40 @@ class TorchExecutor final : public Executor {
   // glibc hand memory back and forth: ~100,000 page faults per 2 s on the worker (in the
   // conv kernels writing fresh pages) and a third of the throughput of a plain loop.
   static at::Tensor reused_batch(const std::vector<at::Tensor>& items) {
-    thread_local at::Tensor cached;
     std::vector<int64_t> shape = items.front().sizes().vec();
     shape.insert(shape.begin(), static_cast<int64_t>(items.size()));
+    at::Tensor batch = batch_tensor(shape);
+    return torch::stack_out(batch, items);
+  }
+
+  // Float inputs on the CPU, copied straight into the reused batch tensor: a tensor per
+  // item, their autograd wrappers and the stack kernel cost about as much as the forward of
+  // a trivial model (profile of `servelab serve` under the bench-server load, noop model).
+  static at::Tensor copied_batch(const std::vector<const Input*>& inputs) {
+    const Input& first = *inputs.front();
+    for (const Input* in : inputs)
+      if (in->channels != first.channels || in->height != first.height ||
+          in->width != first.width || in->chw.size() != first.chw.size())
+        throw std::runtime_error("the inputs of one batch differ in shape");
+    const size_t item = first.chw.size();
+    if (item != static_cast<size_t>(first.channels) * first.height * first.width)
+      throw std::runtime_error("an input's size does not match its shape");
+    at::Tensor batch = batch_tensor({static_cast<int64_t>(inputs.size()), first.channels,
+                                     first.height, first.width});
+    float* out = batch.data_ptr<float>();
+    for (size_t i = 0; i < inputs.size(); ++i)
+      std::memcpy(out + i * item, inputs[i]->chw.data(), item * sizeof(float));
+    return batch;
+  }
+
+  // This worker thread's float batch tensor of last time when its shape matches and nothing
+  // else holds it, else a new one (kept for next time).
+  static at::Tensor batch_tensor(const std::vector<int64_t>& shape) {
+    thread_local at::Tensor cached;
     if (!cached.defined() || cached.sizes() != at::IntArrayRef(shape) ||
         cached.storage().use_count() != 1)
       cached = torch::empty(shape, torch::kFloat);
-    return torch::stack_out(cached, items);
+    return cached;
   }
 
   std::shared_ptr<TorchModel> find(ModelId id) const {

@@ -1,231 +1,25 @@
-// Beast session and listener behind HttpTransport. One strand per connection; a connection
-// reads one request, hands it to the handler, and reads the next only after the response is
-// written (HTTP/1.1 keep-alive, no pipelining).
+// The listener behind HttpTransport: binds, accepts onto a strand per connection (the
+// connections themselves are in http_session.cpp), pauses at the descriptor limit, and
+// stops with a grace period for replies on their way.
 #include "engine/server/http_transport.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cctype>
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <mutex>
+#include <boost/beast/core/error.hpp>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 #include <vector>
+
+#include "engine/server/http_session.h"
 
 namespace servelab::server {
 namespace beast = boost::beast;
-namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
-
-namespace {
-
-// Replies check the gate before posting to a connection, so that none reaches the io_context
-// once the transport has stopped.
-struct Gate {
-  std::mutex mu;
-  bool open = true;
-};
-
-class Session;
-
-// The transport's shared state that sessions reach while running on IO threads.
-struct Shared {
-  TransportOptions options;
-  Handler handler;
-  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
-  std::mutex mu;
-  std::unordered_map<Session*, std::shared_ptr<Session>> sessions;
-  std::atomic<int> in_flight{0};  // requests handed to the handler and not yet written
-};
-
-bool is_http_error(const beast::error_code& ec) {
-  return ec.category() == http::make_error_code(http::error::bad_method).category();
-}
-
-class Session : public std::enable_shared_from_this<Session> {
- public:
-  Session(tcp::socket&& socket, Shared* shared) : stream_(std::move(socket)), shared_(shared) {
-    buffer_.reserve(shared_->options.read_buffer_bytes);
-  }
-
-  void run() {
-    net::dispatch(stream_.get_executor(),
-                  beast::bind_front_handler(&Session::read_header, shared_from_this()));
-  }
-
- private:
-  void read_header() {
-    parser_.emplace();
-    parser_->body_limit(shared_->options.max_body_bytes);
-    parser_->header_limit(64 * 1024);
-    stream_.expires_after(shared_->options.idle_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            beast::bind_front_handler(&Session::on_header, shared_from_this()));
-  }
-
-  void on_header(beast::error_code ec, size_t) {
-    if (ec) return on_error(ec);
-    auto& msg = parser_->get();
-    head_ = msg.method() == http::verb::head;
-    if (auto refusal = refuse_header(msg)) return write(std::move(*refusal), true, false);
-    auto cl = parser_->content_length();
-    if (cl && *cl > shared_->options.max_body_bytes) return on_error(http::error::body_limit);
-    auto expect = msg[http::field::expect];
-    if (beast::iequals(expect, "100-continue")) {
-      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
-      http::async_write(stream_, *cont,
-                        [self = shared_from_this(), cont](beast::error_code ec, size_t) {
-                          if (ec) return self->close();
-                          self->read_body();
-                        });
-      return;
-    }
-    read_body();
-  }
-
-  // Answers for a header that the server will not serve, before its body is read.
-  std::optional<HttpResponse> refuse_header(const http::request<http::string_body>& msg) const {
-    if (msg.target().size() > shared_->options.max_target_bytes) {
-      return error_response(414, "request target is longer than the limit of " +
-                                     std::to_string(shared_->options.max_target_bytes) + " bytes");
-    }
-    if (msg.version() >= 11 && msg.find(http::field::host) == msg.end()) {
-      return error_response(400, "missing Host header (required by HTTP/1.1)");
-    }
-    auto te = msg.find(http::field::transfer_encoding);
-    if (te != msg.end() && !beast::iequals(te->value(), "chunked")) {
-      return error_response(501, "Transfer-Encoding '" + std::string(te->value()) +
-                                     "' is not supported (only chunked)");
-    }
-    return std::nullopt;
-  }
-
-  void read_body() {
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Session::on_read, shared_from_this()));
-  }
-
-  void on_error(beast::error_code ec) {
-    if (ec == http::error::body_limit) {
-      return write(error_response(413, "request body is larger than the limit of " +
-                                           std::to_string(shared_->options.max_body_bytes) +
-                                           " bytes"),
-                   true, false);
-    }
-    if (ec == http::error::header_limit) {
-      return write(error_response(431, "request header is larger than the limit of 64 KiB"),
-                   true, false);
-    }
-    if (is_http_error(ec) && ec != http::error::end_of_stream && ec != http::error::partial_message) {
-      return write(error_response(400, "malformed HTTP request: " + ec.message()), true, false);
-    }
-    close();  // end of stream, timeout, reset
-  }
-
-  void on_read(beast::error_code ec, size_t) {
-    if (ec) return on_error(ec);
-    auto msg = parser_->release();
-    keep_alive_ = msg.keep_alive();
-    HttpRequest req;
-    req.method = std::string(msg.method_string());
-    req.target = std::string(msg.target());
-    split_target(req.target, &req.path, &req.query);
-    for (const auto& f : msg) {
-      std::string name(f.name_string());
-      for (auto& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
-      req.headers.emplace_back(std::move(name), std::string(f.value()));
-    }
-    req.body = std::move(msg.body());
-    stream_.expires_never();  // the engine bounds the wait (request timeout)
-    shared_->in_flight++;
-
-    auto called = std::make_shared<std::atomic<bool>>(false);
-    Reply reply = [weak = weak_from_this(), gate = shared_->gate,
-                   called](HttpResponse res) {
-      if (called->exchange(true)) return;
-      std::lock_guard<std::mutex> lock(gate->mu);
-      if (!gate->open) return;
-      if (auto self = weak.lock()) {
-        net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
-          self->write(std::move(res), false, true);
-        });
-      }  // `self` is released under the gate lock: never the last owner after stop()
-    };
-    try {
-      shared_->handler(std::move(req), reply);
-    } catch (const std::exception& e) {
-      reply(error_response(500, std::string("internal error: ") + e.what()));
-    }
-  }
-
-  // Writes `res`; then reads the next request, or closes (force_close or no keep-alive).
-  void write(HttpResponse res, bool force_close, bool counted) {
-    auto out = std::make_shared<http::response<http::string_body>>();
-    out->version(11);
-    out->result(static_cast<unsigned>(res.status));
-    out->set(http::field::server, "servelab");
-    out->set(http::field::content_type, res.content_type);
-    for (auto& [k, v] : res.headers) out->set(k, v);
-    out->body() = std::move(res.body);
-    bool close_after = force_close || !keep_alive_;
-    out->keep_alive(!close_after);
-    out->prepare_payload();
-    if (head_) out->body().clear();  // HEAD: GET's headers (Content-Length too), no body
-    stream_.expires_after(std::chrono::seconds(30));
-    http::async_write(stream_, *out,
-                      [self = shared_from_this(), out, close_after, counted](beast::error_code ec,
-                                                                             size_t) {
-                        if (counted) self->shared_->in_flight--;
-                        if (ec) return self->close();
-                        if (close_after) return self->drain_and_close();
-                        self->read_header();
-                      });
-  }
-
-  // After an early error response the client may still be sending its body; closing with
-  // unread data would reset the connection before it reads the response, so read it away.
-  void drain_and_close() {
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.expires_after(std::chrono::seconds(2));
-    drain_ = std::make_shared<std::vector<char>>(1 << 16);
-    drain_more();
-  }
-
-  void drain_more() {
-    stream_.async_read_some(net::buffer(*drain_),
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
-                              if (ec) return self->close();
-                              self->drain_more();
-                            });
-  }
-
-  void close() {
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
-    std::lock_guard<std::mutex> lock(shared_->mu);
-    shared_->sessions.erase(this);
-  }
-
-  beast::tcp_stream stream_;
-  Shared* shared_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  std::shared_ptr<std::vector<char>> drain_;
-  bool keep_alive_ = true;
-  bool head_ = false;  // the request being answered is HEAD
-};
-
-}  // namespace
+using transport::Shared;
+using transport::Socket;
+using transport::start_session;
 
 struct HttpTransport::Impl {
   net::io_context ioc;  // first member: destroyed last
@@ -239,14 +33,14 @@ struct HttpTransport::Impl {
   bool paused = false;
 
   void accept() {
-    acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+    acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, Socket s) {
       if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
       if (out_of_descriptors(ec)) return back_off();
       if (paused) {
         paused = false;
         log("accepting connections again");
       }
-      if (!ec) start_session(std::move(s));
+      if (!ec) start_session(std::move(s), &shared);
       accept();
     });
   }
@@ -267,17 +61,6 @@ struct HttpTransport::Impl {
     backoff_timer->async_wait([this](beast::error_code ec) {
       if (!ec && acceptor->is_open()) accept();
     });
-  }
-
-  void start_session(tcp::socket s) {
-    beast::error_code ignored;
-    s.set_option(tcp::no_delay(true), ignored);
-    auto session = std::make_shared<Session>(std::move(s), &shared);
-    {
-      std::lock_guard<std::mutex> lock(shared.mu);
-      shared.sessions.emplace(session.get(), session);
-    }
-    session->run();
   }
 
   void log(const std::string& line) const {

@@ -39,16 +39,19 @@ bool has_control_byte(std::string_view s) {
 bool Router::match(const Route& r, const std::vector<std::string>& segs, PathParams* params,
                    bool* bad_escape) {
   if (r.segments.size() != segs.size()) return false;
+  auto is_param = [](const std::string& want) {
+    return want.size() >= 2 && want.front() == '{' && want.back() == '}';
+  };
+  // Literal segments first: most routes are ruled out before any parameter is decoded.
+  for (size_t i = 0; i < segs.size(); ++i)
+    if (!is_param(r.segments[i]) && r.segments[i] != segs[i]) return false;
   params->clear();
   for (size_t i = 0; i < segs.size(); ++i) {
     const std::string& want = r.segments[i];
-    if (want.size() >= 2 && want.front() == '{' && want.back() == '}') {
-      std::string decoded;
-      if (!percent_decode(segs[i], &decoded) || has_control_byte(decoded)) *bad_escape = true;
-      (*params)[want.substr(1, want.size() - 2)] = decoded;
-    } else if (want != segs[i]) {
-      return false;
-    }
+    if (!is_param(want)) continue;
+    std::string decoded;
+    if (!percent_decode(segs[i], &decoded) || has_control_byte(decoded)) *bad_escape = true;
+    (*params)[want.substr(1, want.size() - 2)] = std::move(decoded);
   }
   return true;
 }

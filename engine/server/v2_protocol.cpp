@@ -5,8 +5,11 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "engine/server/parse_arena.h"
+
 namespace servelab::server {
-using nlohmann::json;
+// Every document here lives inside parse_v2_infer's ParseArena::Scope.
+using json = ArenaJson;
 
 namespace {
 
@@ -113,6 +116,7 @@ void check_input_head(const json& in, const TensorSpec& spec, uint32_t max_batch
   const json* sh = member(in, "shape");
   if (!sh || !sh->is_array() || sh->size() > 16)
     bad("input '" + spec.name + "' needs a \"shape\" (an array of at most 16 sizes)");
+  shape->reserve(sh->size());
   for (const json& d : *sh) {
     if (!d.is_number_integer()) bad("input '" + spec.name + "': shape sizes must be integers");
     shape->push_back(d.get<int64_t>());
@@ -169,6 +173,7 @@ TensorSpec v2_output_spec(uint32_t classes) {
 V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_length,
                               const TensorSpec& input, const TensorSpec& output,
                               uint32_t max_batch) {
+  ParseArena::Scope arena;  // first: outlives every json value below
   const std::string& output_name = output.name;
   const size_t head = header_size(body, header_length);
   std::string_view binary = body.substr(head);

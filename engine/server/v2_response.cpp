@@ -45,6 +45,48 @@ std::string float_text(float v) {
   return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
+// JSON text appended piece by piece, for the infer response of every request: the same
+// bytes as json::dump of the equivalent document (keys in its sorted order, its number
+// forms), without building that document (a few dozen allocations per response).
+void append_string(std::string* out, const std::string& s) {
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {  // escapes, UTF-8 checks: json's
+      *out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+      return;
+    }
+  }
+  *out += '"';
+  *out += s;
+  *out += '"';
+}
+
+void append_int(std::string* out, int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, end);
+}
+
+// As json::dump writes a float value (a double): the same digits, "null" when not finite.
+void append_number(std::string* out, float v) {
+  if (!std::isfinite(v)) {
+    *out += "null";
+    return;
+  }
+  char buf[64];
+  char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, static_cast<double>(v));
+  out->append(buf, end);
+}
+
+void append_shape(std::string* out, const std::vector<int64_t>& shape) {
+  *out += '[';
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) *out += ',';
+    append_int(out, shape[i]);
+  }
+  *out += ']';
+}
+
 void append_le32(std::string* out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
@@ -54,15 +96,44 @@ void append_le32(std::string* out, uint32_t v) {
 HttpResponse v2_infer_response(const std::string& model, const std::string& id,
                                const TensorSpec& output, const std::vector<float>& values,
                                bool binary) {
-  json out = output_head(output);
-  const std::string_view bytes(reinterpret_cast<const char*>(values.data()),
-                               values.size() * sizeof(float));
-  if (binary) {
-    out["parameters"] = {{"binary_data_size", bytes.size()}};
-  } else {
-    out["data"] = values;
+  HttpResponse r;
+  std::string& body = r.body;
+  body.reserve(160 + model.size() + id.size() + values.size() * (binary ? 4 : 24));
+  body += '{';
+  if (!id.empty()) {
+    body += "\"id\":";
+    append_string(&body, id);
+    body += ',';
   }
-  return infer_response(model, id, std::move(out), binary, bytes);
+  body += "\"model_name\":";
+  append_string(&body, model);
+  body += ",\"model_version\":\"1\",\"outputs\":[{";
+  if (!binary) {
+    body += "\"data\":[";
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i) body += ',';
+      append_number(&body, values[i]);
+    }
+    body += "],";
+  }
+  body += "\"datatype\":";
+  append_string(&body, output.datatype);
+  body += ",\"name\":";
+  append_string(&body, output.name);
+  if (binary) {
+    body += ",\"parameters\":{\"binary_data_size\":";
+    append_int(&body, static_cast<int64_t>(values.size() * sizeof(float)));
+    body += '}';
+  }
+  body += ",\"shape\":";
+  append_shape(&body, output.shape);
+  body += "}]}";
+  if (binary) {
+    r.content_type = "application/octet-stream";
+    r.headers.emplace_back("Inference-Header-Content-Length", std::to_string(body.size()));
+    body.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  }
+  return r;
 }
 
 HttpResponse v2_bytes_response(const std::string& model, const std::string& id,
