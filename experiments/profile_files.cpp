@@ -8,7 +8,9 @@
 #include <stdexcept>
 
 #include "config/profile_yaml.h"
+#ifdef SERVELAB_EXP_PROFILER
 #include "engine/runtime/allocator.h"
+#endif
 #include "experiments/profiler.h"
 
 namespace servelab::experiments {
@@ -54,8 +56,10 @@ void save_profile(const std::string& path, const config::ProfileFile& measured,
   root["description"] = "Measured by `servelab profile` on this machine (CPU, LibTorch).";
   root["source"] = std::string("host ") + host + ", " + std::to_string(o.threads) +
                    " intra-op thread(s), batch sizes " + sizes + ", " +
-                   std::to_string(o.samples) + " or more samples per size (1 s of passes for cheap sizes), " +
-                   runtime::keep_freed_memory();
+                   std::to_string(o.samples) + " or more samples per size (1 s of passes for cheap sizes)";
+#ifdef SERVELAB_EXP_PROFILER  // the engine's allocator regime; a build without it measures nothing
+  root["source"] = root["source"].as<std::string>() + ", " + runtime::keep_freed_memory();
+#endif
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
   YAML::Emitter e;
   e << root;
