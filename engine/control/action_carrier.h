@@ -30,9 +30,12 @@ template <class Carrier>
 void carry_out_actions(ActionBuffer& out, ActionBuffer& spare, ContractMonitor& contract,
                        Carrier& carrier) {
   while (!out.empty()) {
-    ActionBuffer todo = std::move(spare);  // empty; its vectors keep their capacity
-    std::swap(todo, out);                  // the carrier may refill `out` meanwhile
-    todo.request_lists.swap(out.request_lists);  // the recycled lists stay with `out`
+    // `todo` takes out's actions and leaves out spare's empty lists (their capacity), so the
+    // carrier may refill `out` meanwhile; a nested call finds `spare` empty. The recycled
+    // request lists stay with `out`. Swaps only: this runs once per simulated event.
+    ActionBuffer todo;
+    todo.swap_actions(spare);
+    todo.swap_actions(out);
     for (const EvictAction& e : todo.evicts) {
       contract.on_evict(e);
       carrier.evict(e);
@@ -49,7 +52,7 @@ void carry_out_actions(ActionBuffer& out, ActionBuffer& spare, ContractMonitor& 
     }
     for (const RequestOutcome& o : todo.completions) carrier.complete(o);
     todo.clear();
-    spare = std::move(todo);
+    spare.swap_actions(todo);  // what a nested call left in spare is freed with todo
   }
 }
 

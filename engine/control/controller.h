@@ -77,6 +77,13 @@ struct ActionBuffer {
     evicts.clear();
     completions.clear();
   }
+  // Exchanges the four action lists (not request_lists) with `o`: pointer swaps, no copies.
+  void swap_actions(ActionBuffer& o) noexcept {
+    dispatches.swap(o.dispatches);
+    loads.swap(o.loads);
+    evicts.swap(o.evicts);
+    completions.swap(o.completions);
+  }
   bool empty() const {
     return dispatches.empty() && loads.empty() && evicts.empty() && completions.empty();
   }
