@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/engine_yaml.h"
+#include "engine/control/ensemble_dispatch.h"
 
 namespace servelab::config {
 
@@ -51,8 +52,8 @@ std::vector<std::string> parse_members(const YAML::Node& n, const Where& w,
 
 GroupEntry parse_group(const std::string& name, const YAML::Node& n, const Where& w,
                        const std::vector<ModelEntry>& models, const std::string& base_dir) {
-  check_keys(n, w, {"members", "accuracy_table", "subset"});
-  if (!n.IsMap()) fail(w, n, "expected {members, accuracy_table, subset}");
+  check_keys(n, w, {"members", "accuracy_table", "subset", "dispatch"});
+  if (!n.IsMap()) fail(w, n, "expected {members, accuracy_table, subset or dispatch}");
   GroupEntry g;
   g.name = name;
   if (is_model(models, g.name)) fail(w, n, "'" + g.name + "' is a model's name");
@@ -60,8 +61,13 @@ GroupEntry parse_group(const std::string& name, const YAML::Node& n, const Where
   if (!n["accuracy_table"]) fail(w, n, "needs 'accuracy_table' (a JSON file, docs/config.md)");
   g.accuracy_table = resolve(as_string(n["accuracy_table"], w.child("accuracy_table")), base_dir);
   g.subset = parse_policy(n["subset"], w.child("subset"), g.subset);
+  g.dispatch = parse_policy(n["dispatch"], w.child("dispatch"), g.dispatch);
+  if (n["subset"] && n["dispatch"])
+    fail(w, n, "give 'subset' (members chosen per request) or 'dispatch' (an ensemble "
+               "dispatcher choosing batches and members), not both");
   try {
     make_subset_policy(g.subset, g.members);  // checks the name and the parameters
+    if (!g.dispatch.name.empty()) make_ensemble_dispatcher(g.dispatch, g.members);
     g.accuracy = read_accuracy_table(g.accuracy_table, g.members);
   } catch (const ConfigError& e) {
     fail(w, n, e.what());
@@ -134,7 +140,8 @@ std::vector<GroupEntry> parse_groups_section(const YAML::Node& n, const Where& w
   std::vector<GroupEntry> groups;
   if (!n || n.IsNull()) return groups;
   if (!n.IsMap())
-    fail(w, n, "expected a mapping of group names to {members, accuracy_table, subset}");
+    fail(w, n, "expected a mapping of group names to {members, accuracy_table, subset or "
+               "dispatch}");
   for (const auto& kv : n) {
     const std::string name = as_string(kv.first, w);
     groups.push_back(parse_group(name, kv.second, w.child(name), models, base_dir));
@@ -148,7 +155,8 @@ YAML::Node emit_groups_section(const std::vector<GroupEntry>& groups) {
     YAML::Node n;
     for (const std::string& m : g.members) n["members"].push_back(m);
     n["accuracy_table"] = fs::absolute(g.accuracy_table).lexically_normal().string();
-    n["subset"] = emit_policy(g.subset);
+    if (g.dispatch.name.empty()) n["subset"] = emit_policy(g.subset);
+    else n["dispatch"] = emit_policy(g.dispatch);
     out[g.name] = n;
   }
   return out;

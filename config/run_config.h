@@ -46,13 +46,14 @@ struct ModelEntry {
 // entries, or {count, prefix, profile_model}. Throws ConfigError naming `w`.
 std::vector<ModelEntry> parse_models_section(const YAML::Node& n, const Where& w);
 
-// One group of `groups:` (NAME: {members, accuracy_table, subset}): a model group (an ensemble, Rafiki section 5). The workload addresses
+// One group of `groups:` (NAME: {members, accuracy_table, subset | dispatch}): a model group (an ensemble, Rafiki section 5). The workload addresses
 // group g like a model, as index models.size() + g. Simulator only for now.
 struct GroupEntry {
   std::string name;
   std::vector<std::string> members;  // model names of `models:`, in member order
   std::string accuracy_table;        // JSON file (docs/config.md), resolved against the config
   PolicySpec subset{"all", {}};      // a subset policy (engine/control/ensemble.h)
+  PolicySpec dispatch{"", {}};       // an ensemble dispatcher (ensemble_dispatch.h); "": none
   EnsembleAccuracy accuracy;         // read from accuracy_table: every subset of the members
 };
 

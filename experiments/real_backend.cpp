@@ -212,6 +212,9 @@ class RealBackend : public Backend {
   // ties go to the more accurate member as the simulator's table assumes (Rafiki's rule).
   static void define_groups(server::HttpServer& srv, const config::RunConfig& rc) {
     for (const config::GroupEntry& g : rc.groups) {
+      if (!g.dispatch.name.empty())
+        throw ExperimentError("real mode: group '" + g.name + "': ensemble dispatchers "
+                              "(groups." + g.name + ".dispatch) run in sim mode only for now");
       server::GroupDefinition d;
       d.name = g.name;
       d.members = g.members;

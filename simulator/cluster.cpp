@@ -84,8 +84,14 @@ void Cluster::on_outcome(Server& server, const RequestOutcome& o, Time now) {
   finish(id, now);
 }
 
-// A group's member answered; the group request's record is final with its last member.
+// A group's member answered; the group request's record is final with its last member. Its
+// group's dispatcher (if any) may then release more.
 void Cluster::on_member_outcome(Server& server, const RequestOutcome& o, Time now) {
+  record_member_outcome(server, o, now);
+  groups_.member_answered(server, o.request.model, now);
+}
+
+void Cluster::record_member_outcome(Server& server, const RequestOutcome& o, Time now) {
   const Time finished = std::isfinite(o.finished) ? o.finished : now;
   const Time answered = front_ends_[server.index()]->answer_time(o.request.model, finished);
   const std::optional<GroupAnswer> a = groups_.on_member(o, answered);
@@ -141,7 +147,7 @@ bool Cluster::quiet() const {
 }
 
 size_t Cluster::queued() const {
-  size_t n = 0;
+  size_t n = groups_.queued();
   for (const auto& s : servers_) n += s->queued();
   return n;
 }

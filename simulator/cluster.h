@@ -50,6 +50,7 @@ class Cluster final : public RequestSink, public OutcomeSink {
   size_t pick_server(RequestId id, Time now);
   Server& server_of(RequestId id) { return *servers_[servers_.size() > 1 ? server_of_[id] : 0]; }
   void on_member_outcome(Server& server, const RequestOutcome& o, Time now);
+  void record_member_outcome(Server& server, const RequestOutcome& o, Time now);
   void finish(RequestId id, Time now);
 
   RunContext& ctx_;

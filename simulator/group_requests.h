@@ -11,16 +11,23 @@
 //     Rafiki's majority vote, ties to the more accurate model); with none, the status is the
 //     last member's and the accuracy unknown (NaN);
 //   - a group request its client gave up on cancels its members that have not answered.
+// A group with an ensemble dispatcher (SimGroup::dispatch, engine/control/ensemble_dispatch.h)
+// queues its requests on each server instead; the dispatcher releases the oldest b of them to
+// a subset of members at once (each selected member gets the b member requests together, so
+// that its batching policy can run them as one batch), when a group request arrives, when a
+// member answers, and when it asked to be woken.
 // Owned by the cluster; the front ends call fan_out. A part of one run; one thread.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/control/ensemble.h"
+#include "engine/control/ensemble_dispatch.h"
 #include "simulator/run_context.h"
 
 namespace servelab::sim {
@@ -45,25 +52,53 @@ class GroupRequests {
   ~GroupRequests();
 
   // Group request `id` reaches `server`'s controller at `now`: the members the policy picks
-  // (from that server's queue lengths) arrive there.
+  // (from that server's queue lengths) arrive there; with a dispatcher, it joins the group's
+  // queue on that server.
   void fan_out(RequestId id, Server& server, Time now);
+  // Member `model` of some groups answered on `server`: their dispatchers may release more.
+  void member_answered(Server& server, ModelId model, Time now);
   // A member request's outcome, its answer reaching the client at `answered`. The group
   // request's answer once that was the last selected member; nothing before (or for a member
   // unknown or answered twice: a contract violation).
   std::optional<GroupAnswer> on_member(const RequestOutcome& o, Time answered);
-  // Group request `id`'s client is gone: `server` cancels its members still held.
+  // Group request `id`'s client is gone: it leaves its group's queue, or `server` cancels
+  // its members still held.
   void cancel(RequestId id, Server& server, Time now);
 
   size_t in_flight() const { return pending_.size(); }
+  size_t queued() const { return queued_; }  // in group queues, every server
+
+  // Event: a dispatcher asked to be woken (`queue`: index into queues_).
+  void on_wake(uint32_t queue, Time now);
 
  private:
   struct Pending {
     MemberMask selected = 0, answered = 0, voted = 0;
     GroupAnswer last;  // the latest answer so far
   };
+  // One group's queue on one server, and its dispatcher.
+  struct GroupQueue {
+    std::unique_ptr<EnsembleDispatcher> dispatcher;
+    std::vector<Request> items;  // the queue is items[head..], oldest first
+    size_t head = 0;
+    Time wake_at = kNever;       // the pending wake-up that is still current
+    std::span<const Request> waiting() const { return {items.data() + head, items.size() - head}; }
+  };
   MemberMask select(const SimGroup& g, const Server& server);
+  void make_dispatchers();
+  size_t queue_index(const Server& server, const SimGroup& g) const;
+  void queue_up(RequestId id, ModelId group, Server& server, Time now);
+  void dispatch(uint32_t index, Server& server, Time now);
+  GroupDecision decide(GroupQueue& q, const SimGroup& g, const Server& server, Time now);
+  void release(GroupQueue& q, const SimGroup& g, uint32_t size, MemberMask mask, Server& server,
+               Time now);
 
   RunContext& ctx_;
+  std::vector<Server*> servers_;                         // by index, as they fan out
+  std::vector<GroupQueue> queues_;                       // [server * groups + group]
+  std::vector<std::vector<BatchSeconds>> costs_;         // per model: its mean batch costs
+  std::vector<GroupMemberView> members_;                 // scratch of decide()
+  size_t queued_ = 0;
   std::vector<std::unique_ptr<SubsetPolicy>> policies_;  // per group
   std::vector<MemberView> views_;                        // scratch
   std::unordered_map<RequestId, Pending> pending_;       // by group request id

@@ -33,6 +33,12 @@ void Server::arrive(RequestId id, Time now) {
   carry_out(now);
 }
 
+void Server::arrive_together(std::span<const Request> requests, Time now) {
+  outstanding_ += requests.size();
+  ctl_.on_arrivals(requests, now, out_);
+  carry_out(now);
+}
+
 bool Server::cancel(RequestId id, Time now) {
   bool held = ctl_.cancel(id, ctx_.model_of(id), now, out_);
   carry_out(now);

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "engine/control/action_carrier.h"
@@ -45,6 +46,9 @@ class Server {
 
   // Request `id` reaches the controller at `now`.
   void arrive(RequestId id, Time now);
+  // Requests made elsewhere (a group's batch for one member: their ids, arrival and deadline
+  // are the group requests') reach the controller together at `now`.
+  void arrive_together(std::span<const Request> requests, Time now);
   // Request `id` is cancelled at `now`: removed if still queued, its result discarded if its
   // batch is running (the worker stays busy until the batch ends). False if the server no
   // longer holds it.
@@ -54,6 +58,7 @@ class Server {
   uint64_t outstanding() const { return outstanding_; }  // arrived, not yet completed
   size_t queued() const { return ctl_.total_queued(); }
   uint64_t queued_of(ModelId m) const { return ctl_.model_state(m).queued; }  // subset policies
+  uint32_t running_of(ModelId m) const { return ctl_.model_state(m).ref_count; }  // its batches
   uint32_t free_workers() const { return ctl_.free_workers(); }
   bool busy() const { return busy_workers_ > 0 || contract_.loads_in_flight() > 0; }
   const ControllerStats& stats() const { return ctl_.stats(); }

@@ -66,7 +66,7 @@ ModelId model_index(const config::RunConfig& run, const std::string& name) {
 // After scaling: a group's way in is taken from its members' scaled overheads.
 void add_groups(const config::RunConfig& run, SimulationSetup& s) {
   for (const config::GroupEntry& g : run.groups) {
-    SimGroup sg{g.name, {}, g.subset, g.accuracy, {}};
+    SimGroup sg{g.name, {}, g.subset, g.dispatch, g.accuracy, {}};
     for (const std::string& m : g.members) sg.members.push_back(model_index(run, m));
     sg.overhead = group_overhead(s.models, sg.members);
     s.groups.push_back(std::move(sg));

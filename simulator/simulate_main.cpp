@@ -15,6 +15,7 @@
 
 #include "cli/subcommands.h"
 #include "engine/control/ensemble.h"
+#include "engine/control/ensemble_dispatch.h"
 #include "engine/control/policy_registry.h"
 #include "learn/rafiki_rl.h"
 #include "results/records.h"
@@ -45,6 +46,9 @@ void print_policies(std::ostream& out) {
   for (const sim::RouterInfo& r : sim::routers()) out << "  " << r.name << ": " << r.help << "\n";
   out << "Subset policies of model groups (groups.NAME.subset):\n";
   for (const SubsetPolicyInfo& p : subset_policies()) out << "  " << p.name << ": " << p.help << "\n";
+  out << "Ensemble dispatchers of model groups (groups.NAME.dispatch):\n";
+  for (const EnsembleDispatcherInfo& d : ensemble_dispatchers())
+    out << "  " << d.name << ": " << d.help << "\n";
   list("event lists (simulation.event_list)", sim::event_list_names());
   out << "Arrival processes (workload.arrival.type):\n";
   for (const auto& t : workloads::arrival_processes()) out << "  " << t.name << ": " << t.help << "\n";

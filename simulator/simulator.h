@@ -42,6 +42,10 @@ struct SimGroup {
   std::string name;
   std::vector<ModelId> members;  // indices into SimulationSetup::models, at most 8
   PolicySpec subset{"all", {}};  // engine/control/ensemble.h
+  // An ensemble dispatcher (engine/control/ensemble_dispatch.h) instead of per-request
+  // subsets: the group queues its requests and the dispatcher releases batches to subsets.
+  // An empty name: none.
+  PolicySpec dispatch{"", {}};
   EnsembleAccuracy accuracy;     // of the members that voted, by member mask
   // The way in is taken once for all members (one HTTP request, one decode): the members'
   // largest overheads. The way out is each member's own.

@@ -108,33 +108,47 @@ void Controller::remove_model(ModelId id, Time now, ActionBuffer& out) {
 }
 
 void Controller::on_arrival(const Request& r, Time now, ActionBuffer& out) {
+  on_arrivals(std::span<const Request>(&r, 1), now, out);
+}
+
+void Controller::on_arrivals(std::span<const Request> rs, Time now, ActionBuffer& out) {
   Impl& s = *impl_;
   s.advance_to(now, out);
-  ModelSlot* m = s.slot(r.model);
-  if (m && m->registered) ++s.counters(r.model).arrivals;
+  bool queued = false;
+  for (const Request& r : rs) queued = s.enqueue(r, now, out) || queued;
+  if (queued && !s.quantum_mode())
+    for (const Request& r : rs)
+      if (r.model < s.models.size()) s.decide(r.model, now);  // a no-op once it is ready
+  s.pump(now, out);
+}
+
+// Queues `r` (true), or completes it at once (unknown or removed model, a model that fits no
+// tier, a full queue).
+bool Controller::Impl::enqueue(const Request& r, Time now, ActionBuffer& out) {
+  ModelSlot* m = slot(r.model);
+  if (m && m->registered) ++counters(r.model).arrivals;
   if (!m || !m->registered || m->unfittable) {
-    s.complete(r, RequestStatus::Failed, now, out);
-    return s.pump(now, out);
+    complete(r, RequestStatus::Failed, now, out);
+    return false;
   }
-  if (s.cfg.queue_bound && m->queue.size() >= s.cfg.queue_bound) {
-    s.complete(r, RequestStatus::Rejected, now, out);
-    return s.pump(now, out);
+  if (cfg.queue_bound && m->queue.size() >= cfg.queue_bound) {
+    complete(r, RequestStatus::Rejected, now, out);
+    return false;
   }
   m->queue.push_back(r);
   ++m->arrivals_in_quantum;
-  s.note_in_use(r.model);
-  ++s.total_queued;
-  if (s.cfg.request_timeout != kNever) {
-    Time d = r.arrival + s.cfg.request_timeout;
-    if (!s.timeouts.empty()) d = std::max(d, s.timeouts.back().deadline);  // keep FIFO sorted
-    s.timeouts.push_back({d, r.id, r.model});
+  note_in_use(r.model);
+  ++total_queued;
+  if (cfg.request_timeout != kNever) {
+    Time d = r.arrival + cfg.request_timeout;
+    if (!timeouts.empty()) d = std::max(d, timeouts.back().deadline);  // keep FIFO sorted
+    timeouts.push_back({d, r.id, r.model});
   }
-  if (s.cfg.drop_late && r.deadline < kNever) {
-    s.deadlines.push_back({r.deadline, r.model});
-    std::push_heap(s.deadlines.begin(), s.deadlines.end(), std::greater<>());
+  if (cfg.drop_late && r.deadline < kNever) {
+    deadlines.push_back({r.deadline, r.model});
+    std::push_heap(deadlines.begin(), deadlines.end(), std::greater<>());
   }
-  if (!s.quantum_mode()) s.decide(r.model, now);
-  s.pump(now, out);
+  return true;
 }
 
 void Controller::on_batch_done(BatchId batch, bool ok, Time now, ActionBuffer& out) {

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "engine/control/policy_params.h"
@@ -136,6 +137,9 @@ class Controller {
   void remove_model(ModelId id, Time now, ActionBuffer& out);
 
   void on_arrival(const Request& r, Time now, ActionBuffer& out);
+  // Requests that arrive together (a batch an ensemble dispatcher sends a member): all are
+  // queued before the batching policy and the scheduler are asked, so they can go as one batch.
+  void on_arrivals(std::span<const Request> rs, Time now, ActionBuffer& out);
   // ok=false: every request of the batch completes with Failed.
   void on_batch_done(BatchId batch, bool ok, Time now, ActionBuffer& out);
   // ok=false: requests waiting on the load fail; the model stays where it was.

@@ -112,6 +112,7 @@ struct Controller::Impl {
   ModelCounters& counters(ModelId m) { return stats.per_model[m]; }
 
   // controller.cpp
+  bool enqueue(const Request& r, Time now, ActionBuffer& out);  // on_arrivals' one request
   void advance_to(Time now, ActionBuffer& out);  // due timeouts, ticks and wake-ups, in order
   void tick(Time at);
   void visit_at_tick(ModelId m, Time at);
