@@ -62,12 +62,14 @@ GroupEntry parse_group(const std::string& name, const YAML::Node& n, const Where
   g.accuracy_table = resolve(as_string(n["accuracy_table"], w.child("accuracy_table")), base_dir);
   g.subset = parse_policy(n["subset"], w.child("subset"), g.subset);
   g.dispatch = parse_policy(n["dispatch"], w.child("dispatch"), g.dispatch);
+  if (g.dispatch.params.has("weights"))  // a file named in the config: relative to it
+    g.dispatch.params.set("weights", resolve(g.dispatch.params.get_string("weights", ""), base_dir));
   if (n["subset"] && n["dispatch"])
     fail(w, n, "give 'subset' (members chosen per request) or 'dispatch' (an ensemble "
                "dispatcher choosing batches and members), not both");
   try {
     make_subset_policy(g.subset, g.members);  // checks the name and the parameters
-    if (!g.dispatch.name.empty()) make_ensemble_dispatcher(g.dispatch, g.members);
+    if (!g.dispatch.name.empty()) check_ensemble_dispatcher(g.dispatch, g.members);
     g.accuracy = read_accuracy_table(g.accuracy_table, g.members);
   } catch (const ConfigError& e) {
     fail(w, n, e.what());

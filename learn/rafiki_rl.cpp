@@ -9,6 +9,7 @@
 #include "engine/control/cost_profile.h"
 #include "engine/control/policies/builtin.h"
 #include "engine/control/policy_registry.h"
+#include "learn/rafiki_rl_ensemble.h"
 
 namespace servelab::learn {
 
@@ -143,6 +144,7 @@ void register_policies() {
   static std::once_flag once;
   std::call_once(once, [] {
     PolicyRegistry::add_batching("rafiki-rl", rafiki_rl_help(), rafiki_rl_from_file);
+    add_ensemble_dispatcher(ensemble_rl_info(ensemble_rl_from_file));
   });
 }
 

@@ -96,8 +96,22 @@ std::optional<GroupAnswer> GroupRequests::on_member(const RequestOutcome& o, Tim
   a.voters = p.voted;
   if (a.voters) a.status = RequestStatus::Ok;
   a.accuracy = ctx_.group(ctx_.model_of(id)).accuracy.of(a.voters);
+  if (p.batch != kNoBatch) batch_member_final(p, a.finish);
   pending_.erase(it);
   return a;
+}
+
+// A request of a dispatcher's batch is final; the batch's last one tells the dispatcher.
+void GroupRequests::batch_member_final(const Pending& p, Time answered) {
+  auto it = batches_.find(p.batch);
+  if (it == batches_.end()) return;
+  OpenBatch& b = it->second;
+  if (answered > p.deadline) ++b.overdue;
+  if (--b.open > 0) return;
+  const OpenBatch done = b;
+  batches_.erase(it);
+  queues_[done.queue].dispatcher->on_batch_answered(p.batch, done.size, done.selected,
+                                                    done.overdue, answered);
 }
 
 void GroupRequests::cancel(RequestId id, Server& server, Time now) {
@@ -194,10 +208,14 @@ void GroupRequests::release(GroupQueue& q, const SimGroup& g, uint32_t size, Mem
     q.items.erase(q.items.begin(), q.items.begin() + q.head);
     q.head = 0;
   }
+  const uint32_t index = uint32_t(&q - queues_.data());
+  batches_[batch.front().id] = {index, uint32_t(n), uint32_t(n), 0, mask};
   for (const Request& r : batch) {
     Pending& p = pending_[r.id];
     p.selected = mask;
     p.last.finish = -std::numeric_limits<double>::infinity();
+    p.batch = batch.front().id;
+    p.deadline = r.deadline;
   }
   std::vector<Request> members;
   for (uint32_t k = 0; k < g.members.size(); ++k) {

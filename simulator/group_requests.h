@@ -75,7 +75,16 @@ class GroupRequests {
   struct Pending {
     MemberMask selected = 0, answered = 0, voted = 0;
     GroupAnswer last;  // the latest answer so far
+    RequestId batch = kNoBatch;  // released by a dispatcher: its batch's first request
+    Time deadline = kNever;
   };
+  static constexpr RequestId kNoBatch = ~RequestId(0);
+  // A dispatcher's batch whose requests are not all answered yet.
+  struct OpenBatch {
+    uint32_t queue = 0, size = 0, open = 0, overdue = 0;
+    MemberMask selected = 0;
+  };
+  void batch_member_final(const Pending& p, Time answered);
   // One group's queue on one server, and its dispatcher.
   struct GroupQueue {
     std::unique_ptr<EnsembleDispatcher> dispatcher;
@@ -102,6 +111,7 @@ class GroupRequests {
   std::vector<std::unique_ptr<SubsetPolicy>> policies_;  // per group
   std::vector<MemberView> views_;                        // scratch
   std::unordered_map<RequestId, Pending> pending_;       // by group request id
+  std::unordered_map<RequestId, OpenBatch> batches_;     // by first request id
 };
 
 }  // namespace servelab::sim

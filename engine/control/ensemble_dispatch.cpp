@@ -157,23 +157,39 @@ void add_ensemble_dispatcher(EnsembleDispatcherInfo info) {
   r.entries[name] = std::move(info);
 }
 
-std::unique_ptr<EnsembleDispatcher> make_ensemble_dispatcher(const PolicySpec& spec,
-                                                             std::span<const std::string> members) {
+namespace {
+
+// The registered entry for `spec`, its parameter keys checked. Throws ConfigError.
+EnsembleDispatcherInfo checked_entry(const PolicySpec& spec, std::span<const std::string> members) {
   if (members.empty() || members.size() > kMaxGroupMembers)
     throw ConfigError("a group needs 1.." + std::to_string(kMaxGroupMembers) + " members");
   EnsembleDispatcherInfo info;
-  std::string known;
   {
     Registry& r = registry();
     std::lock_guard lock(r.mu);
     auto it = r.entries.find(spec.name);
-    for (const auto& [name, entry] : r.entries) known += (known.empty() ? "" : ", ") + name;
-    if (it == r.entries.end())
+    if (it == r.entries.end()) {
+      std::string known;
+      for (const auto& [name, entry] : r.entries) known += (known.empty() ? "" : ", ") + name;
       throw ConfigError("unknown ensemble dispatcher '" + spec.name + "' (known: " + known + ")");
+    }
     info = it->second;
   }
   check_keys(info, spec);
-  return info.make(spec, members);
+  return info;
+}
+
+}  // namespace
+
+std::unique_ptr<EnsembleDispatcher> make_ensemble_dispatcher(const PolicySpec& spec,
+                                                             std::span<const std::string> members) {
+  return checked_entry(spec, members).make(spec, members);
+}
+
+void check_ensemble_dispatcher(const PolicySpec& spec, std::span<const std::string> members) {
+  const EnsembleDispatcherInfo info = checked_entry(spec, members);
+  if (info.check) info.check(spec, members);
+  else info.make(spec, members);
 }
 
 double subset_batch_seconds(std::span<const GroupMemberView> members, MemberMask mask,

@@ -48,6 +48,11 @@ class EnsembleDispatcher {
  public:
   virtual ~EnsembleDispatcher() = default;
   virtual GroupDecision decide(const GroupView& v, Time now) = 0;
+  // Every request of a batch this dispatcher released has its final answer: the batch began
+  // with request `first`, held `size` requests, went to `selected`, and `overdue` of them
+  // were answered past their deadline. For learning dispatchers (Rafiki's equation 7).
+  virtual void on_batch_answered(RequestId first, uint32_t size, MemberMask selected,
+                                 uint32_t overdue, Time now) {}
 };
 
 // A dispatcher's maker: its spec and the group's member names (in member order).
@@ -59,6 +64,9 @@ struct EnsembleDispatcherInfo {
   std::string help;               // what it does and its parameters
   std::vector<std::string> keys;  // its parameters; any other key is an error
   DispatcherFactory make;
+  // Checks the parameters without making one (a config is checked before files it names
+  // exist, e.g. weights a training run will write); empty: make() checks.
+  std::function<void(const PolicySpec&, std::span<const std::string> members)> check;
 };
 
 // The registered dispatchers (built in: clipper, greedy), in name order.
@@ -69,6 +77,10 @@ void add_ensemble_dispatcher(EnsembleDispatcherInfo info);
 // unknown name (listing the known ones), an unknown parameter key or a bad value.
 std::unique_ptr<EnsembleDispatcher> make_ensemble_dispatcher(const PolicySpec& spec,
                                                              std::span<const std::string> members);
+
+// Checks `spec` for a group of `members` as make_ensemble_dispatcher would, through the entry's
+// check() when it has one. Throws ConfigError.
+void check_ensemble_dispatcher(const PolicySpec& spec, std::span<const std::string> members);
 
 // c(b) of a subset run synchronously: its slowest selected member's cost of a batch of b
 // (0 when no selected member has costs).

@@ -1,4 +1,5 @@
-// `servelab train CONFIG --out DIR`: trains rafiki-rl in the simulator and writes
+// `servelab train CONFIG --out DIR`: trains rafiki-rl (a batching policy or a group's
+// ensemble dispatcher) in the simulator and writes
 // DIR/weights.json (the network), DIR/learning_curve.csv, DIR/learning_curve.png (through
 // reports/learning_curve.py) and DIR/train.json (settings, training time, decision time).
 #include <spawn.h>
@@ -34,8 +35,9 @@ struct TrainArgs {
 std::optional<int> parse_train_args(int argc, char** argv, TrainArgs& a) {
   po::options_description opts(
       "usage: servelab train CONFIG.yaml --out DIR [options]\n\n"
-      "Trains the rafiki-rl batching policy (Rafiki's actor-critic) in the simulator: CONFIG is\n"
-      "a run config whose policies.batching is rafiki-rl, plus a `train:` section (episodes,\n"
+      "Trains rafiki-rl (Rafiki's actor-critic) in the simulator: CONFIG is a run config whose\n"
+      "policies.batching is rafiki-rl (one model) or one of whose groups has dispatch rafiki-rl\n"
+      "(an ensemble: batch size and members), plus a `train:` section (episodes,\n"
       "hidden, learning_rate, gamma, steps, entropy, seed, weights; docs/config.md). Writes\n"
       "DIR/weights.json (use it as rafiki-rl's `weights`), DIR/learning_curve.csv and .png, and\n"
       "DIR/train.json. Same config and seed: the same weights, bit for bit.\n"

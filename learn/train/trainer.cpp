@@ -8,6 +8,7 @@
 #include "config/yaml_util.h"
 #include "engine/control/policy_registry.h"
 #include "learn/rafiki_rl.h"
+#include "learn/rafiki_rl_ensemble.h"
 #include "results/records.h"
 #include "simulator/sim_config.h"
 #include "simulator/simulator.h"
@@ -93,7 +94,67 @@ EpisodeRow episode_row(uint32_t e, const sim::SimulationResult& r, const UpdateS
 double evaluate(sim::SimConfig& sc, uint64_t seed) {
   seed_episode(sc, seed, kEvalEpisode);
   sim::SimulationResult r = sim::simulate(sc.setup, workloads::generate(sc.run.workload));
-  return results::summarize(r.records).value("slo_attainment", 0.0);
+  const nlohmann::json s = results::summarize(r.records);
+  const double attainment = s.value("slo_attainment", 0.0);
+  return s.contains("accuracy") && s["accuracy"].is_number()
+             ? attainment * s["accuracy"].get<double>() : attainment;
+}
+
+// The group whose dispatcher is rafiki-rl; "" when the batching policy is. Throws ConfigError
+// unless exactly one of them learns.
+std::string learning_group(const config::RunConfig& run, const std::string& path) {
+  std::vector<std::string> groups;
+  for (const config::GroupEntry& g : run.groups)
+    if (g.dispatch.name == "rafiki-rl") groups.push_back(g.name);
+  const bool batching = run.engine.control.batching.name == "rafiki-rl";
+  if (batching + groups.size() != 1)
+    throw ConfigError(path + ": training needs rafiki-rl as policies.batching (one model) or as "
+                      "the dispatch of exactly one group (got " +
+                      (batching ? std::string("the batching policy and ") : std::string()) +
+                      std::to_string(groups.size()) + " group(s))");
+  return batching ? "" : groups.front();
+}
+
+const config::GroupEntry& group_entry(const config::RunConfig& run, const std::string& name) {
+  for (const config::GroupEntry& g : run.groups)
+    if (g.name == name) return g;
+  throw ConfigError("no group '" + name + "'");
+}
+
+// The learner and its action space, with rafiki-rl's registry entry (batching policy or
+// ensemble dispatcher) acting through `acting` until the returned guard restores the entry
+// that reads weights files.
+struct LearningEntry {
+  std::shared_ptr<ActorCritic> agent;
+  std::function<void()> restore;
+  ~LearningEntry() {
+    if (restore) restore();
+  }
+};
+
+void point_at_learner(const TrainConfig& cfg, ActorCriticSettings as,
+                      const std::shared_ptr<std::shared_ptr<RlAgent>>& acting, LearningEntry& e) {
+  register_policies();  // first, so that its call_once cannot replace the entries below later
+  if (cfg.group.empty()) {
+    const RlSettings rl = rl_settings(cfg.run.engine.control.batching.params);
+    as.reward_scale = rl.sizes.back();
+    e.agent = std::make_shared<ActorCritic>(state_size(rl), rl.sizes.size(), as);
+    e.restore = [] { PolicyRegistry::add_batching("rafiki-rl", rafiki_rl_help(), rafiki_rl_from_file); };
+    PolicyRegistry::add_batching("rafiki-rl", rafiki_rl_help(),
+                                 [acting](const PolicyParams& p, const ModelInfo& info) {
+                                   return make_rafiki_rl(rl_settings(p), info, *acting);
+                                 });
+    return;
+  }
+  const config::GroupEntry& g = group_entry(cfg.run, cfg.group);
+  const EnsembleRlSettings es = ensemble_rl_settings(g.dispatch, g.members.size());
+  as.reward_scale = es.sizes.back();
+  e.agent = std::make_shared<ActorCritic>(ensemble_state_size(es), ensemble_actions(es), as);
+  e.restore = [] { add_ensemble_dispatcher(ensemble_rl_info(ensemble_rl_from_file)); };
+  add_ensemble_dispatcher(ensemble_rl_info(
+      [acting](const PolicySpec& spec, std::span<const std::string> members) {
+        return make_ensemble_rl(ensemble_rl_settings(spec, members.size()), *acting);
+      }));
 }
 
 }  // namespace
@@ -108,29 +169,18 @@ TrainConfig load_train_config(const std::string& path, const std::vector<std::st
   parse_train_section(root["train"], path, base, c);
   root.remove("train");
   c.run = config::parse_run_config(root, path, base);
-  if (c.run.engine.control.batching.name != "rafiki-rl")
-    throw ConfigError(path + ": policies.batching: training needs rafiki-rl (got '" +
-                      c.run.engine.control.batching.name + "')");
-  rl_settings(c.run.engine.control.batching.params);  // checked now; weights are not read
+  c.group = learning_group(c.run, path);
+  if (c.group.empty()) rl_settings(c.run.engine.control.batching.params);  // weights not read
   return c;
 }
 
 TrainResult train(const TrainConfig& cfg, const std::function<void(const EpisodeRow&)>& progress) {
-  const RlSettings rl = rl_settings(cfg.run.engine.control.batching.params);
-  ActorCriticSettings as = cfg.agent;
-  as.reward_scale = rl.sizes.back();
-  auto agent = std::make_shared<ActorCritic>(state_size(rl), rl.sizes.size(), as);
   // The agent rafiki-rl acts through: the learner, or for evaluations its argmax.
-  auto acting = std::make_shared<std::shared_ptr<RlAgent>>(agent);
-  register_policies();  // first, so that its call_once cannot replace the entry below later
-  // While training, rafiki-rl acts through the learning agent; afterwards, from files again.
-  struct Restore {
-    ~Restore() { PolicyRegistry::add_batching("rafiki-rl", rafiki_rl_help(), rafiki_rl_from_file); }
-  } restore;
-  PolicyRegistry::add_batching("rafiki-rl", rafiki_rl_help(),
-                               [acting](const PolicyParams& p, const ModelInfo& info) {
-                                 return make_rafiki_rl(rl_settings(p), info, *acting);
-                               });
+  auto acting = std::make_shared<std::shared_ptr<RlAgent>>();
+  LearningEntry entry;
+  point_at_learner(cfg, cfg.agent, acting, entry);
+  const std::shared_ptr<ActorCritic>& agent = entry.agent;
+  *acting = agent;
   sim::SimConfig sc = sim::make_sim_config(cfg.run);
   TrainResult out;
   double best = 0;

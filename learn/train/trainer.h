@@ -1,6 +1,7 @@
-// Training rafiki-rl in the simulator: a run config whose batching policy is rafiki-rl plus a
-// `train:` section; each episode simulates the config's workload with fresh seeds while an
-// ActorCritic chooses and learns. Deterministic for a given config and seed.
+// Training rafiki-rl in the simulator: a run config whose batching policy is rafiki-rl (one
+// model), or one of whose groups has rafiki-rl as its ensemble dispatcher (several models),
+// plus a `train:` section; each episode simulates the config's workload with fresh seeds while
+// an ActorCritic chooses and learns. Deterministic for a given config and seed.
 #pragma once
 
 #include <cstdint>
@@ -19,10 +20,12 @@ struct TrainConfig {
   uint32_t episodes = 30;
   ActorCriticSettings agent;
   std::string weights;             // train.weights: also save the network here ("": only --out)
+  std::string group;               // the group whose dispatcher learns; "": the batching policy
 };
 
 // Reads CONFIG (the run config keys plus `train:`), applies `--set` overrides, checks that the
-// batching policy is rafiki-rl. Throws ConfigError naming the file and key.
+// batching policy or exactly one group's dispatcher is rafiki-rl. Throws ConfigError naming
+// the file and key.
 TrainConfig load_train_config(const std::string& path, const std::vector<std::string>& overrides);
 
 // The entropy bonus falls linearly from train.entropy to 0 over the episodes, so the policy
@@ -36,7 +39,9 @@ struct EpisodeRow {
   uint64_t requests = 0, decisions = 0, updates = 0;
   double reward = 0;            // sum of equation 7 over the episode's batches
   double slo_attainment = 0;    // of the sampled (exploring) policy
-  double eval_attainment = 0;   // of the argmax policy after the episode, on a fixed seed
+  // Of the argmax policy after the episode, on a fixed seed: its SLO attainment; for a group,
+  // attainment x mean accuracy (answers both in time and right, Rafiki's trade-off).
+  double eval_attainment = 0;
   uint64_t overdue = 0;
   double throughput_rps = 0, mean_batch = 0;
   double policy_loss = 0, value_loss = 0, entropy = 0;  // means over the episode's updates

@@ -63,6 +63,33 @@ TEST_CASE("training is deterministic: the same seed gives the same weights", "[l
   CHECK(learn::train(b, {}).actor.to_json() != first);
 }
 
+TEST_CASE("training an ensemble dispatcher is deterministic and needs one learner",
+          "[learn][train]") {
+  torch::set_num_threads(1);
+  testutil::TempDir dir("servelab-train-ensemble");
+  const std::string path = (dir / "ens.yaml").string();
+  std::ofstream(path) << "models: [inception_v3, inception_v4]\n"
+      "groups:\n  ens: {members: [inception_v3, inception_v4], accuracy_table: "
+      SERVELAB_SOURCE_DIR "/experiments/profiles/rafiki-inception-ensembles.json, "
+      "dispatch: {name: rafiki-rl, batch_sizes: [16, 64]}}\n"
+      "profile: " SERVELAB_SOURCE_DIR "/experiments/profiles/rafiki-inception.yaml\n"
+      "engine: {workers: 2, max_batch: 64, exec_tier: device, slo_ms: 880}\n"
+      "policies: {batching: {name: max-delay, max_delay: 0}}\n"
+      "workload: {requests: 3000, duration: 10, arrival: {type: sine, peak_base: 300, "
+      "period_s: 10}, access: {type: weights, weights: [0, 0, 1]}}\n"
+      "train: {episodes: 2, hidden: 16, steps: 16, seed: 3}\n";
+  learn::TrainConfig c = learn::load_train_config(path, {});
+  CHECK(c.group == "ens");
+  learn::TrainResult first = learn::train(c, {});
+  CHECK(first.actor.inputs() == 64 + 1 + 2 * (1 + 2));  // K + 1 + |M| (1 + |B|)
+  CHECK(first.actor.outputs() == 2 * 3);                 // |B| x (2^|M| - 1)
+  CHECK(first.curve.back().decisions > 0);
+  CHECK(learn::train(c, {}).actor.to_json() == first.actor.to_json());
+  // A learner in the batching policy as well: which one learns is ambiguous.
+  CHECK_THROWS_WITH(learn::load_train_config(path, {"policies.batching={name: rafiki-rl}"}),
+                    Catch::Matchers::Contains("exactly one group"));
+}
+
 TEST_CASE("the trained policy beats fixed batching on SLO attainment", "[learn][train]") {
   torch::set_num_threads(1);
   testutil::TempDir dir("servelab-train");
