@@ -5,7 +5,8 @@ attainment with the committed baseline (experiments/regression/baselines/<name>.
 
 Fails (exit 1) when a metric got worse than its baseline by more than the tolerance stated in
 the config (`regression: tolerance: {throughput_rps: 0.02, latency_p99_ms: 0.05,
-slo_attainment: 0.01}`, relative for throughput and p99, absolute for SLO attainment), and
+slo_attainment: 0.01, accuracy: 0.005}`, relative for throughput and p99, absolute for SLO
+attainment and accuracy, which only runs with model groups have), and
 prints which policy, point and metric. Improvements beyond the tolerance are reported too, as
 a hint to refresh the baseline (`--update` rewrites the baselines from the current run).
 
@@ -25,8 +26,9 @@ SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 REG_DIR = os.path.join(SRC, "experiments", "regression")
 # metric -> (direction that is worse, tolerance kind)
 METRICS = {"throughput_rps": ("lower", "relative"), "latency_p99_ms": ("higher", "relative"),
-           "slo_attainment": ("lower", "absolute")}
-DEFAULT_TOL = {"throughput_rps": 0.02, "latency_p99_ms": 0.05, "slo_attainment": 0.01}
+           "slo_attainment": ("lower", "absolute"), "accuracy": ("lower", "absolute")}
+DEFAULT_TOL = {"throughput_rps": 0.02, "latency_p99_ms": 0.05, "slo_attainment": 0.01,
+               "accuracy": 0.005}
 
 
 def run(binary, config, out):
@@ -36,9 +38,11 @@ def run(binary, config, out):
         raise SystemExit(f"regression: `{' '.join(cmd)}` failed:\n{p.stdout}")
     con = sqlite3.connect(os.path.join(out, "results.db"))
     rows = con.execute("SELECT label, avg(throughput_rps), avg(latency_p99_ms), "
-                       "avg(slo_attainment) FROM results WHERE status='ok' GROUP BY point_id "
-                       "ORDER BY point_id").fetchall()
-    return {r[0]: dict(zip(METRICS, r[1:])) for r in rows}
+                       "avg(slo_attainment), avg(accuracy) FROM results WHERE status='ok' "
+                       "GROUP BY point_id ORDER BY point_id").fetchall()
+    # accuracy only for runs that have one (model groups): other baselines keep their keys
+    return {r[0]: {m: v for m, v in zip(METRICS, r[1:]) if m != "accuracy" or v is not None}
+            for r in rows}
 
 
 def worse_by(metric, base, now):
