@@ -122,7 +122,18 @@ TEST_CASE("simulate takes every shipped experiment file's base config", "[simula
       CAPTURE(e.path().string());
       YAML::Node doc = YAML::LoadFile(e.path().string());
       doc["profile"] = (fs::path(SERVELAB_SOURCE_DIR) / "experiments/profiles/rafiqi-caffenet.yaml").string();
-      doc["models"] = YAML::Load("[caffenet]");
+      if (doc["groups"]) {  // keep the names its groups use, each on caffenet's costs
+        YAML::Node models;
+        for (const YAML::Node& m : doc["models"]) {
+          YAML::Node entry;
+          entry["name"] = m.IsMap() ? m["name"].as<std::string>() : m.as<std::string>();
+          entry["profile_model"] = "caffenet";
+          models.push_back(entry);
+        }
+        doc["models"] = models;
+      } else {
+        doc["models"] = YAML::Load("[caffenet]");
+      }
       CHECK_NOTHROW(sim::parse_sim_config(doc, e.path().string(), folder.string()));
     }
   }
