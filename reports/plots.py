@@ -6,6 +6,7 @@ bars (std over repetitions); categorical sweeps (access pattern, policy) are gro
 """
 import math
 import os
+import textwrap
 
 import matplotlib
 import yaml
@@ -146,7 +147,8 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                 ax.set_yscale("log")
             if not numeric:
                 ax.set_xticks(range(len(xs)))
-                ax.set_xticklabels([value_label(x) for x in xs], fontsize=9)
+                # Long labels (a policy with parameters) wrap instead of running into each other.
+                ax.set_xticklabels([textwrap.fill(value_label(x), 12) for x in xs], fontsize=9)
             if ri == len(metrics) - 1:
                 ax.set_xlabel(fig.get("x_label") or fig.get("x") or "point")
     if any(series.keys()):
