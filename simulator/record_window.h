@@ -20,22 +20,16 @@ namespace servelab::sim {
 class RecordWindow {
  public:
   RecordWindow(const workloads::Workload& w, results::RecordSink& sink)
-      : models_(w.models), sink_(sink), slots_(16) {}
+      : models_(w.models), sink_(sink), slots_(16), mask_(15) {}
 
   // The record of `id`, not yet final (ids before the window's start have left).
-  results::RequestRecord& at(RequestId id) {
-    assert(id >= base_);
-    while (id >= base_ + slots_.size()) grow();
-    while (id >= end_) init(end_++);
-    return slots_[id & (slots_.size() - 1)].record;
-  }
+  results::RequestRecord& at(RequestId id) { return slot(id).record; }
 
   // `id`'s record is final: it leaves, with every final record after it, once all before it
   // have left.
   void finalize(RequestId id) {
-    at(id);
-    slots_[id & (slots_.size() - 1)].final = true;
-    while (base_ < end_ && slots_[base_ & (slots_.size() - 1)].final) emit();
+    slot(id).final = true;
+    while (base_ < end_ && slots_[base_ & mask_].final) emit();
   }
 
   size_t capacity() const { return slots_.size(); }
@@ -54,26 +48,39 @@ class RecordWindow {
   };
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+  // Called several times per request: the common case (an id already in the window) is a
+  // compare and a mask.
+  Slot& slot(RequestId id) {
+    assert(id >= base_);
+    if (id >= end_) [[unlikely]] extend_to(id);
+    return slots_[id & mask_];
+  }
+  void extend_to(RequestId id) {
+    while (id > base_ + mask_) grow();
+    while (id >= end_) init(end_++);
+  }
   void init(RequestId id) {
-    Slot& s = slots_[id & (slots_.size() - 1)];
+    Slot& s = slots_[id & mask_];
     s.record = {id, models_[id], kNaN, kNaN, kNaN, kNaN, 0, false, RequestStatus::Failed};
     s.final = false;
   }
   void emit() {
-    sink_.add(slots_[base_ & (slots_.size() - 1)].record);
+    sink_.add(slots_[base_ & mask_].record);
     ++base_;
   }
   // Doubles the ring, keeping each live id at its slot id mod size.
   void grow() {
     std::vector<Slot> bigger(slots_.size() * 2);
     for (RequestId id = base_; id < end_; ++id)
-      bigger[id & (bigger.size() - 1)] = slots_[id & (slots_.size() - 1)];
+      bigger[id & (bigger.size() - 1)] = slots_[id & mask_];
     slots_.swap(bigger);
+    mask_ = slots_.size() - 1;
   }
 
   const std::vector<uint32_t>& models_;
   results::RecordSink& sink_;
-  std::vector<Slot> slots_;  // a power of two; id lives at id & (size - 1)
+  std::vector<Slot> slots_;  // a power of two; id lives at id & mask_
+  RequestId mask_;           // slots_.size() - 1
   RequestId base_ = 0;       // the oldest record not yet emitted
   RequestId end_ = 0;        // one past the newest initialized
 };
