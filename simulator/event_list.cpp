@@ -1,5 +1,6 @@
 #include "simulator/event_list.h"
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cstring>
@@ -108,8 +109,56 @@ void RadixHeapEventList::insert(const Event& e) {
   std::memcpy(&bits, &t, sizeof bits);
   assert(t >= 0 && (bits > last_time_ || (bits == last_time_ && e.seq > last_seq_)) &&
          "radix event list: insert before the last event popped");
-  put(Entry{bits, e.seq, e.fn, e.target, e.arg});
+  const Entry entry{bits, e.seq, e.fn, e.target, e.arg};
   ++size_;
+  if (!in_buckets_) {
+    if (small_n_ < kSmall) return insert_small(entry);
+    to_buckets();
+  }
+  put(entry);
+}
+
+// Sorted insertion from the back: a new event is usually the latest.
+void RadixHeapEventList::insert_small(const Entry& e) {
+  uint32_t i = small_n_++;
+  while (i > 0 && before(e, small_[i - 1])) {
+    small_[i] = small_[i - 1];
+    --i;
+  }
+  small_[i] = e;
+}
+
+// Every entry of the small array into the buckets (each is after the last key popped).
+void RadixHeapEventList::to_buckets() {
+  for (uint32_t i = 0; i < small_n_; ++i) put(small_[i]);
+  small_n_ = 0;
+  in_buckets_ = true;
+}
+
+// The few entries left in the buckets, in order, into the small array.
+void RadixHeapEventList::to_small() {
+  const uint64_t time = last_time_, seq = last_seq_;
+  uint32_t n = 0;
+  while (has_current_ || std::any_of(std::begin(nonempty_), std::end(nonempty_),
+                                     [](uint64_t w) { return w != 0; })) {
+    refill();
+    has_current_ = false;
+    small_[n++] = current_;
+  }
+  small_n_ = n;
+  in_buckets_ = false;
+  last_time_ = time;  // the last key popped, not the last one moved
+  last_seq_ = seq;
+}
+
+RadixHeapEventList::Entry RadixHeapEventList::pop_small() {
+  const Entry e = small_[0];
+  std::copy(small_ + 1, small_ + small_n_, small_);
+  --small_n_;
+  --size_;
+  last_time_ = e.time_bits;
+  last_seq_ = e.seq;
+  return e;
 }
 
 void RadixHeapEventList::refill() const {
@@ -136,25 +185,37 @@ void RadixHeapEventList::refill() const {
 }
 
 Time RadixHeapEventList::top_time() const {
+  if (!in_buckets_) return time_of(small_[0]);
   refill();
-  double t;
-  std::memcpy(&t, &current_.time_bits, sizeof t);
-  return t;
+  return time_of(current_);
 }
 
 bool RadixHeapEventList::pop_until(Time until, Event& out) {
-  if (size_ == 0 || top_time() > until) return false;  // top_time() refills bucket 0
-  out = pop();
+  if (size_ == 0) return false;
+  if (!in_buckets_) {
+    if (time_of(small_[0]) > until) return false;
+    out = event_of(pop_small());
+    return true;
+  }
+  refill();
+  if (time_of(current_) > until) return false;
+  out = pop_bucketed();
   return true;
 }
 
 Event RadixHeapEventList::pop() {
+  if (!in_buckets_) return event_of(pop_small());
   refill();
+  return pop_bucketed();
+}
+
+// The current entry (refilled) leaves; the buckets hand their last few to the small array.
+Event RadixHeapEventList::pop_bucketed() {
   has_current_ = false;
   --size_;
-  double t;
-  std::memcpy(&t, &current_.time_bits, sizeof t);
-  return Event{t, current_.seq, current_.fn, current_.target, current_.arg};
+  const Event e = event_of(current_);
+  if (size_ <= kBackToSmall) [[unlikely]] to_small();
+  return e;
 }
 
 void BinaryHeapEventList::insert(const Event& e) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
@@ -90,6 +91,10 @@ class QuadHeapEventList final : public EventList {
 // Buckets are chains of fixed-size blocks from one free list, so memory follows the number
 // pending (40 bytes per event plus at most one part-filled block per bucket), and a steady
 // run neither allocates nor copies a bucket to grow it.
+// Few pending events (a closed loop with a handful in flight, M/D/1) are the common case of a
+// serving simulation, and there the buckets' spreading costs more than it saves: up to 8
+// events live in a small sorted array instead, moving into the buckets when a ninth arrives
+// and back when the buckets drain to 2. Both keep the same (time, sequence) order.
 class RadixHeapEventList final : public EventList {
  public:
   void insert(const Event& e) override;
@@ -117,6 +122,22 @@ class RadixHeapEventList final : public EventList {
     uint32_t count = 0;
     Block* next = nullptr;  // the bucket's older (full) blocks, or the free list
   };
+  static constexpr uint32_t kSmall = 8;       // the small array's capacity
+  static constexpr uint32_t kBackToSmall = 2;  // buckets drained to this many: back to it
+  static bool before(const Entry& a, const Entry& b) {
+    return a.time_bits != b.time_bits ? a.time_bits < b.time_bits : a.seq < b.seq;
+  }
+  void insert_small(const Entry& e);
+  void to_buckets();
+  void to_small();
+  Entry pop_small();
+  Event pop_bucketed();
+  static Time time_of(const Entry& e) {
+    double t;
+    std::memcpy(&t, &e.time_bits, sizeof t);
+    return t;
+  }
+  static Event event_of(const Entry& e) { return Event{time_of(e), e.seq, e.fn, e.target, e.arg}; }
   int bucket_of(const Entry& e) const;
   void put(const Entry& e) const;
   Block* new_block() const;
@@ -133,6 +154,9 @@ class RadixHeapEventList final : public EventList {
   mutable uint64_t nonempty_[kMaskWords] = {};  // bit b: bucket b has entries
   mutable uint64_t last_time_ = 0, last_seq_ = 0;
   size_t size_ = 0;
+  bool in_buckets_ = false;  // false: every pending entry is in small_, sorted
+  Entry small_[kSmall] = {};
+  uint32_t small_n_ = 0;
 };
 
 // Binary min-heap of whole events in a contiguous vector. insert: O(log n) (sift up);

@@ -73,6 +73,39 @@ TEST_CASE("event lists pop in (time, sequence) order", "[simulator][event_list]"
   }
 }
 
+TEST_CASE("few pending events: every list keeps order while their count crosses small sizes",
+          "[simulator][event_list]") {
+  // Bursts of inserts and pops keep 0..20 events pending, so the radix list moves between its
+  // small array (up to 8) and its buckets (back at 2) many times; every list must pop what the
+  // ordered set pops.
+  for (const std::string& kind : event_list_names()) {
+    SECTION(kind) {
+      auto list = make_event_list(kind);
+      OrderedSetEventList truth;
+      std::mt19937_64 rng(11);
+      std::uniform_int_distribution<int> burst(1, 12), ahead(0, 30);
+      Time now = 0;
+      uint64_t seq = 0;
+      for (int round = 0; round < 3000; ++round) {
+        const bool grow = list->size() < 4 || (list->size() < 20 && rng() % 2 == 0);
+        for (int k = burst(rng); k > 0; --k) {
+          if (grow) {
+            Event e{now + ahead(rng) * 0.25, seq++, nullptr, nullptr, seq};
+            list->insert(e);
+            truth.insert(e);
+          } else if (!list->empty()) {
+            REQUIRE(list->top_time() == truth.top_time());
+            Event a = list->pop(), b = truth.pop();
+            REQUIRE(a.seq == b.seq);
+            now = a.time;
+          }
+        }
+        REQUIRE(list->size() == truth.size());
+      }
+    }
+  }
+}
+
 TEST_CASE("equal times run in scheduling order, including events scheduled at now",
           "[simulator][event_list]") {
   for (const std::string& kind : event_list_names()) {
