@@ -86,12 +86,14 @@ class GreedyDispatch final : public EnsembleDispatcher {
   GreedySettings s_;
 };
 
-std::unique_ptr<EnsembleDispatcher> make_clipper(const PolicySpec& s, std::span<const std::string>) {
+std::unique_ptr<EnsembleDispatcher> make_clipper(const PolicySpec& s,
+                                                 std::span<const std::string>) {
   return std::make_unique<ClipperDispatch>(
       uint32_t(detail::positive_int(s.params, "batch_size", 64)));
 }
 
-std::unique_ptr<EnsembleDispatcher> make_greedy(const PolicySpec& s, std::span<const std::string>) {
+std::unique_ptr<EnsembleDispatcher> make_greedy(const PolicySpec& s,
+                                                std::span<const std::string>) {
   GreedySettings g;
   g.sizes = detail::batch_size_list(s.params);
   std::sort(g.sizes.begin(), g.sizes.end());

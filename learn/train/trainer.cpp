@@ -139,7 +139,9 @@ void point_at_learner(const TrainConfig& cfg, ActorCriticSettings as,
     const RlSettings rl = rl_settings(cfg.run.engine.control.batching.params);
     as.reward_scale = rl.sizes.back();
     e.agent = std::make_shared<ActorCritic>(state_size(rl), rl.sizes.size(), as);
-    e.restore = [] { PolicyRegistry::add_batching("rafiki-rl", rafiki_rl_help(), rafiki_rl_from_file); };
+    e.restore = [] {
+      PolicyRegistry::add_batching("rafiki-rl", rafiki_rl_help(), rafiki_rl_from_file);
+    };
     PolicyRegistry::add_batching("rafiki-rl", rafiki_rl_help(),
                                  [acting](const PolicyParams& p, const ModelInfo& info) {
                                    return make_rafiki_rl(rl_settings(p), info, *acting);

@@ -169,7 +169,8 @@ TEST_CASE("groups.NAME.dispatch in a run configuration", "[simulator][groups][di
     return "(no error)";
   };
 
-  sim::SimConfig c = parse(yaml("dispatch: {name: greedy, members: one, batch_sizes: [4, 8], partial: true}"));
+  sim::SimConfig c =
+      parse(yaml("dispatch: {name: greedy, members: one, batch_sizes: [4, 8], partial: true}"));
   REQUIRE(c.setup.groups.size() == 1);
   CHECK(c.setup.groups[0].dispatch.name == "greedy");
   CHECK(c.setup.groups[0].dispatch.params.get_string("members", "") == "one");
