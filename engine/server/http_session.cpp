@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/server/connection_deadline.h"
+#include "engine/server/request_body.h"
 
 namespace servelab::server::transport {
 namespace beast = boost::beast;
@@ -73,7 +74,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Answers for a header that the server will not serve, before its body is read.
-  std::optional<HttpResponse> refuse_header(const http::request<http::string_body>& msg) const {
+  std::optional<HttpResponse> refuse_header(const http::request<RequestBody>& msg) const {
     if (msg.target().size() > shared_->options.max_target_bytes) {
       return error_response(414, "request target is longer than the limit of " +
                                      std::to_string(shared_->options.max_target_bytes) + " bytes");
@@ -219,7 +220,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Shared* shared_;
   ConnectionDeadline deadline_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::request_parser<RequestBody>> parser_;
   std::shared_ptr<std::vector<char>> drain_;
   bool keep_alive_ = true;
   bool head_ = false;  // the request being answered is HEAD

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cstring>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "engine/server/parse_arena.h"
@@ -64,6 +65,40 @@ size_t header_size(std::string_view body, const std::string* header_length) {
         std::to_string(body.size()) + " bytes)");
   return n;
 }
+
+// Reads the floats of raw little-endian bytes (memcpy: any alignment), so that
+// vector::assign copies them into an item without zero-filling it first.
+struct FloatReader {
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = float;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const float*;
+  using reference = float;
+  const char* p;
+
+  float operator*() const {
+    float f;
+    std::memcpy(&f, p, sizeof f);
+    return f;
+  }
+  FloatReader& operator++() {
+    p += sizeof(float);
+    return *this;
+  }
+  FloatReader& operator--() {
+    p -= sizeof(float);
+    return *this;
+  }
+  FloatReader& operator+=(difference_type n) {
+    p += n * static_cast<difference_type>(sizeof(float));
+    return *this;
+  }
+  difference_type operator-(const FloatReader& o) const {
+    return (p - o.p) / static_cast<difference_type>(sizeof(float));
+  }
+  bool operator==(const FloatReader& o) const { return p == o.p; }
+  bool operator!=(const FloatReader& o) const { return p != o.p; }
+};
 
 // Receives the numbers of "data" in order and cuts them into items of `item_size` values;
 // refuses more than `total`.
@@ -212,10 +247,8 @@ V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_l
     if (member(in, "data")) bad("input '" + input.name + "' has both \"data\" and binary data");
     r.items.resize(batch);
     for (size_t i = 0; i < batch; ++i) {
-      r.items[i].resize(item_size);
-      if (item_size)
-        std::memcpy(r.items[i].data(), binary.data() + i * item_size * sizeof(float),
-                    item_size * sizeof(float));
+      const char* first = binary.data() + i * item_size * sizeof(float);
+      r.items[i].assign(FloatReader{first}, FloatReader{first + item_size * sizeof(float)});
     }
   } else {
     if (!binary.empty())
