@@ -144,22 +144,28 @@ class Session : public std::enable_shared_from_this<Session> {
     shared_->in_flight++;
 
     auto called = std::make_shared<std::atomic<bool>>(false);
-    Reply reply = [weak = weak_from_this(), gate = shared_->gate,
-                   called](HttpResponse res) {
-      if (called->exchange(true)) return;
-      std::lock_guard<std::mutex> lock(gate->mu);
-      if (!gate->open) return;
-      if (auto self = weak.lock()) {
-        net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
-          self->write(std::move(res), false, true);
-        });
-      }  // `self` is released under the gate lock: never the last owner after stop()
+    Reply reply = [weak = weak_from_this(), gate = shared_->gate, called](HttpResponse res) {
+      deliver(weak, *gate, *called, std::move(res));
     };
     try {
-      shared_->handler(std::move(req), reply);
+      shared_->handler(std::move(req), std::move(reply));  // no copy of the Reply
     } catch (const std::exception& e) {
-      reply(error_response(500, std::string("internal error: ") + e.what()));
+      deliver(weak_from_this(), *shared_->gate, *called,
+              error_response(500, std::string("internal error: ") + e.what()));
     }
+  }
+
+  // What a Reply does (any thread): the first call posts `res` to the connection's strand.
+  static void deliver(const std::weak_ptr<Session>& weak, Gate& gate,
+                      std::atomic<bool>& called, HttpResponse res) {
+    if (called.exchange(true)) return;
+    std::lock_guard<std::mutex> lock(gate.mu);
+    if (!gate.open) return;
+    if (auto self = weak.lock()) {
+      net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+        self->write(std::move(res), false, true);
+      });
+    }  // `self` is released under the gate lock: never the last owner after stop()
   }
 
   // Writes `res`; then reads the next request, or closes (force_close or no keep-alive).

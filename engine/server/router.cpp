@@ -1,9 +1,12 @@
 #include "engine/server/router.h"
 
+#include <algorithm>
+
 namespace servelab::server {
 
 std::vector<std::string> Router::split(const std::string& path) {
   std::vector<std::string> out;
+  out.reserve(static_cast<size_t>(std::count(path.begin(), path.end(), '/')));  // one allocation
   size_t pos = 0;
   while (pos < path.size()) {
     if (path[pos] == '/') {
