@@ -74,11 +74,14 @@ Engine::~Engine() {
   if (s.control.joinable()) s.control.join();
   for (auto& w : s.workers) w->stop();  // running batches finish; their results are dropped
   s.loader->stop();
+  std::vector<Answer> answers;  // none is left unless a thread stopped between lock and give
   {
     std::lock_guard ctl_lock(s.ctl_mu);  // a caller's thread may still be running an event
     std::lock_guard lock(s.inbox_mu);
     s.inbox.clear();
+    answers.swap(s.ready_answers);
   }
+  Impl::give_answers(answers);
   std::unordered_map<RequestId, std::unique_ptr<Pending>> left;
   {
     std::lock_guard lock(s.pending_mu);
@@ -223,10 +226,26 @@ void Engine::Impl::finish(const RequestOutcome& o) {
                                  : p->error;
       break;
   }
+  if (o.status == RequestStatus::Ok) {  // given once the lock is released (ready_answers)
+    ready_answers.push_back(Answer{std::move(p), std::move(r)});
+    return;
+  }
+  // A failure may cancel its siblings (a v2 batch): under the lock the cancel takes effect
+  // before the actions already decided (the next batch) are carried out.
   try {
     if (p->done) p->done(std::move(r));
   } catch (...) {
   }
+}
+
+void Engine::Impl::give_answers(std::vector<Answer>& answers) {
+  for (Answer& a : answers) {
+    try {
+      if (a.pending->done) a.pending->done(std::move(a.result));
+    } catch (...) {
+    }
+  }
+  answers.clear();
 }
 
 bool Engine::cuda_available() const { return impl_->exec_tier == Tier::Device; }

@@ -52,8 +52,17 @@ void Engine::Impl::post(std::function<void(Time)> f) {
     inbox_cv.notify_one();  // the control thread (or the holder, if it still looks) runs it
     return;
   }
+  if (!run_own) {  // an engine thread: everything waiting, in order; then its answers
+    std::vector<Answer> answers;
+    {
+      HoldControl hold(this);
+      run_held();
+      answers.swap(ready_answers);
+    }
+    lock.unlock();
+    return give_answers(answers);
+  }
   HoldControl hold(this);
-  if (!run_own) return run_held();  // an engine thread: everything waiting, in order
   f(clock.now());
   carry_out();
   publish_held();
@@ -103,12 +112,15 @@ bool Engine::Impl::publish_held() {
 
 void Engine::Impl::control_main() {
   mark_engine_thread();
+  std::vector<Answer> answers;
   for (;;) {
     {
       std::lock_guard lock(ctl_mu);
       HoldControl hold(this);
       run_held();
+      answers.swap(ready_answers);
     }
+    give_answers(answers);
     std::unique_lock lock(inbox_mu);
     for (;;) {
       if (stopping) return;

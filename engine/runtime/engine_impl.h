@@ -9,8 +9,9 @@
 // (engine_control.cpp): a thread that posts an event runs it itself when the lock is free
 // (an HTTP thread its arrival, a worker its batch's completion), so an arrival costs no
 // thread hand-off; when the lock is taken the event waits in the inbox for the holder or
-// the control thread. `done` callbacks run on engine threads only: answers produced while
-// a caller's thread holds the lock wait in the inbox for an engine thread.
+// the control thread. `done` callbacks run on engine threads only (answers produced while
+// a caller's thread holds the lock wait in the inbox for an engine thread): Ok answers after
+// the thread has released the lock, other outcomes under it (see finish()).
 #pragma once
 
 #include <atomic>
@@ -56,6 +57,12 @@ struct Pending {
   std::string error;
 };
 
+// A request's result, waiting to be given to its `done`.
+struct Answer {
+  std::unique_ptr<Pending> pending;
+  ClassifyResult result;
+};
+
 struct Engine::Impl {
   explicit Impl(EngineOptions o);
 
@@ -85,9 +92,12 @@ struct Engine::Impl {
   void load(const LoadAction& l);    // ctl_mu held: posts the load to the loader
   void report_violations();  // ctl_mu held: logs new contract violations once each
   void run_batch(Batch b);   // ctl_mu held: hands a batch to its worker
-  // ctl_mu held: answers one request (on an engine thread; from a caller's thread the answer
-  // waits in the inbox).
+  // ctl_mu held: answers one request (on an engine thread: an Ok answer into ready_answers,
+  // given once the lock is released, others at once; from a caller's thread the answer waits
+  // in the inbox).
   void finish(const RequestOutcome& o);
+  // Without ctl_mu: calls each answer's `done` (on an engine thread).
+  static void give_answers(std::vector<Answer>& answers);
   // Hands an accepted request to the controller; its id into *id (when given).
   int accept(Input input, int top_k, std::function<void(ClassifyResult)> done,
              std::shared_ptr<const ModelEntry> m, const RequestOptions& ro,
@@ -125,6 +135,10 @@ struct Engine::Impl {
   size_t violations_logged = 0;
   std::vector<std::function<void(Time)>> running;  // the inbox events being run
   std::vector<RequestOutcome> held_answers;  // answered on a caller's thread: for an engine thread
+  // Ok answers finished on an engine thread, given (their `done` called) by that thread once
+  // it has released ctl_mu (give_answers): a batch's answers build and post HTTP responses,
+  // and under the lock they made arrivals meet it taken and wake the control thread.
+  std::vector<Answer> ready_answers;
 
   // Pending requests by id; locked by the caller threads (insert), the control thread
   // (dispatch, completion) and the destructor (fail the rest).

@@ -175,10 +175,11 @@ void Engine::cancel(RequestId id) {
     model = it->second->request.model;
   }
   auto cancel = [&s, id, model](Time now) { return s.ctl->cancel(id, model, now, s.out); };
-  // From a `done` callback (e.g. a failed item cancelling its siblings) at once, so that a
-  // batch ending meanwhile does not see its requests still wanted (the enclosing carry_out()
-  // carries out the actions). A request whose arrival still waits in the inbox is not in the
-  // controller yet: the cancel is posted again, to run after that arrival.
+  // From a failed request's `done` callback (e.g. a failed item cancelling its siblings; it
+  // runs under the lock) at once, so that a batch ending meanwhile does not see its requests
+  // still wanted (the enclosing carry_out() carries out the actions); from an Ok answer's
+  // (given after the lock is released) posted. A request whose arrival still waits in the
+  // inbox is not in the controller yet: the cancel is posted again, to run after that arrival.
   if (s.holds_control() && cancel(s.clock.now())) return;
   s.post([cancel](Time now) { cancel(now); });
 }

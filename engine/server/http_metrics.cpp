@@ -7,8 +7,8 @@ namespace servelab::server {
 void HttpMetrics::finished(const std::string& route, int status, double seconds) {
   in_flight_--;
   std::lock_guard<std::mutex> lock(mu_);
-  by_status_[{route, status}]++;
   auto& r = by_route_[route];
+  r.by_status[status]++;
   r.count++;
   r.seconds += seconds;
 }
@@ -18,10 +18,10 @@ std::string HttpMetrics::text() const {
   std::lock_guard<std::mutex> lock(mu_);
   out << "# HELP servelab_http_requests_total HTTP requests answered, by route and status.\n"
       << "# TYPE servelab_http_requests_total counter\n";
-  for (const auto& [key, n] : by_status_) {
-    out << "servelab_http_requests_total{route=\"" << key.first << "\",code=\"" << key.second
-        << "\"} " << n << "\n";
-  }
+  for (const auto& [route, s] : by_route_)
+    for (const auto& [status, n] : s.by_status)
+      out << "servelab_http_requests_total{route=\"" << route << "\",code=\"" << status
+          << "\"} " << n << "\n";
   out << "# HELP servelab_http_request_seconds Time from request parsed to response handed "
          "to the connection.\n"
       << "# TYPE servelab_http_request_seconds summary\n";

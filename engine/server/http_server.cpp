@@ -227,13 +227,15 @@ RestoreReport HttpServer::start() {
   t.max_body_bytes = s.options.max_body_bytes;
   t.log = [&s](const std::string& line) { s.log(line); };
   s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {
-    auto route = std::make_shared<std::string>("unmatched");
+    // The matched route's pattern (the router's, alive as long as the server).
+    auto route = std::make_shared<const std::string*>(nullptr);
     auto t0 = std::chrono::steady_clock::now();
     s.metrics.started();
     Reply counted = [&s, route, t0, reply = std::move(reply)](HttpResponse res) {
       if (res.status < 0) return;  // placeholder: the real reply comes later
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      s.metrics.finished(*route, res.status, secs);
+      static const std::string kUnmatched = "unmatched";
+      s.metrics.finished(*route ? **route : kUnmatched, res.status, secs);
       reply(std::move(res));
     };
     s.router.dispatch(std::move(req), std::move(counted), route.get());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/server/connection_deadline.h"
+#include "engine/server/request_body.h"
 
 namespace servelab::server::transport {
 namespace beast = boost::beast;
@@ -73,7 +74,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Answers for a header that the server will not serve, before its body is read.
-  std::optional<HttpResponse> refuse_header(const http::request<http::string_body>& msg) const {
+  std::optional<HttpResponse> refuse_header(const http::request<RequestBody>& msg) const {
     if (msg.target().size() > shared_->options.max_target_bytes) {
       return error_response(414, "request target is longer than the limit of " +
                                      std::to_string(shared_->options.max_target_bytes) + " bytes");
@@ -143,22 +144,28 @@ class Session : public std::enable_shared_from_this<Session> {
     shared_->in_flight++;
 
     auto called = std::make_shared<std::atomic<bool>>(false);
-    Reply reply = [weak = weak_from_this(), gate = shared_->gate,
-                   called](HttpResponse res) {
-      if (called->exchange(true)) return;
-      std::lock_guard<std::mutex> lock(gate->mu);
-      if (!gate->open) return;
-      if (auto self = weak.lock()) {
-        net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
-          self->write(std::move(res), false, true);
-        });
-      }  // `self` is released under the gate lock: never the last owner after stop()
+    Reply reply = [weak = weak_from_this(), gate = shared_->gate, called](HttpResponse res) {
+      deliver(weak, *gate, *called, std::move(res));
     };
     try {
-      shared_->handler(std::move(req), reply);
+      shared_->handler(std::move(req), std::move(reply));  // no copy of the Reply
     } catch (const std::exception& e) {
-      reply(error_response(500, std::string("internal error: ") + e.what()));
+      deliver(weak_from_this(), *shared_->gate, *called,
+              error_response(500, std::string("internal error: ") + e.what()));
     }
+  }
+
+  // What a Reply does (any thread): the first call posts `res` to the connection's strand.
+  static void deliver(const std::weak_ptr<Session>& weak, Gate& gate,
+                      std::atomic<bool>& called, HttpResponse res) {
+    if (called.exchange(true)) return;
+    std::lock_guard<std::mutex> lock(gate.mu);
+    if (!gate.open) return;
+    if (auto self = weak.lock()) {
+      net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+        self->write(std::move(res), false, true);
+      });
+    }  // `self` is released under the gate lock: never the last owner after stop()
   }
 
   // Writes `res`; then reads the next request, or closes (force_close or no keep-alive).
@@ -219,7 +226,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Shared* shared_;
   ConnectionDeadline deadline_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::request_parser<RequestBody>> parser_;
   std::shared_ptr<std::vector<char>> drain_;
   bool keep_alive_ = true;
   bool head_ = false;  // the request being answered is HEAD

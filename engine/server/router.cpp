@@ -1,9 +1,12 @@
 #include "engine/server/router.h"
 
+#include <algorithm>
+
 namespace servelab::server {
 
 std::vector<std::string> Router::split(const std::string& path) {
   std::vector<std::string> out;
+  out.reserve(static_cast<size_t>(std::count(path.begin(), path.end(), '/')));  // one allocation
   size_t pos = 0;
   while (pos < path.size()) {
     if (path[pos] == '/') {
@@ -56,7 +59,7 @@ bool Router::match(const Route& r, const std::vector<std::string>& segs, PathPar
   return true;
 }
 
-void Router::dispatch(HttpRequest req, Reply reply, std::string* route) const {
+void Router::dispatch(HttpRequest req, Reply reply, const std::string** route) const {
   std::vector<std::string> segs = split(req.path);
   const std::string method = req.method == "HEAD" ? "GET" : req.method;
   std::string allow;
@@ -69,7 +72,7 @@ void Router::dispatch(HttpRequest req, Reply reply, std::string* route) const {
       if (r.method == "GET" && allow.find("HEAD") == std::string::npos) allow += ", HEAD";
       continue;
     }
-    if (route) *route = r.pattern;
+    if (route) *route = &r.pattern;
     if (bad_escape) {
       reply(error_response(400, "malformed percent-encoding or control byte in path '" +
                                     req.path + "'"));
@@ -78,7 +81,8 @@ void Router::dispatch(HttpRequest req, Reply reply, std::string* route) const {
     r.handler(req, params, std::move(reply));
     return;
   }
-  if (route) *route = "unmatched";
+  static const std::string kUnmatched = "unmatched";
+  if (route) *route = &kUnmatched;
   if (!allow.empty()) {
     HttpResponse res = error_response(
         405, "method " + req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")");

@@ -25,9 +25,10 @@ class Router {
 
   // Finds the route of `req` and calls its handler, or replies 404/405/400 (a malformed
   // percent escape or a control byte in a parameter). HEAD runs the GET route; the transport
-  // leaves out the body. `route` receives the matched pattern (or "unmatched"),
-  // for metrics; it is set before the handler runs.
-  void dispatch(HttpRequest req, Reply reply, std::string* route = nullptr) const;
+  // leaves out the body. `route` receives the matched pattern (or "unmatched") for metrics,
+  // as a pointer valid while the router lives (no copy per request); set before the handler
+  // runs.
+  void dispatch(HttpRequest req, Reply reply, const std::string** route = nullptr) const;
 
  private:
   struct Route {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cstring>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "engine/server/parse_arena.h"
@@ -64,6 +65,40 @@ size_t header_size(std::string_view body, const std::string* header_length) {
         std::to_string(body.size()) + " bytes)");
   return n;
 }
+
+// Reads the floats of raw little-endian bytes (memcpy: any alignment), so that
+// vector::assign copies them into an item without zero-filling it first.
+struct FloatReader {
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = float;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const float*;
+  using reference = float;
+  const char* p;
+
+  float operator*() const {
+    float f;
+    std::memcpy(&f, p, sizeof f);
+    return f;
+  }
+  FloatReader& operator++() {
+    p += sizeof(float);
+    return *this;
+  }
+  FloatReader& operator--() {
+    p -= sizeof(float);
+    return *this;
+  }
+  FloatReader& operator+=(difference_type n) {
+    p += n * static_cast<difference_type>(sizeof(float));
+    return *this;
+  }
+  difference_type operator-(const FloatReader& o) const {
+    return (p - o.p) / static_cast<difference_type>(sizeof(float));
+  }
+  bool operator==(const FloatReader& o) const { return p == o.p; }
+  bool operator!=(const FloatReader& o) const { return p != o.p; }
+};
 
 // Receives the numbers of "data" in order and cuts them into items of `item_size` values;
 // refuses more than `total`.
@@ -170,14 +205,52 @@ TensorSpec v2_output_spec(uint32_t classes) {
   return {"OUTPUT__0", "FP32", {-1, classes ? int64_t{classes} : -1}};
 }
 
-V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_length,
-                              const TensorSpec& input, const TensorSpec& output,
-                              uint32_t max_batch) {
+namespace {
+
+// The items of a batch of `batch` items of `item_size` floats, from the tensor's bytes.
+std::vector<std::vector<float>> binary_items(std::string_view binary, size_t batch,
+                                             size_t item_size) {
+  std::vector<std::vector<float>> items(batch);
+  for (size_t i = 0; i < batch; ++i) {
+    const char* first = binary.data() + i * item_size * sizeof(float);
+    items[i].assign(FloatReader{first}, FloatReader{first + item_size * sizeof(float)});
+  }
+  return items;
+}
+
+bool same_spec(const TensorSpec& a, const TensorSpec& b) {
+  return a.name == b.name && a.datatype == b.datatype && a.shape == b.shape;
+}
+
+// The last binary-tensor header this thread parsed successfully, with what it was parsed
+// against. Clients (hey, perf_analyzer, tritonclient) send one header for every request of a
+// shape; parsing is a pure function of the header's bytes, the tensor's byte count, the specs
+// and max_batch, so an exact match gives what a fresh parse would, without the JSON parse.
+struct HeaderCache {
+  static constexpr size_t kMaxHeader = 1024;  // longer headers are not kept
+  bool valid = false;
+  std::string header;
+  TensorSpec input, output;
+  uint32_t max_batch = 0;
+  V2InferRequest parsed;  // without items
+  size_t batch = 0, item_size = 0;
+
+  bool hit(std::string_view text, std::string_view binary, const TensorSpec& in,
+           const TensorSpec& out, uint32_t mb) const {
+    return valid && text == header && binary.size() == batch * item_size * sizeof(float) &&
+           mb == max_batch && same_spec(in, input) && same_spec(out, output);
+  }
+};
+
+thread_local HeaderCache t_header_cache;
+
+// parse_v2_infer without the cache; `binary_input`: whether the input came as binary data.
+V2InferRequest parse_fresh(std::string_view text, std::string_view binary,
+                           const TensorSpec& input, const TensorSpec& output,
+                           uint32_t max_batch, bool* binary_input) {
   ParseArena::Scope arena;  // first: outlives every json value below
   const std::string& output_name = output.name;
-  const size_t head = header_size(body, header_length);
-  std::string_view binary = body.substr(head);
-  json j = json::parse(body.substr(0, head), nullptr, /*allow_exceptions=*/false);
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) bad("the request body is not valid JSON");
   if (!j.is_object()) bad("the request must be a JSON object");
   V2InferRequest r;
@@ -210,13 +283,8 @@ V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_l
       bad("input '" + input.name + "': binary_data_size " + std::to_string(bytes) + " but " +
           std::to_string(binary.size()) + " bytes follow the JSON header");
     if (member(in, "data")) bad("input '" + input.name + "' has both \"data\" and binary data");
-    r.items.resize(batch);
-    for (size_t i = 0; i < batch; ++i) {
-      r.items[i].resize(item_size);
-      if (item_size)
-        std::memcpy(r.items[i].data(), binary.data() + i * item_size * sizeof(float),
-                    item_size * sizeof(float));
-    }
+    r.items = binary_items(binary, batch, item_size);
+    *binary_input = true;
   } else {
     if (!binary.empty())
       bad(std::to_string(binary.size()) + " bytes after the JSON header belong to no input");
@@ -244,6 +312,38 @@ V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_l
       if (op && op->is_object() && member(*op, "binary_data"))
         r.binary_output = bool_parameter(o, "binary_data", "output '" + output_name + "'");
     }
+  }
+  return r;
+}
+
+}  // namespace
+
+V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_length,
+                              const TensorSpec& input, const TensorSpec& output,
+                              uint32_t max_batch) {
+  const size_t head = header_size(body, header_length);
+  const std::string_view text = body.substr(0, head), binary = body.substr(head);
+  HeaderCache& cache = t_header_cache;
+  if (cache.hit(text, binary, input, output, max_batch)) {
+    V2InferRequest r = cache.parsed;
+    r.items = binary_items(binary, cache.batch, cache.item_size);
+    return r;
+  }
+  bool binary_input = false;
+  V2InferRequest r = parse_fresh(text, binary, input, output, max_batch, &binary_input);
+  if (binary_input && text.size() <= HeaderCache::kMaxHeader) {
+    cache.valid = false;  // until every field below is written
+    cache.header.assign(text);
+    cache.input = input;
+    cache.output = output;
+    cache.max_batch = max_batch;
+    cache.batch = r.items.size();
+    cache.item_size = r.items[0].size();
+    cache.parsed.id = r.id;
+    cache.parsed.binary_output = r.binary_output;
+    cache.parsed.slo_ms = r.slo_ms;
+    cache.parsed.classification = r.classification;
+    cache.valid = true;
   }
   return r;
 }

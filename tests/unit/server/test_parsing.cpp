@@ -155,12 +155,15 @@ TEST_CASE("router: params, 404 and 405", "[server][router]") {
     reply(json_response(200, "{}"));
   });
   auto run = [&](const std::string& method, const std::string& target, std::string* route) {
+    const std::string* matched = nullptr;
     HttpRequest req;
     req.method = method;
     req.target = target;
     split_target(target, &req.path, &req.query);
     HttpResponse out;
-    router.dispatch(req, [&](HttpResponse r) { out = std::move(r); }, route);
+    router.dispatch(req, [&](HttpResponse r) { out = std::move(r); }, &matched);
+    REQUIRE(matched != nullptr);
+    *route = *matched;
     return out;
   };
   std::string route;

@@ -238,3 +238,43 @@ TEST_CASE("v2 BYTES responses in JSON and binary form", "[server][v2]") {
   CHECK(tail == std::string("\x04\0\0\0", 4) + "10:2" + std::string("\x0a\0\0\0", 4) +
                     "0.5:13:cat");
 }
+
+TEST_CASE("v2 parser answers a repeated binary header as a fresh parse would",
+          "[server][v2][batch]") {
+  json in = {{"name", "INPUT__0"}, {"datatype", "FP32"}, {"shape", {2, 3, 2, 2}},
+             {"parameters", {{"binary_data_size", 96}}}};
+  json j = {{"id", "r1"}, {"inputs", {in}}, {"parameters", {{"slo_ms", 25}}},
+            {"outputs", {{{"name", "OUTPUT__0"}, {"parameters", {{"classification", 2}}}}}}};
+  const std::string head = j.dump(), len = std::to_string(head.size());
+  auto body_with = [&](float first) {
+    std::vector<float> v(24);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = first + static_cast<float>(i);
+    return head + std::string(reinterpret_cast<const char*>(v.data()), 96);
+  };
+  for (float first : {0.0f, 100.0f, -7.5f}) {  // the first parses, the others repeat it
+    V2InferRequest r = parse_v2_infer(body_with(first), &len, kInput, kOutput, kMaxBatch);
+    CHECK(r.id == "r1");
+    CHECK(r.slo_ms == 25.0);
+    CHECK(r.classification == 2);
+    CHECK_FALSE(r.binary_output);
+    REQUIRE(r.items.size() == 2);
+    CHECK(r.items[0][0] == first);
+    CHECK(r.items[1][11] == first + 23);
+  }
+  // The same bytes against other limits or specs are judged afresh.
+  const std::string body = body_with(1);
+  auto status_of = [&](const TensorSpec& input, const TensorSpec& output, uint32_t max_batch) {
+    try {
+      parse_v2_infer(body, &len, input, output, max_batch);
+    } catch (const HttpError& e) {
+      return e.status;
+    }
+    return 200;
+  };
+  CHECK(status_of(kInput, kOutput, 1) == 413);
+  CHECK(status_of({"INPUT__0", "FP32", {-1, 3, 2, 1}}, kOutput, kMaxBatch) == 400);
+  CHECK(status_of({"INPUT__1", "FP32", {-1, 3, 2, 2}}, kOutput, kMaxBatch) == 400);
+  CHECK(status_of(kInput, {"OUTPUT__0", "FP32", {-1, 1}}, kMaxBatch) == 400);
+  CHECK(status_of(kInput, kOutput, kMaxBatch) == 200);
+  CHECK(error_of(body.substr(0, body.size() - 4), &len).find("92 bytes") != std::string::npos);
+}
