@@ -137,6 +137,15 @@ class Engine {
   int submit_raw(const std::string& model, std::vector<float> input, int top_k,
                  std::function<void(ClassifyResult)> done, const RequestOptions& options = {});
 
+  // Several preprocessed inputs for one model that reach the controller together (one event):
+  // all are queued before its batching policy is asked, so they can run as one batch (an
+  // ensemble dispatcher's batch for one member). done(i, result) answers inputs[i], as
+  // submit_raw answers one. Returns 404 unknown model, 400 when an input has the wrong size
+  // (nothing is submitted then), 503 when the engine is stopping, 0 accepted.
+  int submit_raw_together(const std::string& model, std::vector<std::vector<float>> inputs,
+                          int top_k, std::function<void(size_t, ClassifyResult)> done,
+                          const RequestOptions& options = {});
+
   // A tensor request (KServe v2 infer): `input` is one preprocessed C x H x W float tensor of
   // the model's input size; no image decoding. Answers like classify, with
   // ClassifyResult::output holding the model's output row (no softmax, no top-k).

@@ -201,6 +201,38 @@ int Engine::submit_raw(const std::string& model, std::vector<float> input, int t
   return impl_->submit_tensor(model, std::move(input), std::max(top_k, 1), std::move(done), ro);
 }
 
+int Engine::submit_raw_together(const std::string& model, std::vector<std::vector<float>> inputs,
+                                int top_k, std::function<void(size_t, ClassifyResult)> done,
+                                const RequestOptions& ro) {
+  Impl& s = *impl_;
+  auto m = s.find(model);
+  if (!m) return 404;
+  const Preprocess& pp = m->spec.preprocess;
+  const size_t expected = static_cast<size_t>(3) * pp.input_height * pp.input_width;
+  for (const std::vector<float>& in : inputs)
+    if (in.size() != expected && !(in.empty() && s.exec->accepts_empty_input())) return 400;
+  {
+    std::lock_guard lock(s.inbox_mu);
+    if (s.stopping) return 503;
+  }
+  std::vector<Request> requests;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Input in;
+    in.channels = 3;
+    in.height = pp.input_height;
+    in.width = pp.input_width;
+    in.chw = std::move(inputs[i]);
+    auto p = s.make_pending(m, std::move(in), std::max(top_k, 1),
+                            [done, i](ClassifyResult r) { done(i, std::move(r)); }, ro);
+    requests.push_back(p->request);
+    std::lock_guard lock(s.pending_mu);
+    s.pending.emplace(p->request.id, std::move(p));
+  }
+  // One event: the controller queues them all before it decides (Controller::on_arrivals).
+  s.post([&s, requests](Time now) { s.ctl->on_arrivals(requests, now, s.out); });
+  return 0;
+}
+
 int Engine::Impl::submit_tensor(const std::string& model, std::vector<float> input, int top_k,
                                 std::function<void(ClassifyResult)> done,
                                 const RequestOptions& ro, RequestId* id) {

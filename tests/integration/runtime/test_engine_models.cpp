@@ -139,6 +139,12 @@ TEST_CASE("bad requests are answered synchronously", "[runtime]") {
   CHECK(engine.classify("tiny_cnn", png.substr(0, png.size() / 3), 5, never) == 400);
   CHECK(engine.submit_raw("tiny_cnn", std::vector<float>(10), 5, never) == 400);
   CHECK(engine.submit_raw("tiny_cnn", {}, 5, never) == 400);
+  auto never_each = [&](size_t, ClassifyResult) { ++calls; };
+  const std::vector<float> good(3 * 32 * 32, 0.5f);
+  CHECK(engine.submit_raw_together("nope", {good}, 1, never_each) == 404);
+  // One input of the wrong size: nothing of the call is submitted.
+  CHECK(engine.submit_raw_together("tiny_cnn", {good, std::vector<float>(10)}, 1, never_each) ==
+        400);
   CHECK(calls == 0);
 }
 
