@@ -116,14 +116,14 @@ struct Registry {
         "clipper",
         "Rafiki's Clipper baseline: every member runs each batch; a batch of batch_size "
         "(default 64) goes once that many requests wait and every member is idle",
-        {"batch_size"}, make_clipper};
+        {"batch_size"}, make_clipper, {}};
     entries["greedy"] = {
         "greedy",
         "Algorithm 3 over the group's queue: batch_sizes B (default 16,32,48,64), slo_ms tau "
         "(else each head's deadline - arrival), delta (fraction of tau, default 0.1), partial "
         "(bool: a queue below min(B) goes whole); members: all (default; every member, once "
         "all are idle, c(b) the slowest's) or one (the most accurate idle member, c(b) its own)",
-        {"batch_sizes", "slo_ms", "delta", "partial", "members"}, make_greedy};
+        {"batch_sizes", "slo_ms", "delta", "partial", "members"}, make_greedy, {}};
   }
 };
 
