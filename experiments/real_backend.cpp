@@ -157,6 +157,7 @@ class RealBackend : public Backend {
     server::ServerOptions so;
     so.store_dir = run_dir + "/model-store";
     so.log = o_.verbose;
+    so.model_root = weights_root(rc);
     server::HttpServer srv(so, eo);
     srv.start();
     register_models(srv, rc);
@@ -212,21 +213,35 @@ class RealBackend : public Backend {
   // ties go to the more accurate member as the simulator's table assumes (Rafiki's rule).
   static void define_groups(server::HttpServer& srv, const config::RunConfig& rc) {
     for (const config::GroupEntry& g : rc.groups) {
-      if (!g.dispatch.name.empty())
-        throw ExperimentError("real mode: group '" + g.name + "': ensemble dispatchers "
-                              "(groups." + g.name + ".dispatch) run in sim mode only for now");
       server::GroupDefinition d;
       d.name = g.name;
       d.members = g.members;
       for (size_t k = 0; k < g.members.size(); ++k)
         d.accuracy.push_back(g.accuracy.of(MemberMask(1) << k));
       d.subset = g.subset;
+      d.dispatch = g.dispatch;  // a weights file: absolute, under weights_root(rc)
       try {
         srv.define_group(server::group_definition_json(d).dump());
       } catch (const std::runtime_error& e) {
         throw ExperimentError("real mode: group '" + g.name + "': " + e.what());
       }
     }
+  }
+
+  // The folder of the dispatchers' weights files, the server's --model-root for them (the
+  // server reads a file a group definition names only under its root); "" without one.
+  static std::string weights_root(const config::RunConfig& rc) {
+    std::string root;
+    for (const config::GroupEntry& g : rc.groups) {
+      if (!g.dispatch.params.has("weights")) continue;
+      const std::string dir =
+          fs::path(g.dispatch.params.get_string("weights", "")).parent_path().string();
+      if (!root.empty() && dir != root)
+        throw ExperimentError("real mode: the groups' dispatch weights files must share one "
+                              "folder (the server's model root): " + root + " and " + dir);
+      root = dir;
+    }
+    return root;
   }
 
   // workload.images, relative to the models folder (make-models writes them there).

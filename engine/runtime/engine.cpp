@@ -252,4 +252,6 @@ bool Engine::cuda_available() const { return impl_->exec_tier == Tier::Device; }
 
 Time Engine::now() const { return impl_->clock.now(); }
 
+std::optional<double> Engine::default_slo() const { return impl_->opts.slo; }
+
 }  // namespace servelab::runtime

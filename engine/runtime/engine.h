@@ -53,7 +53,14 @@ struct ModelSpec {
 // Per-request options of classify / submit_raw.
 struct RequestOptions {
   std::optional<double> slo;  // seconds (HTTP: X-SLO-Ms); overrides the model's
+  // A request that waited elsewhere before it reached the engine (a model group's queue,
+  // engine/server/group_dispatch.h): its arrival in engine time (Engine::now()) and its
+  // deadline, which then override now and now + slo.
+  std::optional<Time> arrival;
+  std::optional<Time> deadline;
 };
+
+struct Input;  // a preprocessed image (executor.h)
 
 // Everything known about a registered model, for GET /models and the registry.
 struct ModelStatus {
@@ -72,6 +79,9 @@ struct ModelStatus {
   Preprocess preprocess;
   std::vector<std::string> labels;
   std::optional<double> slo;      // seconds, as registered
+  // The cost profile's mean batch costs of the model's file (EngineOptions::profile_file),
+  // by batch size; empty without an entry. What SLO-aware policies and dispatchers plan with.
+  std::vector<BatchSeconds> batch_seconds;
 };
 
 struct ClassifyResult {
@@ -132,6 +142,27 @@ class Engine {
                                  int top_k, std::function<void(size_t, ClassifyResult)> done,
                                  const RequestOptions& options = {});
 
+  // One image prepared for several models (a model group's members), decoded once per
+  // distinct preprocessing, to be submitted later (submit_together). rc[k]: 0 prepared (then
+  // inputs[k] is set; members that prepare alike share one), 404 unknown model, 400 not a
+  // decodable image, 413 over max_image_bytes. Runs on the caller's thread.
+  struct Prepared {
+    std::vector<int> rc;
+    std::vector<std::shared_ptr<const Input>> inputs;
+  };
+  Prepared prepare_each(const std::vector<std::string>& models,
+                        const std::string& image_bytes) const;
+
+  // Prepared inputs for one model that reach the controller together (one event), each with
+  // its own options (options.size() == inputs.size()): all are queued before its batching
+  // policy is asked, so they can run as one batch (an ensemble dispatcher's batch for one
+  // member). done(i, result) answers inputs[i] as classify answers one. Returns 404 unknown
+  // model, 400 when an input was prepared for another input size (nothing is submitted),
+  // 503 when the engine is stopping, 0 accepted.
+  int submit_together(const std::string& model, std::vector<std::shared_ptr<const Input>> inputs,
+                      std::vector<RequestOptions> options, int top_k,
+                      std::function<void(size_t, ClassifyResult)> done);
+
   // Same as classify but with an already preprocessed input (no OpenCV), e.g. for the
   // profiled executor or benchmarks. `input` may be empty for the profiled executor.
   int submit_raw(const std::string& model, std::vector<float> input, int top_k,
@@ -172,6 +203,8 @@ class Engine {
 
   std::string metrics_text() const;
   bool cuda_available() const;
+  // The SLO of requests to models registered without one (EngineOptions::slo), seconds.
+  std::optional<double> default_slo() const;
   // Engine time (seconds since the engine started): the clock of the controller's events, so
   // quantum ticks fall at its multiples. Lets a driver start a run at a known tick phase.
   Time now() const;

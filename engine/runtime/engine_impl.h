@@ -42,6 +42,7 @@ struct ModelEntry {
   ModelMeasure measure;
   uint64_t size_bytes = 0;
   uint32_t contexts = 1;
+  std::vector<BatchSeconds> batch_seconds;  // the cost profile's prior (ModelStatus)
 };
 
 // One accepted request, from classify/submit_raw until `done` is called.
@@ -145,7 +146,7 @@ struct Engine::Impl {
   std::mutex pending_mu;
   std::unordered_map<RequestId, std::unique_ptr<Pending>> pending;
   std::atomic<RequestId> next_request{1};
-  std::atomic<uint64_t> images_decoded{0};  // classify's decodes (servelab_images_decoded_total)
+  mutable std::atomic<uint64_t> images_decoded{0};  // classify's decodes (servelab_images_decoded_total)
 
   std::mutex inbox_mu;
   std::condition_variable inbox_cv;  // wakes the control thread

@@ -44,6 +44,7 @@ ModelStatus Engine::Impl::status_of(const ModelEntry& e) {
   s.preprocess = e.spec.preprocess;
   s.slo = e.spec.slo;
   s.labels = e.spec.labels;
+  s.batch_seconds = e.batch_seconds;
   return s;
 }
 
@@ -84,7 +85,7 @@ ModelStatus Engine::register_model(const ModelSpec& spec) {
   // SLO-aware batching's batch-cost prior, from the profile's entry for the model's file.
   const ModelProfile* prior = s.cost_priors.find(std::filesystem::path(spec.file).stem().string());
   if (!prior) prior = s.cost_priors.find(spec.name);
-  if (prior) info.batch_seconds = prior->mean_batch_seconds();
+  if (prior) info.batch_seconds = entry->batch_seconds = prior->mean_batch_seconds();
   // Resident in Host after the check when the host budget has room; otherwise the host copy
   // is dropped and the first batch loads it from disk.
   std::string error = s.query([&](Time) -> std::string {

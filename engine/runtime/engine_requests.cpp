@@ -15,9 +15,10 @@ std::unique_ptr<Pending> Engine::Impl::make_pending(std::shared_ptr<const ModelE
   auto p = std::make_unique<Pending>();
   p->request.id = next_request.fetch_add(1);
   p->request.model = m->id;
-  p->request.arrival = clock.now();
+  p->request.arrival = ro.arrival ? *ro.arrival : clock.now();
   const std::optional<double> slo = ro.slo ? ro.slo : m->spec.slo ? m->spec.slo : opts.slo;
-  if (slo) p->request.deadline = p->request.arrival + *slo;
+  if (ro.deadline) p->request.deadline = *ro.deadline;
+  else if (slo) p->request.deadline = p->request.arrival + *slo;
   p->input = std::move(input);
   p->top_k = top_k;
   p->done = std::move(done);
@@ -204,26 +205,52 @@ int Engine::submit_raw(const std::string& model, std::vector<float> input, int t
 int Engine::submit_raw_together(const std::string& model, std::vector<std::vector<float>> inputs,
                                 int top_k, std::function<void(size_t, ClassifyResult)> done,
                                 const RequestOptions& ro) {
+  auto m = impl_->find(model);
+  if (!m) return 404;
+  const Preprocess& pp = m->spec.preprocess;
+  std::vector<std::shared_ptr<const Input>> prepared;
+  for (std::vector<float>& in : inputs) {
+    auto p = std::make_shared<Input>();
+    p->height = pp.input_height;
+    p->width = pp.input_width;
+    p->chw = std::move(in);
+    prepared.push_back(std::move(p));
+  }
+  std::vector<RequestOptions> options(prepared.size(), ro);
+  return submit_together(model, std::move(prepared), std::move(options), top_k, std::move(done));
+}
+
+namespace {
+
+// Whether `in` is an input of `pp`'s size in the form the executor takes; an empty input
+// only for an executor that accepts one (the profiled executor).
+bool fits(const Input& in, const Preprocess& pp, bool accepts_empty) {
+  if (in.empty()) return accepts_empty;
+  const size_t expected = size_t(3) * pp.input_height * pp.input_width;
+  if (in.height != pp.input_height || in.width != pp.input_width) return false;
+  return in.chw.empty() ? in.hwc.size() == expected : in.chw.size() == expected;
+}
+
+}  // namespace
+
+int Engine::submit_together(const std::string& model,
+                            std::vector<std::shared_ptr<const Input>> inputs,
+                            std::vector<RequestOptions> options, int top_k,
+                            std::function<void(size_t, ClassifyResult)> done) {
   Impl& s = *impl_;
   auto m = s.find(model);
   if (!m) return 404;
-  const Preprocess& pp = m->spec.preprocess;
-  const size_t expected = static_cast<size_t>(3) * pp.input_height * pp.input_width;
-  for (const std::vector<float>& in : inputs)
-    if (in.size() != expected && !(in.empty() && s.exec->accepts_empty_input())) return 400;
+  if (options.size() != inputs.size()) return 400;
+  for (const auto& in : inputs)
+    if (!in || !fits(*in, m->spec.preprocess, s.exec->accepts_empty_input())) return 400;
   {
     std::lock_guard lock(s.inbox_mu);
     if (s.stopping) return 503;
   }
   std::vector<Request> requests;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    Input in;
-    in.channels = 3;
-    in.height = pp.input_height;
-    in.width = pp.input_width;
-    in.chw = std::move(inputs[i]);
-    auto p = s.make_pending(m, std::move(in), std::max(top_k, 1),
-                            [done, i](ClassifyResult r) { done(i, std::move(r)); }, ro);
+    auto p = s.make_pending(m, Input(*inputs[i]), std::max(top_k, 1),
+                            [done, i](ClassifyResult r) { done(i, std::move(r)); }, options[i]);
     requests.push_back(p->request);
     std::lock_guard lock(s.pending_mu);
     s.pending.emplace(p->request.id, std::move(p));
@@ -231,6 +258,42 @@ int Engine::submit_raw_together(const std::string& model, std::vector<std::vecto
   // One event: the controller queues them all before it decides (Controller::on_arrivals).
   s.post([&s, requests](Time now) { s.ctl->on_arrivals(requests, now, s.out); });
   return 0;
+}
+
+Engine::Prepared Engine::prepare_each(const std::vector<std::string>& models,
+                                      const std::string& image_bytes) const {
+  const Impl& s = *impl_;
+  Prepared out;
+  out.rc.assign(models.size(), 0);
+  out.inputs.resize(models.size());
+  if (image_bytes.size() > s.opts.max_image_bytes) {
+    out.rc.assign(models.size(), 413);
+    return out;
+  }
+  std::vector<std::pair<Preprocess, std::shared_ptr<const Input>>> decoded;  // null: undecodable
+  for (size_t k = 0; k < models.size(); ++k) {
+    auto m = s.find(models[k]);
+    if (!m) {
+      out.rc[k] = 404;
+      continue;
+    }
+    const Preprocess& pp = m->spec.preprocess;
+    auto it = std::find_if(decoded.begin(), decoded.end(),
+                           [&](const auto& d) { return same_preprocess(d.first, pp); });
+    if (it == decoded.end()) {
+      std::shared_ptr<const Input> input;
+      try {
+        ++s.images_decoded;
+        input = std::make_shared<const Input>(
+            preprocess_image(image_bytes, pp, !s.exec->normalizes_on_device()));
+      } catch (const ImageError&) {
+      }
+      it = decoded.insert(decoded.end(), {pp, std::move(input)});
+    }
+    if (!it->second) out.rc[k] = 400;
+    else out.inputs[k] = it->second;
+  }
+  return out;
 }
 
 int Engine::Impl::submit_tensor(const std::string& model, std::vector<float> input, int top_k,

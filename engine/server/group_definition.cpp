@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "engine/control/ensemble_dispatch.h"
 #include "engine/server/http_message.h"
 #include "engine/server/model_store.h"
 
@@ -50,36 +51,58 @@ std::vector<double> parse_accuracy(const json& v, const std::vector<std::string>
   return accuracy;
 }
 
-// A subset parameter as PolicyParams keeps it: a string; a list (of member names) joined
-// with ',' (names cannot contain ','); an integer in decimal.
-std::string param_text(const std::string& key, const json& v) {
+// A parameter as PolicyParams keeps it: a string; a number in decimal; a boolean as
+// true/false; a list (of member names, or of numbers) joined with ',' (names cannot contain
+// ','). `what` names the object in errors ("subset", "dispatch").
+std::string param_text(const std::string& what, const std::string& key, const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number_float()) return v.dump();
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-  if (v.is_array()) {
+  if (v.is_array() && v.size() <= 64) {
     std::string list;
-    for (const json& e : v) list += (list.empty() ? "" : ",") + checked_name(e, "subset " + key);
+    for (const json& e : v) {
+      list += list.empty() ? "" : ",";
+      list += e.is_number() ? param_text(what, key, e) : checked_name(e, what + " " + key);
+    }
     return list;
   }
-  bad("subset parameter '" + key + "' must be a string, an integer or a list of names");
+  bad(what + " parameter '" + key + "' must be a string, a number, a boolean or a list");
 }
 
-PolicySpec parse_subset(const json& v) {
-  if (!v.is_object()) bad("subset must be an object {\"name\": policy, parameters...}");
+// {"name": ..., parameters...} as a PolicySpec; `known` lists the registered names.
+PolicySpec parse_spec(const json& v, const std::string& what, const std::string& known) {
+  if (!v.is_object()) bad(what + " must be an object {\"name\": ..., parameters...}");
   PolicySpec spec;
   for (const auto& [key, value] : v.items()) {
     if (key == "name") {
-      if (!value.is_string()) bad("subset name must be a string");
+      if (!value.is_string()) bad(what + " name must be a string");
       spec.name = value.get<std::string>();
     } else {
-      spec.params.set(key, param_text(key, value));
+      spec.params.set(key, param_text(what, key, value));
     }
   }
-  if (spec.name.empty()) bad("subset needs a name (" + [] {
-    std::string known;
-    for (const std::string& n : subset_policy_names()) known += (known.empty() ? "" : ", ") + n;
-    return known;
-  }() + ")");
+  if (spec.name.empty()) bad(what + " needs a name (" + known + ")");
+  return spec;
+}
+
+PolicySpec parse_subset(const json& v) {
+  std::string known;
+  for (const std::string& n : subset_policy_names()) known += (known.empty() ? "" : ", ") + n;
+  return parse_spec(v, "subset", known);
+}
+
+// The dispatcher's name and parameters, checked as the registry checks them (a weights file
+// is only named here: the server resolves and reads it).
+PolicySpec parse_dispatch(const json& v, const std::vector<std::string>& members) {
+  std::string known;
+  for (const auto& d : ensemble_dispatchers()) known += (known.empty() ? "" : ", ") + d.name;
+  PolicySpec spec = parse_spec(v, "dispatch", known);
+  try {
+    check_ensemble_dispatcher(spec, members);
+  } catch (const ConfigError& e) {
+    bad(e.what());
+  }
   return spec;
 }
 
@@ -92,8 +115,9 @@ GroupDefinition parse_group_definition(std::string_view body) {
   json j = json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) bad("the body must be a JSON object");
   for (const auto& [key, value] : j.items()) {
-    if (key != "name" && key != "members" && key != "accuracy" && key != "subset")
-      bad("unknown key (known: name, members, accuracy, subset)");
+    if (key != "name" && key != "members" && key != "accuracy" && key != "subset" &&
+        key != "dispatch")
+      bad("unknown key (known: name, members, accuracy, subset, dispatch)");
   }
   if (!j.contains("name")) bad("name is missing");
   if (!j.contains("members")) bad("members is missing");
@@ -102,7 +126,11 @@ GroupDefinition parse_group_definition(std::string_view body) {
   d.members = parse_members(j["members"]);
   if (j.contains("accuracy")) d.accuracy = parse_accuracy(j["accuracy"], d.members);
   d.subset.name = "all";
+  if (j.contains("subset") && j.contains("dispatch"))
+    bad("give subset (members chosen per request) or dispatch (a dispatcher choosing each "
+        "batch's size and members), not both");
   if (j.contains("subset")) d.subset = parse_subset(j["subset"]);
+  if (j.contains("dispatch")) d.dispatch = parse_dispatch(j["dispatch"], d.members);
   try {
     make_subset_policy(d.subset, d.members);  // unknown policy, key or value: 400 now
   } catch (const ConfigError& e) {
@@ -130,6 +158,12 @@ json group_definition_json(const GroupDefinition& d) {
     }
   }
   json j = {{"name", d.name}, {"members", d.members}, {"subset", std::move(subset)}};
+  if (!d.dispatch.name.empty()) {  // parameters as the strings PolicyParams keeps
+    json dispatch = {{"name", d.dispatch.name}};
+    for (const auto& [key, text] : d.dispatch.params.values()) dispatch[key] = text;
+    j["dispatch"] = std::move(dispatch);
+    j.erase("subset");
+  }
   if (!d.accuracy.empty()) {
     json acc = json::object();
     for (size_t k = 0; k < d.members.size(); ++k) acc[d.members[k]] = d.accuracy[k];

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/server/admin_auth.h"
+#include "engine/server/group_dispatch.h"
 #include "engine/server/server_impl.h"
 
 namespace servelab::server {
@@ -105,6 +106,8 @@ HttpServer::Impl::Impl(ServerOptions opts, runtime::EngineOptions engine_opts)
     : options(std::move(opts)),
       store(options.store_dir),
       registry(store.db_path()),
+      group_queue_limit(engine_opts.control.queue_bound ? engine_opts.control.queue_bound
+                                                         : kDefaultGroupQueueLimit),
       engine(std::make_unique<runtime::Engine>(std::move(engine_opts))) {}
 
 void HttpServer::Impl::log(const std::string& line) const {
@@ -214,6 +217,9 @@ HttpServer::HttpServer(ServerOptions options, runtime::EngineOptions engine_opti
 HttpServer::~HttpServer() {
   stop();
   impl_->admin.join();
+  // Group dispatchers call the engine: none may run while or after it is destroyed.
+  impl_->group_pool.stop();
+  impl_->group_pool.join();
 }
 
 RestoreReport HttpServer::start() {

@@ -86,7 +86,7 @@ po::options_description serve_options() {
     ("queue-bound", po::value<uint32_t>(), "per-model queue bound; a full queue answers 503 "
                                            "(default 0: unbounded)")
     ("executor", po::value<std::string>()->default_value("torch"), "torch | profiled")
-    ("profile", po::value<std::string>(), "cost profile YAML for --executor profiled")
+    ("profile", po::value<std::string>(), "cost profile YAML: the costs of --executor profiled; with torch, the batch-cost priors of SLO-aware batching and group dispatchers")
     ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
     ("intra-op-threads", po::value<int>()->default_value(1), "LibTorch intra-op threads per "
                                                              "worker");

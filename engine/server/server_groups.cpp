@@ -10,17 +10,21 @@
 
 #include "engine/server/group_answer.h"
 #include "engine/server/group_definition.h"
+#include "engine/server/group_dispatch.h"
+#include "engine/server/group_fanout.h"
 #include "engine/server/server_impl.h"
 
 namespace servelab::server {
 using nlohmann::json;
 
-// A defined group and its subset policy. The policy keeps scratch state and is not
-// thread-safe: select() takes `mu`. Shared by the map and by requests in flight.
+// A defined group and its subset policy, or its queue and dispatcher. The policy keeps
+// scratch state and is not thread-safe: select() takes `mu`. Shared by the map and by
+// requests in flight.
 struct LiveGroup {
   GroupDefinition def;
   std::mutex mu;
   std::unique_ptr<SubsetPolicy> policy;
+  std::shared_ptr<GroupDispatch> dispatch;  // with a dispatcher (def.dispatch)
 
   explicit LiveGroup(GroupDefinition d)
       : def(std::move(d)), policy(make_subset_policy(def.subset, def.members)) {}
@@ -33,61 +37,6 @@ struct LiveGroup {
 namespace {
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-MemberAnswer failure(int status, std::string why) {
-  MemberAnswer a;
-  a.status = status;
-  a.error = std::move(why);
-  return a;
-}
-
-// A member's engine result as its part of the group's answer. Touches nothing of the server:
-// it runs on engine threads, possibly while the server shuts down.
-MemberAnswer answer_of(const std::string& model, const runtime::ClassifyResult& r) {
-  if (r.status == RequestStatus::Ok && !r.top.empty()) {
-    MemberAnswer a;
-    a.ok = true;
-    a.label = r.top.front().first;
-    a.score = r.top.front().second;
-    return a;
-  }
-  if (auto f = request_failure(model, r)) {
-    json body = json::parse(f->body, nullptr, false);
-    bool has_error = body.is_object() && body.contains("error") && body["error"].is_string();
-    return failure(f->status, has_error ? body["error"].get<std::string>() : "failed");
-  }
-  return failure(500, "model '" + model + "' gave no label");
-}
-
-// The answer to a classify call the engine refused at once (its return code).
-MemberAnswer refused(const std::string& model, int rc) {
-  switch (rc) {
-    case 404: return failure(404, "model '" + model + "' is not loaded");
-    case 400: return failure(400, "cannot decode the request body as an image");
-    case 413: return failure(413, "image is larger than the engine's limit");
-    default: return failure(rc, "model '" + model + "' cannot take requests now");
-  }
-}
-
-// One group request in flight: the members' answers as they come in, from any thread; the
-// last one to arrive sends the group's answer.
-struct FanOut {
-  std::shared_ptr<LiveGroup> group;
-  MemberMask asked = 0;
-  Reply reply;
-  std::mutex mu;
-  std::vector<MemberAnswer> answers;
-  size_t remaining = 0;
-
-  void done(size_t k, MemberAnswer a) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      answers[k] = std::move(a);
-      if (--remaining > 0) return;
-    }
-    reply(group_answer(group->def, asked, answers));
-  }
-};
 
 int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -112,9 +61,47 @@ std::string HttpServer::Impl::group_with_member(const std::string& model) {
   return "";
 }
 
+std::shared_ptr<LiveGroup> HttpServer::Impl::make_live_group(GroupDefinition def) {
+  auto live = std::make_shared<LiveGroup>(def);
+  if (def.dispatch.name.empty()) return live;
+  PolicySpec spec = def.dispatch;
+  if (spec.params.has("weights")) {  // a server-side file: only under --model-root
+    try {
+      spec.params.set("weights", server_side_path(spec.params.get_string("weights", "")));
+    } catch (const StoreError& e) {  // one message whatever the reason (no probing)
+      throw HttpError(400, "group '" + def.name + "': dispatch weights: " + e.what());
+    }
+  }
+  std::unique_ptr<EnsembleDispatcher> dispatcher;
+  try {
+    dispatcher = make_ensemble_dispatcher(spec, def.members);
+  } catch (const std::exception& e) {  // ConfigError, or an unreadable weights file
+    throw HttpError(400, "group '" + def.name + "': dispatch: " + e.what());
+  }
+  live->dispatch = std::make_shared<GroupDispatch>(std::move(def), std::move(dispatcher),
+                                                   *engine, group_pool, group_queue_limit);
+  return live;
+}
+
+// A group with a dispatcher: the image is prepared for every member now and waits in the
+// group's queue until the dispatcher releases it.
+static void queue_for_dispatch(runtime::Engine& engine, LiveGroup& group, const std::string& image,
+                               const runtime::RequestOptions& ro, const Reply& reply) {
+  runtime::Engine::Prepared prepared = engine.prepare_each(group.def.members, image);
+  for (size_t k = 0; k < prepared.rc.size(); ++k) {
+    if (prepared.rc[k] == 0) continue;
+    const MemberAnswer a = member_refused(group.def.members[k], prepared.rc[k]);
+    return reply(error_response(a.status, a.error));
+  }
+  const std::optional<double> slo = ro.slo ? ro.slo : engine.default_slo();
+  if (!group.dispatch->arrive(std::move(prepared), slo, reply))
+    reply(error_response(503, "group '" + group.def.name + "' has too many queued requests"));
+}
+
 void HttpServer::Impl::classify_group(const std::shared_ptr<LiveGroup>& group,
                                       std::string image,
                                       const runtime::RequestOptions& ro, const Reply& reply) {
+  if (group->dispatch) return queue_for_dispatch(*engine, *group, image, ro, reply);
   const std::vector<std::string>& members = group->def.members;
   std::vector<MemberView> views(members.size());
   for (size_t k = 0; k < members.size(); ++k) {
@@ -122,7 +109,8 @@ void HttpServer::Impl::classify_group(const std::shared_ptr<LiveGroup>& group,
     if (auto st = engine->model(members[k])) views[k].queued = st->queued;
   }
   auto fan = std::make_shared<FanOut>();
-  fan->group = group;
+  fan->owner = group;
+  fan->def = &group->def;
   fan->asked = group->select(views);
   fan->reply = reply;
   fan->answers.resize(members.size());
@@ -139,11 +127,11 @@ void HttpServer::Impl::classify_group(const std::shared_ptr<LiveGroup>& group,
   const std::vector<int> rc = engine->classify_each(
       asked, std::move(image), /*top_k=*/1,
       [fan, asked, member_of](size_t i, runtime::ClassifyResult r) {
-        fan->done(member_of[i], answer_of(asked[i], r));
+        fan->done(member_of[i], member_answer(asked[i], r));
       },
       ro);
   for (size_t i = 0; i < asked.size(); ++i)
-    if (rc[i] != 0) fan->done(member_of[i], refused(asked[i], rc[i]));
+    if (rc[i] != 0) fan->done(member_of[i], member_refused(asked[i], rc[i]));
 }
 
 HttpResponse HttpServer::Impl::create_group(const HttpRequest& req) {
@@ -158,7 +146,7 @@ HttpResponse HttpServer::Impl::create_group(const HttpRequest& req) {
       throw HttpError(400, "member '" + m + "' is not a registered model");
   }
   json stored = group_definition_json(def);
-  auto live = std::make_shared<LiveGroup>(std::move(def));
+  auto live = make_live_group(std::move(def));
   if (!registry.insert_group({live->def.name, dump(stored), unix_now()}))
     throw HttpError(409, "group '" + live->def.name + "' exists already");
   {
@@ -166,7 +154,8 @@ HttpResponse HttpServer::Impl::create_group(const HttpRequest& req) {
     groups[live->def.name] = live;
   }
   log("defined group '" + live->def.name + "' (" + std::to_string(live->def.members.size()) +
-      " members, subset " + live->def.subset.name + ")");
+      " members, " + (live->dispatch ? "dispatch " + live->def.dispatch.name
+                                     : "subset " + live->def.subset.name) + ")");
   return json_response(201, dump(stored));
 }
 
@@ -174,11 +163,16 @@ HttpResponse HttpServer::Impl::delete_group(const std::string& name) {
   check_name(name);
   std::lock_guard<std::mutex> lock(admin_mu);
   bool in_registry = registry.remove_group(name);
-  size_t erased;
+  std::shared_ptr<LiveGroup> erased;
   {
     std::lock_guard<std::mutex> groups_lock(groups_mu);
-    erased = groups.erase(name);  // requests in flight keep their LiveGroup
+    auto it = groups.find(name);
+    if (it != groups.end()) {  // requests in flight keep their LiveGroup
+      erased = it->second;
+      groups.erase(it);
+    }
   }
+  if (erased && erased->dispatch) erased->dispatch->close();  // its queue answers 404
   if (!in_registry && !erased) throw HttpError(404, "unknown group '" + name + "'");
   log("deleted group '" + name + "'");
   return json_response(200, dump(json{{"deleted", name}}));
@@ -201,7 +195,7 @@ HttpResponse HttpServer::Impl::get_group(const std::string& name) {
 void HttpServer::Impl::restore_groups(RestoreReport* report) {
   for (const GroupRow& row : registry.all_groups()) {
     try {
-      auto live = std::make_shared<LiveGroup>(parse_group_definition(row.definition_json));
+      auto live = make_live_group(parse_group_definition(row.definition_json));
       if (live->def.name != row.name) throw std::runtime_error("its definition names another group");
       for (const std::string& m : live->def.members) {
         if (!registry.find(m)) throw std::runtime_error("member '" + m + "' is not registered");

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 
+#include "engine/server/group_definition.h"
 #include "engine/server/http_metrics.h"
 #include "engine/server/http_server.h"
 #include "engine/server/http_transport.h"
@@ -48,6 +49,10 @@ struct HttpServer::Impl {
   // Model groups by name (ensembles; server_groups.cpp). Defined and deleted on the admin
   // pool under `admin_mu` (so a model's deletion and a group naming it never interleave);
   // read by classify on IO threads. `groups_mu` guards the map only; a LiveGroup is shared.
+  // Groups with an ensemble dispatcher decide on this pool (group_dispatch.h); declared
+  // before the groups (their timers are its objects) and stopped before the engine goes.
+  boost::asio::thread_pool group_pool{1};
+  size_t group_queue_limit = 0;  // engine.queue_bound, else kDefaultGroupQueueLimit
   std::mutex groups_mu;
   std::map<std::string, std::shared_ptr<LiveGroup>> groups;
   // After everything its callbacks read: ~Engine answers pending requests (Failed), and
@@ -88,6 +93,9 @@ struct HttpServer::Impl {
   HttpResponse list_groups();
   HttpResponse get_group(const std::string& name);
   std::shared_ptr<LiveGroup> find_group(const std::string& name);
+  // A defined group ready to serve: its subset policy, or its dispatcher with a weights file
+  // resolved under --model-root (HttpError 403 without a root, 400 outside it or bad).
+  std::shared_ptr<LiveGroup> make_live_group(GroupDefinition def);
   // Any thread: the first group (by name) that has `model` as a member, or "".
   std::string group_with_member(const std::string& model);
   // Fans a checked image out to the members the group's subset policy picks and answers

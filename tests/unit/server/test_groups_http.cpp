@@ -60,6 +60,26 @@ TEST_CASE("group definitions parse and round-trip", "[server][groups]") {
   CHECK(group_definition_json(k)["subset"]["k"] == 2);
 }
 
+TEST_CASE("a group with an ensemble dispatcher parses and round-trips", "[server][groups]") {
+  GroupDefinition d = parse_group_definition(
+      R"({"name": "g", "members": ["a", "b"],
+          "dispatch": {"name": "greedy", "batch_sizes": [2, 4], "delta": 0.25,
+                       "members": "one", "partial": true}})");
+  CHECK(d.dispatch.name == "greedy");
+  CHECK(d.dispatch.params.get_string("batch_sizes", "") == "2,4");
+  CHECK(d.dispatch.params.get_double("delta", 0) == 0.25);
+  CHECK(d.dispatch.params.get_bool("partial", false));
+  CHECK(d.subset.name == "all");  // unused: the dispatcher picks members
+  const json j = group_definition_json(d);
+  CHECK(!j.contains("subset"));
+  CHECK(group_definition_json(parse_group_definition(j.dump())) == j);
+  // A weights file is only named here (the server confines and reads it).
+  GroupDefinition rl = parse_group_definition(
+      R"({"name": "r", "members": ["a", "b", "c"],
+          "dispatch": {"name": "clipper", "batch_size": 8}})");
+  CHECK(rl.dispatch.params.get_int("batch_size", 0) == 8);
+}
+
 TEST_CASE("hostile group definitions are refused with their status", "[server][groups]") {
   for (const char* body :
        {"", "[]", "null", R"({"name": "g"})", R"({"members": ["a"]})",
@@ -81,7 +101,15 @@ TEST_CASE("hostile group definitions are refused with their status", "[server][g
         R"({"name": "g", "members": ["a"], "subset": {"name": "least-loaded", "k": 1.5}})",
         R"({"name": "g", "members": ["a"], "subset": {"name": "fixed"}})",
         R"({"name": "g", "members": ["a"], "subset": {"name": "fixed", "members": ["a,b"]}})",
-        R"({"name": "g", "members": ["a"], "subset": {"name": "fixed", "members": {"a": 1}}})"}) {
+        R"({"name": "g", "members": ["a"], "subset": {"name": "fixed", "members": {"a": 1}}})",
+        R"({"name": "g", "members": ["a"], "subset": {"name": "all"}, "dispatch": {"name": "greedy"}})",
+        R"({"name": "g", "members": ["a"], "dispatch": {"name": "nope"}})",
+        R"({"name": "g", "members": ["a"], "dispatch": {"name": "greedy", "x": 1}})",
+        R"({"name": "g", "members": ["a"], "dispatch": {"name": "greedy", "members": "some"}})",
+        R"({"name": "g", "members": ["a"], "dispatch": {"name": "greedy", "batch_sizes": [0]}})",
+        R"({"name": "g", "members": ["a"], "dispatch": {"name": "clipper", "batch_size": -1}})",
+        R"({"name": "g", "members": ["a"], "dispatch": {"name": "greedy", "delta": {"a": 1}}})",
+        R"({"name": "g", "members": ["a"], "dispatch": "greedy"})"}) {
     CAPTURE(body);
     CHECK(status_of(body) == 400);
   }

@@ -1,0 +1,97 @@
+// A model group served by an ensemble dispatcher (Rafiki 5.2; engine/control/ensemble_dispatch.h)
+// in the HTTP server: the simulator's simulator/group_requests.cpp on the real engine.
+// The group keeps one queue of its requests, each image prepared for every member when it
+// arrives (Engine::prepare_each). The dispatcher is asked when a request arrives, when a
+// member answers and when it asked to be woken; it releases the oldest `size` requests to the
+// members it picks, and each picked member gets them together (Engine::submit_together, one
+// controller event, so its batching policy can run them as one batch) with the group
+// request's own arrival and deadline. The members that answered vote (group_answer.h); once
+// every request of a released batch is answered, the dispatcher hears how many were overdue
+// (on_batch_answered: a learning dispatcher's reward).
+// A member is idle when nothing of it is queued or running in the engine and none of the
+// member requests this group released to it is unanswered (the engine may not have queued
+// them yet when the next decision comes).
+// Threads: arrive() and close() from any thread; every decision, timer and piece of state
+// runs on one strand of the server's group pool. Callbacks hold the object alive; the server
+// stops the pool before it destroys the engine.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/control/ensemble_dispatch.h"
+#include "engine/runtime/engine.h"
+#include "engine/server/group_definition.h"
+#include "engine/server/group_fanout.h"
+#include "engine/server/http_message.h"
+
+namespace servelab::server {
+
+// Group requests waiting in one group's queue when neither the engine's queue bound
+// (engine.queue_bound) nor anything else limits it; more are answered 503.
+constexpr size_t kDefaultGroupQueueLimit = 1024;
+
+class GroupDispatch : public std::enable_shared_from_this<GroupDispatch> {
+ public:
+  // `queue_limit`: at least 1.
+  GroupDispatch(GroupDefinition def, std::unique_ptr<EnsembleDispatcher> dispatcher,
+                runtime::Engine& engine, boost::asio::thread_pool& pool, size_t queue_limit);
+
+  // Queues a group request whose image `prepared` holds for every member (all rc 0), arrived
+  // now, due `slo` seconds later (none: no deadline); `reply` answers it later. False (nothing
+  // queued, `reply` not called) when the queue is full.
+  bool arrive(runtime::Engine::Prepared prepared, std::optional<double> slo, Reply reply);
+  // The group was deleted: its queued requests are answered 404 and nothing more is released.
+  void close();
+  size_t queued() const { return queued_.load(); }
+
+ private:
+  struct Item {
+    Request request;
+    std::vector<std::shared_ptr<const runtime::Input>> inputs;  // by member
+    Reply reply;
+  };
+  struct OpenBatch {
+    uint32_t size = 0, open = 0, overdue = 0;
+    MemberMask selected = 0;
+  };
+
+  void dispatch();  // asks the dispatcher until it releases nothing more; arms the wake-up
+  GroupDecision decide(Time now);
+  void release(uint32_t size, MemberMask mask);
+  void submit_to_member(size_t k, const std::vector<Item>& batch,
+                        const std::vector<std::shared_ptr<FanOut>>& fans);
+  void member_answered(size_t k);
+  void request_answered(RequestId batch, bool overdue);
+  void wake_at(Time at);
+
+  const GroupDefinition def_;  // a copy: answers in flight outlive the group's deletion
+  std::unique_ptr<EnsembleDispatcher> dispatcher_;
+  runtime::Engine& engine_;
+  boost::asio::strand<boost::asio::thread_pool::executor_type> strand_;
+  boost::asio::steady_timer timer_;
+  const size_t queue_limit_;
+  std::atomic<size_t> queued_{0};
+  std::atomic<RequestId> next_id_{1};
+
+  // Strand only.
+  std::vector<Item> items_;       // the queue, oldest first, from items_[head_]
+  std::vector<Request> waiting_;  // items_' requests, same positions (the dispatcher's view)
+  size_t head_ = 0;
+  bool closed_ = false;
+  Time wake_at_ = kNever;
+  std::vector<uint32_t> outstanding_;              // released member requests unanswered
+  std::vector<std::vector<BatchSeconds>> costs_;   // members' batch-cost priors
+  std::vector<GroupMemberView> members_;           // scratch
+  EnsembleAccuracy accuracy_;                      // members' own accuracies
+  std::unordered_map<RequestId, OpenBatch> batches_;  // by the batch's first request
+};
+
+}  // namespace servelab::server
