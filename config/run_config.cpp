@@ -149,7 +149,7 @@ std::vector<std::string> all_keys() {
 const std::vector<std::string>& run_config_keys() {
   static const std::vector<std::string> keys = {
       "name",       "models",  "profile",        "engine",     "policies", "workload",
-      "simulation", "cluster", "engine_warm_up", "description", "groups",
+      "simulation", "cluster", "engine_warm_up", "description", "groups", "accuracy_table",
       "train"};  // read by `servelab train` (learn/train/), ignored by the other modes
   return keys;
 }
@@ -179,7 +179,8 @@ double RunConfig::accuracy_of(const std::string& model) const {
     auto it = std::find(g.members.begin(), g.members.end(), model);
     if (it != g.members.end()) return g.accuracy.of(MemberMask(1) << (it - g.members.begin()));
   }
-  return std::numeric_limits<double>::quiet_NaN();
+  auto it = model_accuracy.find(model);
+  return it == model_accuracy.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
 }
 
 // Policy parameters that name files (rafiki-rl's weights) are relative to the config file.
@@ -187,6 +188,16 @@ static void resolve_policy_files(ControllerConfig& c, const std::string& base_di
   for (PolicySpec* spec : {&c.batching, &c.eviction, &c.scheduling})
     if (spec->params.has("weights"))
       spec->params.set("weights", resolve_path(spec->params.get_string("weights", ""), base_dir));
+}
+
+// `accuracy_table:`: every model's own accuracy from the table (its entry alone).
+static void parse_model_accuracy(const YAML::Node& root, const Where& w,
+                                 const std::string& base_dir, RunConfig& c) {
+  const YAML::Node& n = root["accuracy_table"];
+  if (!n) return;
+  c.accuracy_table = resolve_path(as_string(n, w.child("accuracy_table")), base_dir);
+  for (const ModelEntry& m : c.models)
+    c.model_accuracy[m.name] = read_accuracy_table(c.accuracy_table, {m.name}).of(1);
 }
 
 RunConfig parse_run_config(const YAML::Node& root, const std::string& file,
@@ -201,6 +212,7 @@ RunConfig parse_run_config(const YAML::Node& root, const std::string& file,
                         : (file.empty() ? "simulation" : fs::path(file).stem().string());
   c.models = parse_models_section(root["models"], w.child("models"));
   c.groups = parse_groups_section(root["groups"], w.child("groups"), c.models, base_dir);
+  parse_model_accuracy(root, w, base_dir, c);
   c.profile = parse_profile_path(root, w, base_dir);
   c.engine = parse_engine_section(root, file);
   resolve_policy_files(c.engine.control, base_dir);
@@ -240,6 +252,8 @@ YAML::Node emit_run_config(const RunConfig& c) {
     r["models"].push_back(n);
   }
   if (!c.groups.empty()) r["groups"] = emit_groups_section(c.groups);
+  if (!c.accuracy_table.empty())
+    r["accuracy_table"] = fs::absolute(c.accuracy_table).lexically_normal().string();
   r["profile"] = fs::absolute(c.profile).lexically_normal().string();
   emit_engine_section(c.engine, r);
   r["workload"] = YAML::Load(workloads::to_yaml(c.workload))["workload"];

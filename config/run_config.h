@@ -5,6 +5,7 @@
 //
 //   name, models, profile               what runs, and whose costs (ModelEntry, profile path)
 //   groups                              model groups (ensembles): GroupEntry (groups_yaml.h)
+//   accuracy_table                      the models' measured accuracies (runs without groups)
 //   engine, policies                    EngineSection (engine_yaml.h)
 //   workload                            workloads::WorkloadSpec (workloads/workload.h)
 //   simulation, cluster                 SimulationSection, cluster (simulator only)
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +91,10 @@ struct RunConfig {
   std::string file;     // "" when parsed from a node
   std::vector<ModelEntry> models;
   std::vector<GroupEntry> groups;  // after the models in the workload's indices
+  // `accuracy_table:` (optional, an accuracy table file as groups use): each model's own
+  // accuracy, which the simulator records for its answered requests; "" without one.
+  std::string accuracy_table;
+  std::map<std::string, double> model_accuracy;  // read from it: every model of `models`
   std::string profile;  // the cost profile file, resolved against the config's folder
   EngineSection engine;
   workloads::WorkloadSpec workload;
@@ -99,7 +105,8 @@ struct RunConfig {
   // A model's context pool and batch cap with the engine defaults filled in.
   uint32_t contexts_of(const ModelEntry& m) const;
   uint32_t max_batch_of(const ModelEntry& m) const;
-  // A model's measured accuracy from the first group table that lists it alone; NaN if none.
+  // A model's measured accuracy from the first group table that lists it alone, else from
+  // accuracy_table; NaN if none.
   double accuracy_of(const std::string& model) const;
 };
 

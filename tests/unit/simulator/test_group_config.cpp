@@ -165,3 +165,26 @@ TEST_CASE("the shipped ensemble experiment runs and its sweep key reaches the gr
   CHECK(s["per_model"].contains("digits_ens"));
   CHECK(s.contains("accuracy"));
 }
+
+TEST_CASE("accuracy_table gives a run without groups its models' accuracy",
+          "[simulator][groups][config]") {
+  const std::string yaml =
+      "profile: " + kSource + "/experiments/profiles/rafiqi-caffenet.yaml\n"
+      "models:\n  - {name: digits_mlp, profile_model: caffenet}\n"
+      "  - {name: digits_cnn, profile_model: caffenet}\n"
+      "accuracy_table: " + kTable + "\n"
+      "workload: {requests: 40, arrival: {type: closed, concurrency: 1}, access: {type: "
+      "weights, weights: [1, 3]}}\n";
+  sim::SimConfig c = parse(yaml);
+  CHECK(c.run.accuracy_of("digits_mlp") == 0.974026);  // the table's entries alone
+  CHECK(c.run.accuracy_of("digits_cnn") == 0.985158);
+  sim::SimulationResult r = sim::simulate(c.setup, workloads::generate(c.run.workload));
+  REQUIRE(r.violations.empty());
+  size_t mlp = 0;
+  for (const auto& rec : r.records.requests) mlp += rec.model == 0;
+  const double expected = (mlp * 0.974026 + (40 - mlp) * 0.985158) / 40;  // by hand
+  CHECK(results::summarize(r.records)["accuracy"].get<double>() == Approx(expected).epsilon(1e-12));
+  CHECK_THAT(error_of("profile: " + kSource + "/experiments/profiles/rafiqi-caffenet.yaml\n"
+                      "models: [caffenet]\naccuracy_table: " + kTable + "\n"),
+             Contains("caffenet"));  // a model the table lacks
+}
