@@ -18,13 +18,6 @@ bool is_unlimited(const YAML::Node& n) {
   return s == "none" || s == "never" || s == "unlimited" || s == "~";
 }
 
-Time parse_ms(const YAML::Node& n, const Where& w, bool allow_never) {
-  if (allow_never && is_unlimited(n)) return kNever;
-  double v = as_double(n, w);
-  if (!(v >= 0) || !std::isfinite(v)) fail(w, n, "must be a finite number >= 0");
-  return v / 1e3;
-}
-
 // Upper bounds keep a typo (workers: 1000000000) from asking for memory or time no run has.
 constexpr uint32_t kMaxWorkers = 4096;
 constexpr uint32_t kMaxBatch = 65536;
@@ -96,12 +89,14 @@ YAML::Node emit_policy(const PolicySpec& spec) {
   return n;
 }
 
-namespace {
-
-// Milliseconds without float noise for round values (5 ms stays 5, not 5.0000000001).
 double to_ms(Time t) { return std::round(t * 1e9) / 1e6; }
 
-}  // namespace
+Time parse_ms(const YAML::Node& n, const Where& w, bool allow_never) {
+  if (allow_never && is_unlimited(n)) return kNever;
+  double v = as_double(n, w);
+  if (!(v >= 0) || !std::isfinite(v)) fail(w, n, "must be a finite number >= 0");
+  return v / 1e3;
+}
 
 EngineSection parse_engine_section(const YAML::Node& root, const std::string& file) {
   EngineSection s;

@@ -32,6 +32,12 @@ ControllerConfig parse_engine_config(const YAML::Node& root, const std::string& 
 // root["policies"]. parse_engine_section of the result gives back the same values.
 void emit_engine_section(const EngineSection& section, YAML::Node& root);
 
+// Milliseconds in a config: a finite number >= 0 (or, with allow_never, none/never/unlimited:
+// kNever) read as seconds; and seconds written back as milliseconds without float noise for
+// round values (5 ms stays 5, not 5.0000000001).
+Time parse_ms(const YAML::Node& n, const Where& w, bool allow_never);
+double to_ms(Time t);
+
 // A policy (or router) selection: a name, or {name: ..., parameters...}; `fallback` when the
 // node is absent. Throws ConfigError naming `w` on another shape. emit_policy writes it back.
 PolicySpec parse_policy(const YAML::Node& n, const Where& w, const PolicySpec& fallback);

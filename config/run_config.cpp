@@ -47,16 +47,17 @@ std::vector<ModelEntry> parse_model_family(const YAML::Node& n, const Where& w) 
   return out;
 }
 
-// One list entry: a name, or {name, profile_model, contexts, max_batch}.
+// One list entry: a name, or {name, profile_model, contexts, max_batch, slo_ms}.
 ModelEntry parse_model_entry(const YAML::Node& e, const Where& w) {
   if (e.IsScalar()) return {e.Scalar(), e.Scalar()};
-  check_keys(e, w, {"name", "profile_model", "contexts", "max_batch"});
+  check_keys(e, w, {"name", "profile_model", "contexts", "max_batch", "slo_ms"});
   if (!e.IsMap() || !e["name"]) fail(w, e, "needs 'name'");
   ModelEntry m;
   m.name = as_string(e["name"], w.child("name"));
   m.profile_model = e["profile_model"] ? as_string(e["profile_model"], w.child("profile_model")) : m.name;
   if (e["contexts"]) m.contexts = bounded(e["contexts"], w.child("contexts"), 1, kMaxContexts);
   if (e["max_batch"]) m.max_batch = bounded(e["max_batch"], w.child("max_batch"), 1, kMaxModelBatch);
+  if (e["slo_ms"]) m.slo = parse_ms(e["slo_ms"], w.child("slo_ms"), false);
   return m;
 }
 
@@ -249,6 +250,7 @@ YAML::Node emit_run_config(const RunConfig& c) {
     n["profile_model"] = m.profile_model;
     n["contexts"] = c.contexts_of(m);
     n["max_batch"] = c.max_batch_of(m);
+    if (m.slo) n["slo_ms"] = to_ms(*m.slo);
     r["models"].push_back(n);
   }
   if (!c.groups.empty()) r["groups"] = emit_groups_section(c.groups);

@@ -42,6 +42,8 @@ struct ModelEntry {
   std::string profile_model;  // the cost-profile entry (a model file in real mode)
   uint32_t contexts = 0;      // 0: engine.contexts
   uint32_t max_batch = 0;     // 0: engine.max_batch
+  // slo_ms: its requests' latency objective; none: engine.slo_ms.
+  std::optional<Time> slo = std::nullopt;
 };
 
 // `models:` alone (for `servelab load`, which needs only the names): a list of names or of

@@ -139,7 +139,10 @@ class RealBackend : public Backend {
     lo.body = body_;
     lo.content_type = "image/jpeg";
     lo.slo = rc.engine.slo;
-    for (const auto& m : rc.models) lo.model_names.push_back(m.name);
+    for (const auto& m : rc.models) {
+      lo.model_names.push_back(m.name);
+      lo.model_slo.push_back(m.slo);  // registered with the model too: see register_models
+    }
     for (const auto& g : rc.groups) lo.model_names.push_back(g.name);  // after the models
     if (!rc.workload.images.empty()) lo.labelled = labelled_images(rc.workload.images);
     if (!o_.url.empty()) {
@@ -200,6 +203,7 @@ class RealBackend : public Backend {
         throw ExperimentError("real mode: model file " + spec.file +
                               " not found (export models with scripts/make-models)");
       spec.contexts = rc.contexts_of(m);
+      spec.slo = m.slo;  // none: the engine's default (engine.slo_ms)
       // A scored run (workload.images) needs each model's own preprocessing and labels;
       // other runs keep the engine's defaults, which the profiler measures with.
       if (!rc.workload.images.empty())

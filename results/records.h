@@ -37,12 +37,16 @@ struct RequestRecord {
   // a right answer, 0 for a wrong one); NaN when unknown. In requests.csv's optional last
   // column `accuracy`.
   double accuracy = std::numeric_limits<double>::quiet_NaN();
+  // Its own latency objective in seconds (its deadline is arrival + slo): a per-model or
+  // per-request SLO. NaN: the run's RunRecords::slo, if any. requests.csv writes the deadline.
+  double slo = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct RunRecords {
   std::vector<std::string> model_names;
   std::vector<RequestRecord> requests;
-  std::optional<double> slo;    // seconds; enables slo_attainment and overdue
+  std::optional<double> slo;    // seconds: the SLO of records without their own (enables
+                                // slo_attainment and overdue, as records' own SLOs do)
   double warmup = 0;            // seconds: requests sent before it are left out of summaries
   uint64_t loads = 0, evictions = 0, hits = 0, misses = 0;  // when known (simulator, engine)
   double mean_batch_size = 0;   // over batches, when known
@@ -51,7 +55,9 @@ struct RunRecords {
 // summary.json: requests, completed, failed (by status), throughput_rps (completed divided by
 // the span from first arrival to last finish), latency_ms {mean,p50,p80,p90,p99,p999,max}
 // over completed requests, loads, evictions, hits, misses, slo_attainment and overdue (when an
-// SLO is set), and "per_model" with the same fields per model name. With a warm-up (the run's
+// SLO is set: the run's, or requests' own), and "per_model" with the same fields per model
+// name. A request's own SLO (RequestRecord::slo) wins over the run's; attainment is over the
+// requests that had an SLO, and "slo_ms" is given where they all had the same one. With a warm-up (the run's
 // steady state), request counts, latencies and SLO fields cover only the requests sent at or
 // after it; throughput_rps stays the whole run's (answers come back in batch-sized lumps, and a
 // window cut through them at an arbitrary time swings by a batch's worth); "warmup_s" and
@@ -96,9 +102,10 @@ class SummaryBuilder : public RecordSink {
 class RequestsCsvStream : public RecordSink {
  public:
   // accuracy_column: the rows end with each request's accuracy (runs with model groups or
-  // scored answers; see write_requests_csv).
+  // scored answers); deadline_column: each request's deadline before it (runs with SLOs). See
+  // write_requests_csv.
   RequestsCsvStream(const std::string& path, std::vector<std::string> model_names,
-                    bool accuracy_column = false);
+                    bool accuracy_column = false, bool deadline_column = false);
   ~RequestsCsvStream() override;  // closes; errors are lost: call close() to see them
   void add(const RequestRecord& r) override;
   void close();
@@ -112,8 +119,9 @@ class RequestsCsvStream : public RecordSink {
 double percentile(std::vector<double> values, double p);
 
 // Writes requests.csv with header id,model,arrival,queued,dispatch,start,finish,batch_size,
-// waited_for_load,status (model by name, status by name), and a last column `accuracy` when
-// some record's accuracy is known (empty where it is not). Throws std::runtime_error on I/O.
+// waited_for_load,status (model by name, status by name), then a column `deadline` (arrival +
+// the record's own SLO) when some record has its own SLO, and a last column `accuracy` when
+// some record's accuracy is known (empty where not). Throws std::runtime_error on I/O.
 // The reader also takes files written before `queued` existed (it is then NaN).
 void write_requests_csv(const std::string& path, const RunRecords& run);
 RunRecords read_requests_csv(const std::string& path);

@@ -66,12 +66,14 @@ void write_requests_csv(const std::string& path, const RunRecords& run) {
   std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "wb"));
   if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
   {
-    const bool accuracy = std::any_of(run.requests.begin(), run.requests.end(),
-                                      [](const RequestRecord& r) { return !std::isnan(r.accuracy); });
+    const auto& rs = run.requests;
+    const Columns columns{
+        std::any_of(rs.begin(), rs.end(), [](const RequestRecord& r) { return !std::isnan(r.slo); }),
+        std::any_of(rs.begin(), rs.end(), [](const RequestRecord& r) { return !std::isnan(r.accuracy); })};
     auto out = std::make_unique<RowWriter>(f.get());
-    out->text(accuracy ? kHeaderWithAccuracy : kHeader);
+    out->text(header(columns));
     out->ch('\n');
-    for (const RequestRecord& r : run.requests) write_row(*out, r, run.model_names, accuracy);
+    for (const RequestRecord& r : rs) write_row(*out, r, run.model_names, columns);
   }
   if (std::ferror(f.get()) || std::fflush(f.get()) != 0) {
     throw std::runtime_error("error writing " + path + ": " + std::strerror(errno));
@@ -83,8 +85,11 @@ RunRecords read_requests_csv(const std::string& path) {
   if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
   std::string line;
   const bool got_line = static_cast<bool>(std::getline(in, line));
-  const bool has_accuracy = got_line && line == kHeaderWithAccuracy;
-  const bool has_queued = got_line && (line == kHeader || has_accuracy);
+  Columns columns;
+  bool has_queued = false;
+  for (Columns c : {Columns{false, false}, Columns{true, false}, Columns{false, true},
+                    Columns{true, true}})
+    if (got_line && line == header(c)) columns = c, has_queued = true;
   if (!has_queued && !(got_line && line == kHeaderBeforeQueued)) {
     throw std::runtime_error(path + ": not a requests.csv (expected header '" +
                              std::string(kHeader) + "')");
@@ -96,7 +101,7 @@ RunRecords read_requests_csv(const std::string& path) {
     ++line_no;
     if (line.empty()) continue;
     std::vector<std::string> f = split(line);
-    const size_t fields = has_accuracy ? 11 : has_queued ? 10 : 9;
+    const size_t fields = (has_queued ? 10 : 9) + columns.deadline + columns.accuracy;
     if (f.size() != fields)
       bad_line(path, line_no, "expected " + std::to_string(fields) + " fields, got " +
                                   std::to_string(f.size()));
@@ -122,7 +127,9 @@ RunRecords read_requests_csv(const std::string& path) {
       }
     }
     if (!known) bad_line(path, line_no, "unknown status '" + f[9] + "'");
-    if (has_accuracy) r.accuracy = parse_number(f[10], path, line_no, "accuracy");
+    size_t next = 10;
+    if (columns.deadline) r.slo = parse_number(f[next++], path, line_no, "deadline") - r.arrival;
+    if (columns.accuracy) r.accuracy = parse_number(f[next], path, line_no, "accuracy");
     run.requests.push_back(r);
   }
   return run;

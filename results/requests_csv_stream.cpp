@@ -22,7 +22,7 @@ struct RequestsCsvStream::Writer {
   std::unique_ptr<FILE, detail::FileCloser> file;
   std::string path;
   std::vector<std::string> names;
-  bool accuracy = false;  // the accuracy column
+  detail::Columns columns;  // the optional columns
   std::vector<RequestRecord> filling, handed;
   std::mutex mu;
   std::condition_variable cv;
@@ -32,14 +32,14 @@ struct RequestsCsvStream::Writer {
 
   void run() {
     auto out = std::make_unique<detail::RowWriter>(file.get());
-    out->text(accuracy ? detail::kHeaderWithAccuracy : detail::kHeader);
+    out->text(detail::header(columns));
     out->ch('\n');
     std::unique_lock<std::mutex> lock(mu);
     while (true) {
       cv.wait(lock, [&] { return has_chunk || closing; });
       if (!has_chunk) break;
       lock.unlock();
-      for (const RequestRecord& r : handed) detail::write_row(*out, r, names, accuracy);
+      for (const RequestRecord& r : handed) detail::write_row(*out, r, names, columns);
       const bool failed = std::ferror(file.get());
       lock.lock();
       handed.clear();
@@ -63,14 +63,14 @@ struct RequestsCsvStream::Writer {
 };
 
 RequestsCsvStream::RequestsCsvStream(const std::string& path, std::vector<std::string> names,
-                                     bool accuracy_column)
+                                     bool accuracy_column, bool deadline_column)
     : writer_(std::make_unique<Writer>()) {
   Writer& w = *writer_;
   w.file.reset(std::fopen(path.c_str(), "wb"));
   if (!w.file) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
   w.path = path;
   w.names = std::move(names);
-  w.accuracy = accuracy_column;
+  w.columns = {deadline_column, accuracy_column};
   w.filling.reserve(kChunk);
   w.handed.reserve(kChunk);
   w.thread = std::thread([&w] { w.run(); });

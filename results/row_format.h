@@ -18,10 +18,24 @@ namespace servelab::results::detail {
 
 inline constexpr const char* kHeader =
     "id,model,arrival,queued,dispatch,start,finish,batch_size,waited_for_load,status";
-inline constexpr const char* kHeaderWithAccuracy =
-    "id,model,arrival,queued,dispatch,start,finish,batch_size,waited_for_load,status,accuracy";
+// Optional columns after status, in this order: each request's deadline (runs with SLOs) and
+// its accuracy (runs with model groups or scored answers).
+inline constexpr const char* kDeadlineColumn = ",deadline";
+inline constexpr const char* kAccuracyColumn = ",accuracy";
 inline constexpr const char* kHeaderBeforeQueued =
     "id,model,arrival,dispatch,start,finish,batch_size,waited_for_load,status";
+
+struct Columns {
+  bool deadline = false;
+  bool accuracy = false;
+};
+
+inline std::string header(Columns c) {
+  std::string h = kHeader;
+  if (c.deadline) h += kDeadlineColumn;
+  if (c.accuracy) h += kAccuracyColumn;
+  return h;
+}
 
 struct FileCloser {
   void operator()(FILE* f) const { std::fclose(f); }
@@ -89,6 +103,11 @@ class RowWriter {
   // Seconds with nanosecond resolution and a comma; an unknown time (NaN, infinity) is an
   // empty field. The digits are printf's "%.9f": t rounded to whole nanoseconds, exactly.
   void time(double t) {
+    time_field(t);
+    ch(',');
+  }
+  // The same without the comma.
+  void time_field(double t) {
     uint64_t ns;
     if (t >= 0 && t < 1e9 && exact_nanoseconds(t, &ns)) {
       reserve(32);
@@ -101,7 +120,6 @@ class RowWriter {
       used_ = size_t(std::to_chars(buf_ + used_, buf_ + kSize, t, std::chars_format::fixed, 9).ptr -
                      buf_);
     }
-    ch(',');
   }
   // The shortest digits that read back as v; NaN and infinities as an empty field.
   void number(double v) {
@@ -124,10 +142,10 @@ class RowWriter {
   size_t used_ = 0;
 };
 
-// One record as a requests.csv line (model by name, status by name; with_accuracy: the
-// accuracy column last).
+// One record as a requests.csv line (model by name, status by name), with the optional
+// columns `c` (a deadline is arrival + the record's own SLO; empty without one).
 inline void write_row(RowWriter& out, const RequestRecord& r,
-                      const std::vector<std::string>& model_names, bool with_accuracy) {
+                      const std::vector<std::string>& model_names, Columns c) {
   out.uint(r.id);
   out.ch(',');
   if (r.model < model_names.size()) out.text(model_names[r.model]);
@@ -141,7 +159,11 @@ inline void write_row(RowWriter& out, const RequestRecord& r,
   out.uint(r.batch_size);
   out.text(r.waited_for_load ? ",1," : ",0,");
   out.text(status_name(r.status));
-  if (with_accuracy) {
+  if (c.deadline) {
+    out.ch(',');
+    out.time_field(r.arrival + r.slo);
+  }
+  if (c.accuracy) {
     out.ch(',');
     out.number(r.accuracy);
   }

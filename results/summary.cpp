@@ -58,7 +58,10 @@ std::vector<double> percentiles_by_selection(std::vector<double>& values,
 // order. Requests sent before `warmup` count only towards throughput, which stays the whole
 // run's. Latencies are kept (8 bytes a request) because the percentiles are exact.
 struct SubsetStats {
-  uint64_t seen = 0, counted = 0, done = 0, completed = 0, within_slo = 0;
+  uint64_t seen = 0, counted = 0, done = 0, completed = 0;
+  uint64_t with_slo = 0, within_slo = 0;  // counted requests with an SLO; answered Ok within it
+  double slo_min = std::numeric_limits<double>::infinity();  // their SLOs' range (seconds)
+  double slo_max = -std::numeric_limits<double>::infinity();
   double first_sent = std::numeric_limits<double>::infinity();
   double last_done = -std::numeric_limits<double>::infinity();
   double latency_sum = 0;  // ms, summed in id order
@@ -77,6 +80,12 @@ struct SubsetStats {
     }
     if (r.arrival < warmup) return;
     ++counted;
+    const double own_slo = std::isnan(r.slo) ? slo.value_or(kNaN) : r.slo;
+    if (!std::isnan(own_slo)) {
+      ++with_slo;
+      slo_min = std::min(slo_min, own_slo);
+      slo_max = std::max(slo_max, own_slo);
+    }
     if (r.status != RequestStatus::Ok) {
       failed[status_name(r.status)]++;
       return;
@@ -88,7 +97,7 @@ struct SubsetStats {
       if (latency_ms.size() == latency_ms.capacity()) grow_huge(latency_ms);
       latency_ms.push_back(lat * 1e3);
     }
-    if (slo && lat <= *slo) within_slo++;
+    if (lat <= own_slo) within_slo++;  // false for NaN: no SLO
     if (!std::isnan(r.accuracy)) {
       accuracy_sum += r.accuracy;
       ++accuracy_known;
@@ -132,11 +141,12 @@ nlohmann::json subset_summary(const SubsetStats& s, std::vector<double>& latency
   j["latency_ms"] = {{"mean", number(mean)}, {"p50", number(p[0])},  {"p80", number(p[1])},
                      {"p90", number(p[2])},  {"p99", number(p[3])},  {"p999", number(p[4])},
                      {"max", number(max)}};
-  if (slo) {
-    // Attainment over all requests: a timed-out or failed request missed its SLO.
-    j["slo_ms"] = *slo * 1e3;
-    j["slo_attainment"] = number(s.counted == 0 ? kNaN : double(s.within_slo) / s.counted);
-    j["overdue"] = s.counted - s.within_slo;
+  if (slo || s.with_slo > 0) {
+    // Attainment over the requests with an SLO: a timed-out or failed one missed it.
+    if (s.with_slo > 0 && s.slo_min == s.slo_max) j["slo_ms"] = s.slo_min * 1e3;
+    else if (s.with_slo == 0) j["slo_ms"] = *slo * 1e3;
+    j["slo_attainment"] = number(s.with_slo == 0 ? kNaN : double(s.within_slo) / s.with_slo);
+    j["overdue"] = s.with_slo - s.within_slo;
   }
   if (s.accuracy_known > 0) {  // runs with model groups only: others keep their bytes
     j["accuracy"] = s.accuracy_sum / double(s.accuracy_known);

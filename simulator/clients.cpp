@@ -27,7 +27,9 @@ void Clients::on_send(RequestId id, Time now) {
 
 void Clients::on_thread_free(RequestId id, Time now) {
   --ctx_.in_flight;
-  ctx_.window.at(id).arrival = now;  // the client's send, as the load generator records
+  results::RequestRecord& rec = ctx_.window.at(id);
+  rec.arrival = now;  // the client's send, as the load generator records
+  if (const std::optional<Time> slo = ctx_.slo_of(ModelId(ctx_.work.models[id]))) rec.slo = *slo;
   sink_.submit(id, now);
 }
 

@@ -50,6 +50,12 @@ struct RunContext {
     if (!is_member_request(id)) return ModelId(work.models[id]);
     return group(ModelId(work.models[group_request_of(id)])).members[member_index_of(id)];
   }
+  // The latency objective of a request to `target` (a workload index): a model's own, else the
+  // run's (groups: the run's; their member requests share their group request's deadline).
+  std::optional<Time> slo_of(ModelId target) const {
+    if (target < setup.models.size() && setup.models[target].slo) return setup.models[target].slo;
+    return setup.slo;
+  }
   // The workload request `id` belongs to: itself, or a member request's group request.
   RequestId workload_request_of(RequestId id) const {
     return is_member_request(id) ? group_request_of(id) : id;

@@ -85,6 +85,7 @@ SimulationSetup build_setup(const config::RunConfig& run) {
     const RequestOverhead* o = file.front_end.overhead(m.profile_model);
     s.models.push_back({m.name, profile_entry(file.costs, run, m), run.contexts_of(m), m.max_batch,
                         o ? *o : RequestOverhead{}});
+    s.models.back().slo = m.slo;
   }
   s.cold_bursts = file.front_end.cold_bursts;
   copy_simulation_section(run.simulation, s);

@@ -141,7 +141,8 @@ class RunOutputs : public results::RecordSink {
     output_step([&] {
       std::filesystem::create_directories(a.out_dir);
       if (!a.summary_only)
-        rows_.emplace(a.out_dir + "/requests.csv", names_, has_accuracy(cfg.setup));
+        rows_.emplace(a.out_dir + "/requests.csv", names_, has_accuracy(cfg.setup),
+                      has_slo(cfg.setup));
     });
   }
 
@@ -180,6 +181,10 @@ class RunOutputs : public results::RecordSink {
     return !s.groups.empty() || std::any_of(s.models.begin(), s.models.end(), [](const auto& m) {
              return !std::isnan(m.accuracy);
            });
+  }
+  // Records carry a deadline: the run has an SLO, or a model has its own.
+  static bool has_slo(const sim::SimulationSetup& s) {
+    return s.slo || std::any_of(s.models.begin(), s.models.end(), [](const auto& m) { return m.slo.has_value(); });
   }
   // Runs one step that writes files; its failure is an OutputError.
   template <class F>

@@ -33,6 +33,9 @@ struct SimModel {
   // Its measured accuracy (a group's table lists it alone): a request's record carries it.
   // NaN: unknown.
   double accuracy = std::numeric_limits<double>::quiet_NaN();
+  // Its own latency objective (models[].slo_ms): requests to it get deadline arrival + slo.
+  // None: SimulationSetup::slo.
+  std::optional<Time> slo = std::nullopt;
 };
 
 // A model group (ensemble): a request to it fans out at the front end into one sub-request

@@ -29,12 +29,13 @@ std::vector<std::string> split_names(const std::string& list) {
 }
 
 // The names in `models:`, read as every mode reads them (config/run_config.h).
-std::vector<std::string> yaml_model_names(const YAML::Node& models, const std::string& file) {
-  std::vector<std::string> names;
-  if (!models) return names;
-  for (const config::ModelEntry& m : config::parse_models_section(models, {file, "models"}))
-    names.push_back(m.name);
-  return names;
+// The YAML `models:` list's names and their SLOs (slo_ms) into `o`.
+void yaml_models(const YAML::Node& models, const std::string& file, loadgen::LoadOptions& o) {
+  if (!models) return;
+  for (const config::ModelEntry& m : config::parse_models_section(models, {file, "models"})) {
+    o.model_names.push_back(m.name);
+    o.model_slo.push_back(m.slo);
+  }
 }
 
 std::string read_file(const std::string& path) {
@@ -66,6 +67,7 @@ void print_workload_types(std::ostream& out) {
 int run(int argc, char** argv) {
   std::string url, workload_file, out_dir, image, models;
   double timeout = 30, slo_ms = 0;
+  bool send_slo = false;
   uint32_t max_connections = 1024;
   po::options_description opts("usage: servelab load --url URL WORKLOAD.yaml --out DIR [options]");
   opts.add_options()("help,h", "show this help and the workload types")(
@@ -75,7 +77,10 @@ int run(int argc, char** argv) {
       "models", po::value(&models), "model names a,b,c (default: the YAML `models:` list)")(
       "timeout", po::value(&timeout), "seconds per request before it counts as Timeout (30)")(
       "max-connections", po::value(&max_connections), "open loop: socket limit (1024)")(
-      "slo-ms", po::value(&slo_ms), "latency SLO for attainment and overdue counts")(
+      "slo-ms", po::value(&slo_ms),
+      "latency SLO for attainment and overdue counts (models' own: `models: [{name, slo_ms}]`)")(
+      "send-slo", po::bool_switch(&send_slo),
+      "send each request's SLO in X-SLO-Ms (the server's per-request SLO)")(
       "workload", po::value(&workload_file)->required(), "YAML file with `workload:`");
   po::positional_options_description positional;
   positional.add("workload", 1);
@@ -98,7 +103,8 @@ int run(int argc, char** argv) {
   }
   loadgen::LoadOptions options;
   options.url = url;
-  options.model_names = models.empty() ? yaml_model_names(doc["models"], workload_file) : split_names(models);
+  if (models.empty()) yaml_models(doc["models"], workload_file, options);
+  else options.model_names = split_names(models);
   if (options.model_names.empty())
     throw std::invalid_argument("no model names: pass --models a,b,c or list `models:` in " +
                                 workload_file);
@@ -110,6 +116,7 @@ int run(int argc, char** argv) {
   options.timeout = timeout;
   options.max_connections = max_connections;
   if (slo_ms > 0) options.slo = slo_ms / 1000;
+  options.send_slo = send_slo;
   const auto workload = workloads::generate(spec);
 
   std::filesystem::create_directories(out_dir);

@@ -3,6 +3,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/version.hpp>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -210,6 +211,13 @@ void check_inputs(const LoadOptions& o, const workloads::Workload& w) {
   if (o.max_connections == 0) throw std::invalid_argument("load: max_connections must be >= 1");
 }
 
+// Seconds as X-SLO-Ms's milliseconds, the shortest digits that read back the same.
+std::string slo_ms_text(double slo) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, slo * 1e3).ptr;
+  return std::string(buf, end);
+}
+
 }  // namespace
 
 results::RunRecords run_load(const LoadOptions& options, const workloads::Workload& workload,
@@ -221,13 +229,16 @@ results::RunRecords run_load(const LoadOptions& options, const workloads::Worklo
   run.endpoints = tcp::resolver(run.io).resolve(url.host, url.port, ec);
   if (ec) throw std::invalid_argument("load: cannot resolve '" + url.host + "': " + ec.message());
 
-  for (const std::string& name : options.model_names) {
+  for (uint32_t m = 0; m < options.model_names.size(); ++m) {
+    const std::string& name = options.model_names[m];
+    const std::optional<double> slo = options.slo_of(m);
     for (size_t k = 0; k < run.images(); ++k) {
       const LabelledBody* image = options.labelled.empty() ? nullptr : &options.labelled[k];
       Request r{detail::http::verb::post, url.prefix + "/classify/" + name, 11};
       r.set(detail::http::field::host, url.host + ":" + url.port);
       r.set(detail::http::field::user_agent, "servelab-load");
       r.set(detail::http::field::content_type, image ? image->content_type : options.content_type);
+      if (options.send_slo && slo) r.set("X-SLO-Ms", slo_ms_text(*slo));
       r.keep_alive(true);
       r.body() = image ? image->body : options.body;
       r.prepare_payload();
@@ -244,6 +255,7 @@ results::RunRecords run_load(const LoadOptions& options, const workloads::Worklo
     r.id = i;
     r.model = workload.models[i];
     r.dispatch = r.start = nan;
+    if (const std::optional<double> slo = options.slo_of(r.model)) r.slo = *slo;
   }
 
   auto begin = [&run, &options] {

@@ -38,6 +38,15 @@ struct LoadOptions {
   double timeout = 30;                   // seconds per request (connect + send + receive)
   uint32_t max_connections = 1024;       // open loop: at most this many sockets at once
   std::optional<double> slo;             // seconds; copied into RunRecords::slo
+  // Per model (as model_names; a missing or empty entry: `slo`): its requests' SLO in
+  // seconds, which each record carries (RequestRecord::slo). With send_slo every request
+  // carries its SLO in X-SLO-Ms (the server's per-request SLO, which wins over the model's);
+  // without, the server is expected to hold the same SLOs (registration, engine default).
+  std::vector<std::optional<double>> model_slo;
+  bool send_slo = false;
+  std::optional<double> slo_of(uint32_t model) const {
+    return model < model_slo.size() && model_slo[model] ? model_slo[model] : slo;
+  }
   // Closed loop: open every client's connection before the clock starts, so that TCP set-up
   // and the server's accepts are not part of the first requests (a server that serves
   // clients already connected, as in steady state).

@@ -28,6 +28,7 @@ struct FixedDelayServer::State {
   std::vector<std::string> targets;
   std::vector<double> receive_times;
   std::vector<size_t> body_sizes;
+  std::vector<std::string> slo_headers;  // X-SLO-Ms ("" when absent)
 };
 
 namespace {
@@ -57,6 +58,7 @@ class Session : public std::enable_shared_from_this<Session> {
       state_.receive_times.push_back(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - state_.t0).count());
       state_.body_sizes.push_back(request_.body().size());
+      state_.slo_headers.push_back(std::string(request_["X-SLO-Ms"]));
     }
     timer_.expires_after(state_.delay);
     timer_.async_wait([self = shared_from_this()](beast::error_code) { self->respond(); });
@@ -160,6 +162,10 @@ std::vector<double> FixedDelayServer::receive_times() const {
 std::vector<size_t> FixedDelayServer::body_sizes() const {
   std::lock_guard lock(state_->mu);
   return state_->body_sizes;
+}
+std::vector<std::string> FixedDelayServer::slo_headers() const {
+  std::lock_guard lock(state_->mu);
+  return state_->slo_headers;
 }
 
 }  // namespace servelab::loadgen::test

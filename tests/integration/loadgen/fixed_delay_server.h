@@ -27,6 +27,7 @@ class FixedDelayServer {
   std::vector<std::string> targets() const;  // request targets in arrival order
   std::vector<double> receive_times() const; // seconds since the server started
   std::vector<size_t> body_sizes() const;
+  std::vector<std::string> slo_headers() const;  // each request's X-SLO-Ms, "" when absent
 
   struct State;
 

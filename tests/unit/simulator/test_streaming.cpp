@@ -44,7 +44,9 @@ void check_streaming_matches_collected(const SimulationSetup& setup, const workl
 
   std::vector<std::string> names;
   for (const SimModel& m : setup.models) names.push_back(m.name);
-  results::RequestsCsvStream rows((dir / "streamed.csv").string(), names);
+  // The deadline column as `servelab simulate` asks for it: with the run's SLO.
+  results::RequestsCsvStream rows((dir / "streamed.csv").string(), names, false,
+                                  setup.slo.has_value());
   results::SummaryBuilder summary(names, setup.slo, w.warmup);
   Both both(rows, summary);
   const SimulationResult streamed = simulate(setup, w, both);
