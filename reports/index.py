@@ -4,10 +4,14 @@ verdict in each mode, computed from the results, with a link to each report page
 
     index.py OUT_DIR            # every OUT_DIR/*/results.db -> OUT_DIR/index.{md,html}
 
+Training runs beside them (OUT_DIR/*/train.json, from `servelab train`) are listed too: the
+config, episodes, training time, the policy's mean decision time and its learning curve.
+
 Prints the Markdown to stdout too (scripts/demo ends with it).
 """
 import glob
 import html as htmlmod
+import json
 import os
 import sys
 
@@ -28,6 +32,39 @@ def entries(out_dir):
         for fig in exp.spec.get("figures") or plots.default_figures(exp):
             rows.append((os.path.basename(d), exp, fig, verdict.figure_verdicts(exp, fig, modes)))
     return rows
+
+
+def trainings(out_dir):
+    """[(folder name, train.json)] of the training runs in OUT_DIR, in folder order."""
+    runs = []
+    for path in sorted(glob.glob(os.path.join(out_dir, "*", "train.json"))):
+        with open(path) as f:
+            runs.append((os.path.basename(os.path.dirname(path)), json.load(f)))
+    return runs
+
+
+def training_lines(name, t):
+    """One line per training run: what was trained, how long it took, how fast it decides."""
+    return (f"{name}: {os.path.basename(str(t.get('config', '')))}, {t.get('episodes')} episodes "
+            f"(seed {t.get('seed')}) in {t.get('training_seconds', 0):.1f} s; mean decision time "
+            f"{t.get('decision_us', 0):.1f} us; best evaluation attainment "
+            f"{t.get('best_eval_attainment', 0):.3f} (episode {t.get('best_episode')})")
+
+
+def add_trainings(out_dir, md, h):
+    runs = trainings(out_dir)
+    if not runs:
+        return
+    md += ["## Training (rafiki-rl, `servelab train`)", ""]
+    h.append("<h2>Training (rafiki-rl, <code>servelab train</code>)</h2><ul>")
+    for name, t in runs:
+        line = training_lines(name, t)
+        curve = f"{name}/learning_curve.png"
+        md.append(f"- {line}. Learning curve: {curve}")
+        h.append(f"<li>{htmlmod.escape(line)}. <a href='{htmlmod.escape(curve)}'>learning curve</a>"
+                 "</li>")
+    md.append("")
+    h.append("</ul>")
 
 
 def main(argv=None):
@@ -60,6 +97,7 @@ def main(argv=None):
             h.append(f"<li>{htmlmod.escape(line)}</li>")
         md.append("")
         h.append("</ul>")
+    add_trainings(out_dir, md, h)
     h.append("</body></html>")
     with open(os.path.join(out_dir, "index.md"), "w") as f:
         f.write("\n".join(md) + "\n")

@@ -2,6 +2,7 @@
 """Test: the report of a synthetic results folder has its figures, correct error columns, and
 a verdict on the paper's claim computed from the results: it holds on a fixture where batching
 pays and flips, with the profile's per-image costs as the reason, on one where it does not."""
+import json
 import os
 import sqlite3
 import subprocess
@@ -66,9 +67,18 @@ with tempfile.TemporaryDirectory() as tmp:
     for name, args in (("pays", []), ("does-not-pay", ["--claim-fails"])):
         subprocess.run([sys.executable, os.path.join(here, "make_fixture.py"),
                         os.path.join(tmp, name), *args], check=True)
+    # A training run beside them (what `servelab train` writes as train.json).
+    os.makedirs(os.path.join(tmp, "train-single"))
+    with open(os.path.join(tmp, "train-single", "train.json"), "w") as f:
+        json.dump({"config": "/x/train-single.yaml", "episodes": 100, "seed": 1,
+                   "training_seconds": 21.26, "decision_us": 7.94, "best_episode": 88,
+                   "best_eval_attainment": 0.5843}, f)
     subprocess.run([sys.executable, os.path.join(src, "reports", "index.py"), tmp], check=True,
                    stdout=subprocess.DEVNULL)
     index = open(os.path.join(tmp, "index.md")).read()
+    assert ("- train-single: train-single.yaml, 100 episodes (seed 1) in 21.3 s; mean decision "
+            "time 7.9 us; best evaluation attainment 0.584 (episode 88). Learning curve: "
+            "train-single/learning_curve.png") in index, index
     sections = index.split("\n## ")
     pays = next(x for x in sections if "Report: pays/report/report.html" in x)
     fails = next(x for x in sections if "Report: does-not-pay/report/report.html" in x)
