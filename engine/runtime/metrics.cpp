@@ -139,6 +139,15 @@ std::string EngineMetrics::text(const std::vector<std::string>& names,
     out += "servelab_slo_requests_total{" + label(id) + ",outcome=\"missed\"} " +
            std::to_string(known ? models_[id].slo_missed : 0) + "\n";
   }
+  header(out, "servelab_slo_attainment", "gauge",
+         "Fraction of the model's requests with a deadline answered Ok by it (NaN before any).");
+  for (ModelId id = 0; id < names.size(); ++id) {
+    if (names[id].empty()) continue;
+    const uint64_t met = id < models_.size() ? models_[id].slo_met : 0;
+    const uint64_t all = met + (id < models_.size() ? models_[id].slo_missed : 0);
+    out += "servelab_slo_attainment{" + label(id) + "} " +
+           (all ? num(double(met) / double(all)) : std::string("NaN")) + "\n";
+  }
   per_model("servelab_queued_requests", "gauge", "Requests waiting in the model's queue.",
             [&](ModelId id) { return id < states.size() ? states[id].queued : 0u; });
   const struct { const char* name; const char* help; Histogram ModelMetrics::*h; } hists[] = {

@@ -76,6 +76,7 @@ TEST_CASE("SLOs over the v2 protocol: the slo_ms request parameter and X-SLO-Ms"
   const std::string metrics = c.get("/metrics").body;
   CHECK(metric_sum(metrics, "servelab_slo_requests_total{model=\"cnn\",outcome=\"met\"") == 2);
   CHECK(metric_sum(metrics, "servelab_slo_requests_total{model=\"cnn\",outcome=\"missed\"") == 1);
+  CHECK(metric_sum(metrics, "servelab_slo_attainment{model=\"cnn\"") == Approx(2.0 / 3));
 }
 
 TEST_CASE("SLOs over HTTP: a late request dropped by policy answers 504 saying so",
