@@ -142,7 +142,9 @@ class Session : public std::enable_shared_from_this<Session> {
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
       req.headers.emplace_back(std::move(name), std::string(f.value()));
     }
-    req.body = std::move(msg.body());
+    req.body = std::move(msg.body().bytes);
+    req.tensor = std::move(msg.body().tensor);
+    req.tensor_split = msg.body().split;
     deadline_.expires_never();  // the engine bounds the wait (request timeout)
     shared_->in_flight++;
 
