@@ -19,6 +19,12 @@ struct HttpRequest {
   std::map<std::string, std::string> query;  // decoded query parameters (last value wins)
   std::vector<std::pair<std::string, std::string>> headers;  // names in lowercase
   std::string body;
+  // The KServe v2 binary-tensor extension (request_body.h): for POST .../infer with
+  // Inference-Header-Content-Length N and a Content-Length body whose bytes after N are whole
+  // FP32 values, the transport receives those values straight into `tensor` and `body` holds
+  // only the N bytes of the JSON header; `tensor_split` says so. Otherwise `tensor` is empty.
+  std::vector<float> tensor;
+  bool tensor_split = false;
 
   // Value of header `name` (lowercase), or nullptr.
   const std::string* header(std::string_view name) const;

@@ -184,7 +184,8 @@ HttpResponse HttpServer::Impl::infer_v2(HttpRequest& req, const std::string& nam
                                         const runtime::Engine::Tensors& t, const Reply& reply) {
   V2InferRequest r = parse_v2_infer(req.body, req.header("inference-header-content-length"),
                                     v2_input_spec(t.height, t.width), v2_output_spec(t.classes),
-                                    options.v2_max_batch);
+                                    options.v2_max_batch,
+                                    req.tensor_split ? &req.tensor : nullptr);
   runtime::RequestOptions ro = parse_slo_header(req);
   if (r.slo_ms) ro.slo = *r.slo_ms / 1e3;  // the v2 parameter wins over the header
   auto batch = std::make_shared<V2Batch>();

@@ -207,9 +207,15 @@ TensorSpec v2_output_spec(uint32_t classes) {
 
 namespace {
 
-// The items of a batch of `batch` items of `item_size` floats, from the tensor's bytes.
+// The items of a batch of `batch` items of `item_size` floats, from the tensor's bytes; a
+// single item takes the values of `tensor` (when split off by the transport) instead.
 std::vector<std::vector<float>> binary_items(std::string_view binary, size_t batch,
-                                             size_t item_size) {
+                                             size_t item_size, std::vector<float>* tensor) {
+  if (tensor && batch == 1 && tensor->size() == item_size) {
+    std::vector<std::vector<float>> items;
+    items.push_back(std::move(*tensor));
+    return items;
+  }
   std::vector<std::vector<float>> items(batch);
   for (size_t i = 0; i < batch; ++i) {
     const char* first = binary.data() + i * item_size * sizeof(float);
@@ -246,8 +252,8 @@ thread_local HeaderCache t_header_cache;
 
 // parse_v2_infer without the cache; `binary_input`: whether the input came as binary data.
 V2InferRequest parse_fresh(std::string_view text, std::string_view binary,
-                           const TensorSpec& input, const TensorSpec& output,
-                           uint32_t max_batch, bool* binary_input) {
+                           std::vector<float>* tensor, const TensorSpec& input,
+                           const TensorSpec& output, uint32_t max_batch, bool* binary_input) {
   ParseArena::Scope arena;  // first: outlives every json value below
   const std::string& output_name = output.name;
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -283,7 +289,7 @@ V2InferRequest parse_fresh(std::string_view text, std::string_view binary,
       bad("input '" + input.name + "': binary_data_size " + std::to_string(bytes) + " but " +
           std::to_string(binary.size()) + " bytes follow the JSON header");
     if (member(in, "data")) bad("input '" + input.name + "' has both \"data\" and binary data");
-    r.items = binary_items(binary, batch, item_size);
+    r.items = binary_items(binary, batch, item_size, tensor);
     *binary_input = true;
   } else {
     if (!binary.empty())
@@ -320,17 +326,24 @@ V2InferRequest parse_fresh(std::string_view text, std::string_view binary,
 
 V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_length,
                               const TensorSpec& input, const TensorSpec& output,
-                              uint32_t max_batch) {
+                              uint32_t max_batch, std::vector<float>* tensor) {
   const size_t head = header_size(body, header_length);
-  const std::string_view text = body.substr(0, head), binary = body.substr(head);
+  const std::string_view text = body.substr(0, head);
+  std::string_view binary = body.substr(head);
+  if (tensor) {
+    if (!binary.empty()) bad("the binary data was split off at another offset");
+    binary = std::string_view(reinterpret_cast<const char*>(tensor->data()),
+                              tensor->size() * sizeof(float));
+  }
   HeaderCache& cache = t_header_cache;
   if (cache.hit(text, binary, input, output, max_batch)) {
     V2InferRequest r = cache.parsed;
-    r.items = binary_items(binary, cache.batch, cache.item_size);
+    r.items = binary_items(binary, cache.batch, cache.item_size, tensor);
     return r;
   }
   bool binary_input = false;
-  V2InferRequest r = parse_fresh(text, binary, input, output, max_batch, &binary_input);
+  V2InferRequest r =
+      parse_fresh(text, binary, tensor, input, output, max_batch, &binary_input);
   if (binary_input && text.size() <= HeaderCache::kMaxHeader) {
     cache.valid = false;  // until every field below is written
     cache.header.assign(text);

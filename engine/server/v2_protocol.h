@@ -57,9 +57,12 @@ struct V2InferRequest {
 // `header_length` is the value of Inference-Header-Content-Length, or nullptr. Every size is
 // checked before anything is allocated. Throws HttpError(413) for a batch over max_batch,
 // HttpError(400) naming what else is wrong.
+// `tensor`: the binary data already split off the body by the transport (HttpRequest::tensor;
+// `body` is then the JSON header alone); a batch of one item takes its values (moved), a
+// larger batch copies them. nullptr: the binary data, if any, follows the header in `body`.
 V2InferRequest parse_v2_infer(std::string_view body, const std::string* header_length,
                               const TensorSpec& input, const TensorSpec& output,
-                              uint32_t max_batch);
+                              uint32_t max_batch, std::vector<float>* tensor = nullptr);
 
 // The infer response for output `output` (shape fixed, FP32) with `values`: JSON, or JSON
 // header plus the values' bytes with Inference-Header-Content-Length when `binary`.

@@ -1,12 +1,13 @@
 // The transport's request body (request_body.h): the bytes arrive whole and in order, from
 // one buffer or several, through Content-Length and chunked bodies, and the parser's body
-// limit still holds.
+// limit still holds; a v2 binary-tensor body is split into its JSON header and its values.
 #include <array>
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/message.hpp>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "engine/server/http_transport.h"
 #include "engine/server/request_body.h"
@@ -34,12 +35,12 @@ std::string body_of(const std::string& raw) {
 
 TEST_CASE("the request body reader appends every buffer of a sequence", "[server][transport]") {
   boost::beast::http::request_header<> header;
-  std::string body;
+  RequestBody::value_type body;
   RequestBody::reader reader(header, body);
   boost::beast::error_code ec;
   reader.init(std::uint64_t{9}, ec);
   REQUIRE(!ec);
-  CHECK(body.capacity() >= 9);
+  CHECK(body.bytes.capacity() >= 9);
   const std::string a = "abc", b(1, '\0'), c = "defgh";
   std::array<boost::asio::const_buffer, 3> seq{boost::asio::buffer(a), boost::asio::buffer(b),
                                                boost::asio::buffer(c)};
@@ -48,12 +49,65 @@ TEST_CASE("the request body reader appends every buffer of a sequence", "[server
   CHECK(reader.put(boost::asio::buffer(a), ec) == 3);
   reader.finish(ec);
   CHECK(!ec);
-  CHECK(body == std::string("abc\0defghabc", 12));
+  CHECK(body.bytes == std::string("abc\0defghabc", 12));
+  CHECK_FALSE(body.split);
 
-  std::string other;
+  RequestBody::value_type other;
   RequestBody::reader too_long(header, other);
-  too_long.init(std::uint64_t{other.max_size()} + 1, ec);
+  too_long.init(std::uint64_t{other.bytes.max_size()} + 1, ec);
   CHECK(ec == boost::beast::http::error::buffer_overflow);
+}
+
+TEST_CASE("a v2 binary-tensor body is split into its JSON header and its values",
+          "[server][transport]") {
+  boost::beast::http::request_header<> header;
+  header.method(boost::beast::http::verb::post);
+  header.target("/v2/models/m/infer?x=1");
+  header.set("Inference-Header-Content-Length", "5");
+  const std::vector<float> values = {1.5f, -2.0f, 3.25f};
+  std::string wire = "{\"a\":}";
+  wire.resize(5);
+  wire.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  boost::beast::error_code ec;
+  for (size_t cut : {size_t{1}, size_t{5}, size_t{6}, size_t{9}, size_t{12}, wire.size()}) {
+    INFO("first buffer " << cut << " bytes");
+    RequestBody::value_type body;
+    RequestBody::reader reader(header, body);
+    reader.init(std::uint64_t{wire.size()}, ec);
+    REQUIRE(!ec);
+    const std::string a = wire.substr(0, cut), b = wire.substr(cut);  // values cut anywhere
+    std::array<boost::asio::const_buffer, 2> seq{boost::asio::buffer(a), boost::asio::buffer(b)};
+    CHECK(reader.put(seq, ec) == wire.size());
+    reader.finish(ec);
+    CHECK(!ec);
+    CHECK(body.split);
+    CHECK(body.bytes == wire.substr(0, 5));
+    CHECK(body.tensor == values);
+  }
+  SECTION("not split: another path, another method, no whole values, a bad length") {
+    auto split_of = [&](boost::beast::http::request_header<> h, size_t length) {
+      RequestBody::value_type body;
+      RequestBody::reader reader(h, body);
+      reader.init(std::uint64_t{length}, ec);
+      const std::string bytes(length, 'x');
+      reader.put(boost::asio::buffer(bytes), ec);
+      CHECK(body.bytes == bytes.substr(0, body.split ? 5 : length));
+      CHECK(body.tensor.size() == (body.split ? (length - 5) / 4 : 0));
+      return body.split;
+    };
+    CHECK(split_of(header, 17));
+    CHECK_FALSE(split_of(header, 16));  // 11 bytes after the header: not whole floats
+    CHECK_FALSE(split_of(header, 5));   // nothing after the header
+    auto other = header;
+    other.target("/classify/m");
+    CHECK_FALSE(split_of(other, 17));
+    other = header;
+    other.method(boost::beast::http::verb::put);
+    CHECK_FALSE(split_of(other, 17));
+    other = header;
+    other.set("Inference-Header-Content-Length", "5x");
+    CHECK_FALSE(split_of(other, 17));
+  }
 }
 
 TEST_CASE("request bodies reach the handler byte for byte, within the limit",

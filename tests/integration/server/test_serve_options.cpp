@@ -1,0 +1,86 @@
+// `servelab serve` with out-of-range numeric options (issue 14): the real binary exits with
+// status 2 and names the option and its range, before it allocates anything for the value
+// (no bare std::bad_alloc, no server that never finishes a batch).
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "tests/integration/server/serve_process.h"
+#include "tests/integration/server/server_fixture.h"
+
+using namespace servelab::testing;
+
+namespace {
+
+struct BadOption {
+  std::vector<std::string> args;
+  std::string expected;  // a part of the message
+};
+
+// Runs `servelab serve` with `args` on a fresh store and a free port; it must refuse them.
+void expect_refused(const TempDir& dir, const BadOption& c, int n) {
+  std::vector<std::string> args = {"--store", (dir.path / "store").string()};
+  bool has_port = false;
+  for (const auto& a : c.args) has_port = has_port || a.rfind("--port", 0) == 0;
+  if (!has_port) args.insert(args.end(), {"--port", "0"});
+  args.insert(args.end(), c.args.begin(), c.args.end());
+  ServeProcess p(args, dir.path / ("case" + std::to_string(n)));
+  auto rc = p.wait_exit(std::chrono::seconds(30));
+  if (!rc) p.kill9();  // it started serving (or hung): the option was accepted
+  const std::string err = p.err();
+  INFO("args: " << Catch::Detail::stringify(c.args) << "\nstderr: " << err << "\nstdout: "
+                << p.out());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 2);
+  CHECK(err.find(c.expected) != std::string::npos);
+  CHECK(err.find("bad_alloc") == std::string::npos);
+  CHECK(p.out().find("listening on") == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("serve refuses out-of-range numeric options with status 2 and the option's range",
+          "[server][options]") {
+  TempDir dir;
+  const std::vector<BadOption> cases = {
+      {{"--workers", "1000000000"}, "--workers must be between 1 and 1024 (got 1000000000)"},
+      {{"--workers", "0"}, "--workers must be between 1 and 1024"},
+      {{"--workers", "99999999999"}, "--workers"},  // does not fit 32 bits
+      {{"--port", "70000"}, "--port must be between 0 and 65535 (got 70000)"},
+      {{"--port=-1"}, "--port must be between 0 and 65535"},  // wraps to 4294967295
+      {{"--port", "http"}, "--port"},
+      {{"--quantum-ms", "1e12"}, "--quantum-ms must be between 0 and 60000"},
+      {{"--quantum-ms", "nan"}, "--quantum-ms must be between 0 and 60000"},
+      {{"--quantum-ms", "-5"}, "--quantum-ms must be between 0 and 60000"},
+      {{"--contexts", "100000"}, "--contexts must be between 1 and 64"},
+      {{"--io-threads", "0"}, "--io-threads must be between 1 and 256"},
+      {{"--max-batch", "0"}, "--max-batch must be between 1 and 4096"},
+      {{"--intra-op-threads", "100000"}, "--intra-op-threads must be between 1 and 256"},
+      {{"--request-timeout-ms", "0"}, "--request-timeout-ms must be between"},
+      {{"--v2-max-batch", "1000000"}, "--v2-max-batch must be between 1 and 4096"},
+      {{"--max-image-aspect", "0.5"}, "--max-image-aspect must be between 1 and"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    DYNAMIC_SECTION("case " << i) { expect_refused(dir, cases[i], static_cast<int>(i)); }
+  }
+}
+
+TEST_CASE("serve refuses an out-of-range engine value of its config file with status 2",
+          "[server][options]") {
+  TempDir dir;
+  const auto config = dir.path / "serve.yaml";
+  std::ofstream(config) << "engine:\n  workers: 1000000000\n";
+  expect_refused(dir, {{"--config", config.string()}, "workers"}, 0);
+}
+
+TEST_CASE("serve with in-range options starts, serves and stops with status 0",
+          "[server][options]") {
+  TempDir dir;  // the counterpart: the refusals above are about the values, not the harness
+  ServeProcess p({"--store", (dir.path / "store").string(), "--port", "0", "--workers", "1024",
+                  "--quantum-ms", "60000", "--io-threads", "1"},
+                 dir.path / "ok");
+  const uint16_t port = p.wait_port(std::chrono::seconds(60));
+  INFO("stderr: " << p.err());
+  REQUIRE(port != 0);
+  CHECK(HttpClient(port).get("/health").status == 200);
+  CHECK(p.stop(std::chrono::seconds(30)));
+}
