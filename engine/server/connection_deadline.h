@@ -7,7 +7,7 @@
 // phase change only stores a time point; the cost is one tick per connection per period.
 // A limit is enforced within `period` after it passes.
 //
-// Thread-safety: every method and the expiry callback run on the connection's executor (the
+// Thread-safety: every method and the expiry callback run on the connection's strand (the
 // timer is built on its executor); none may be called from another thread.
 #pragma once
 
@@ -23,10 +23,10 @@ class ConnectionDeadline {
  public:
   using Clock = std::chrono::steady_clock;
 
-  ConnectionDeadline(const boost::asio::any_io_executor& executor, Clock::duration period)
-      : timer_(executor), period_(period) {}
+  ConnectionDeadline(const boost::asio::any_io_executor& strand, Clock::duration period)
+      : timer_(strand), period_(period) {}
 
-  // Starts ticking; `on_expired` runs (on that executor) once a set limit has passed, and the
+  // Starts ticking; `on_expired` runs (on the strand) once a set limit has passed, and the
   // ticking stops. Call once. The pending tick holds `owner` (the connection, which holds
   // this object) until stop() or the io_context's end, so no tick outlives its object.
   void start(std::shared_ptr<void> owner, std::function<void()> on_expired);

@@ -30,8 +30,8 @@ bool is_http_error(const beast::error_code& ec) {
 
 }  // namespace
 
-// One connection. Everything runs on its IO thread, except the Reply it hands out, which any
-// thread may call: it posts the response back to that thread (through the Gate).
+// One connection. Everything runs on its strand, except the Reply it hands out, which any
+// thread may call: it posts the response back to the strand (through the Gate).
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Socket&& socket, Shared* shared)
@@ -160,7 +160,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  // What a Reply does (any thread): the first call posts `res` to the connection's IO thread.
+  // What a Reply does (any thread): the first call posts `res` to the connection's strand.
   static void deliver(const std::weak_ptr<Session>& weak, Gate& gate,
                       std::atomic<bool>& called, HttpResponse res) {
     if (called.exchange(true)) return;

@@ -2,15 +2,14 @@
 // connections): what the two share. Not a public header: Beast stays out of
 // http_transport.h.
 //
-// One io_context per IO thread, each run by its thread alone; a connection lives on one of
-// them, so its handlers never run concurrently (no strand needed). A connection reads one
-// request, hands it to the handler, and reads the next only after the response is written
-// (HTTP/1.1 keep-alive, no pipelining).
+// One strand per connection; a connection reads one request, hands it to the handler, and
+// reads the next only after the response is written (HTTP/1.1 keep-alive, no pipelining).
 #pragma once
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/beast/core/basic_stream.hpp>
 #include <memory>
 #include <mutex>
@@ -20,12 +19,11 @@
 
 namespace servelab::server::transport {
 
-// Connections run on their IO thread's io_context, named by its concrete executor type:
-// through the type-erased any_io_executor of beast::tcp_stream, every composed operation's
-// work guard allocated (~15 allocations per request, a tenth of all the server made for a v2
-// infer request).
-using Executor = boost::asio::io_context::executor_type;
-using Stream = boost::beast::basic_stream<boost::asio::ip::tcp, Executor>;
+// Connections run on a strand, named by its concrete type: through the type-erased
+// any_io_executor of beast::tcp_stream, every composed operation's work guard allocated
+// (~15 allocations per request, a tenth of all the server made for a v2 infer request).
+using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+using Stream = boost::beast::basic_stream<boost::asio::ip::tcp, Strand>;
 using Socket = Stream::socket_type;
 
 // Replies check the gate before posting to a connection, so that none reaches the io_context
@@ -47,8 +45,7 @@ struct Shared {
   std::atomic<int> in_flight{0};  // requests handed to the handler and not yet written
 };
 
-// Serves the connection on `socket` (accepted onto one IO thread's io_context) until it
-// closes; the
+// Serves the connection on `socket` (accepted onto its own strand) until it closes; the
 // session lists itself in shared->sessions meanwhile. `shared` must outlive the io_context's
 // handlers. Any thread.
 void start_session(Socket socket, Shared* shared);

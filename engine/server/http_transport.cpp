@@ -1,18 +1,9 @@
-// The listener behind HttpTransport: binds, hands each accepted connection to one IO thread
-// (the connections themselves are in http_session.cpp), pauses at the descriptor limit, and
+// The listener behind HttpTransport: binds, accepts onto a strand per connection (the
+// connections themselves are in http_session.cpp), pauses at the descriptor limit, and
 // stops with a grace period for replies on their way.
-//
-// Each IO thread runs an io_context of its own, and a connection stays on the one it was
-// accepted onto (round robin). With one io_context shared by all IO threads, one thread
-// waits in epoll while the others wait on the scheduler's condition variable: every ready
-// socket and every reply posted from an engine thread handed work from thread to thread
-// (a futex wake and a context switch each; 10 us of kernel time per v2 request in
-// scripts/bench-server, and most of the gap to a minimal Beast server). Here each thread
-// waits in its own epoll and a reply wakes only its connection's thread.
 #include "engine/server/http_transport.h"
 
 #include <algorithm>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/error.hpp>
@@ -31,25 +22,18 @@ using transport::Socket;
 using transport::start_session;
 
 struct HttpTransport::Impl {
-  // One per IO thread, each run by that thread alone; the first also runs the listener.
-  // First members: destroyed last.
-  std::vector<std::unique_ptr<net::io_context>> iocs;
-  size_t next_ioc = 0;  // the io_context of the next connection (listener only)
-  // Keep each io_context running while it has no connection yet.
-  std::vector<net::executor_work_guard<net::io_context::executor_type>> idle_guards;
+  net::io_context ioc;  // first member: destroyed last
   Shared shared;
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
   uint16_t port = 0;
   bool running = false;
-  // Listener state, used on the first io_context's thread only.
+  // Listener state, used on the acceptor's strand only.
   std::optional<net::steady_timer> backoff_timer;  // on the acceptor's executor
   bool paused = false;
 
   void accept() {
-    net::io_context& target = *iocs[next_ioc];
-    next_ioc = (next_ioc + 1) % iocs.size();
-    acceptor->async_accept(target.get_executor(), [this](beast::error_code ec, Socket s) {
+    acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, Socket s) {
       if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
       if (out_of_descriptors(ec)) return back_off();
       if (paused) {
@@ -98,14 +82,7 @@ void HttpTransport::start() {
   auto addr = net::ip::make_address(im.shared.options.bind, ec);
   if (ec) throw std::runtime_error("invalid bind address '" + im.shared.options.bind + "'");
   tcp::endpoint ep(addr, im.shared.options.port);
-  const unsigned n = std::max(1u, im.shared.options.io_threads);
-  im.iocs.clear();
-  im.idle_guards.clear();
-  for (unsigned i = 0; i < n; ++i) {
-    im.iocs.push_back(std::make_unique<net::io_context>(1));  // 1: run by one thread
-    im.idle_guards.push_back(net::make_work_guard(*im.iocs.back()));
-  }
-  im.acceptor.emplace(im.iocs[0]->get_executor());
+  im.acceptor.emplace(net::make_strand(im.ioc));
   im.backoff_timer.emplace(im.acceptor->get_executor());
   im.acceptor->open(ep.protocol(), ec);
   if (!ec) im.acceptor->set_option(net::socket_base::reuse_address(true), ec);
@@ -118,7 +95,8 @@ void HttpTransport::start() {
   im.port = im.acceptor->local_endpoint().port();
   im.accept();
   im.running = true;
-  for (auto& ioc : im.iocs) im.threads.emplace_back([ioc = ioc.get()] { ioc->run(); });
+  unsigned n = std::max(1u, im.shared.options.io_threads);
+  for (unsigned i = 0; i < n; ++i) im.threads.emplace_back([&im] { im.ioc.run(); });
 }
 
 uint16_t HttpTransport::port() const { return impl_->port; }
@@ -141,10 +119,9 @@ void HttpTransport::stop() {
     std::lock_guard<std::mutex> lock(im.shared.gate->mu);
     im.shared.gate->open = false;
   }
-  for (auto& ioc : im.iocs) ioc->stop();
+  im.ioc.stop();
   for (auto& t : im.threads) t.join();
   im.threads.clear();
-  im.idle_guards.clear();
   im.backoff_timer.reset();
   im.acceptor.reset();
   std::lock_guard<std::mutex> lock(im.shared.mu);

@@ -22,7 +22,7 @@ namespace servelab::server {
 struct TransportOptions {
   std::string bind = "127.0.0.1";   // listen address
   uint16_t port = 0;                // 0: an ephemeral port (see port())
-  unsigned io_threads = 2;          // IO threads, each with an io_context of its own
+  unsigned io_threads = 2;          // threads running the io_context
   size_t max_body_bytes = 256u << 20;  // larger bodies are answered 413 and the connection closed
   std::chrono::seconds idle_timeout{60};  // a keep-alive connection idle this long is closed
   size_t max_target_bytes = 8192;   // longer request targets (URLs) are answered 414
