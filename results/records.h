@@ -52,20 +52,20 @@ struct RunRecords {
   double mean_batch_size = 0;   // over batches, when known
 };
 
-// summary.json: requests, completed, failed (by status), throughput_rps (completed divided by
-// the span from first arrival to last finish), latency_ms {mean,p50,p80,p90,p99,p999,max}
-// over completed requests, loads, evictions, hits, misses, slo_attainment and overdue (when an
-// SLO is set: the run's, or requests' own), and "per_model" with the same fields per model
-// name. A request's own SLO (RequestRecord::slo) wins over the run's; attainment is over the
-// requests that had an SLO, and "slo_ms" is given where they all had the same one. With a warm-up (the run's
-// steady state), request counts, latencies and SLO fields cover only the requests sent at or
-// after it; throughput_rps stays the whole run's (answers come back in batch-sized lumps, and a
-// window cut through them at an arbitrary time swings by a batch's worth); "warmup_s" and
-// "warmup_requests" (how many were left out) say so. The run's counters (loads, evictions,
-// hits, misses, mean_batch_size) cover the whole run; requests.csv keeps every request.
-// "accuracy" (the whole run's and each model's or group's) is the mean expected accuracy of
-// the completed requests whose accuracy is known, present only when some are (runs with
-// model groups); "accuracy_requests" says how many that was.
+// summary.json: requests, completed, failed (by status), throughput_rps (completed divided by the
+// span from first arrival to last finish), latency_ms {mean,p50,p80,p90,p99,p999,max} over
+// completed requests, loads, evictions, hits, misses, slo_attainment and overdue (when an SLO is
+// set: the run's, or requests' own), and "per_model" with the same fields per model name. A
+// request's own SLO (RequestRecord::slo) wins over the run's; attainment is over the requests that
+// had an SLO, and "slo_ms" is given where they all had the same one. With a warm-up (the run's
+// steady state), request counts, latencies and SLO fields cover only the requests sent at or after
+// it; throughput_rps stays the whole run's (answers come back in batch-sized lumps, and a window
+// cut through them at an arbitrary time swings by a batch's worth); "warmup_s" and
+// "warmup_requests" (how many were left out) say so. The run's counters (loads, evictions, hits,
+// misses, mean_batch_size) cover the whole run; requests.csv keeps every request. "accuracy" (the
+// whole run's and each model's or group's) is the mean expected accuracy of the completed requests
+// whose accuracy is known, present only when some are (runs with model groups); "accuracy_requests"
+// says how many that was.
 nlohmann::json summarize(const RunRecords& run);
 
 // Receives a run's records one at a time, in id order, each final: the streaming form of

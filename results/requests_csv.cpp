@@ -67,9 +67,11 @@ void write_requests_csv(const std::string& path, const RunRecords& run) {
   if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
   {
     const auto& rs = run.requests;
-    const Columns columns{
-        std::any_of(rs.begin(), rs.end(), [](const RequestRecord& r) { return !std::isnan(r.slo); }),
-        std::any_of(rs.begin(), rs.end(), [](const RequestRecord& r) { return !std::isnan(r.accuracy); })};
+    auto any_known = [&rs](double RequestRecord::*field) {
+      return std::any_of(rs.begin(), rs.end(),
+                         [field](const RequestRecord& r) { return !std::isnan(r.*field); });
+    };
+    const Columns columns{any_known(&RequestRecord::slo), any_known(&RequestRecord::accuracy)};
     auto out = std::make_unique<RowWriter>(f.get());
     out->text(header(columns));
     out->ch('\n');

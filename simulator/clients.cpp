@@ -29,7 +29,7 @@ void Clients::on_thread_free(RequestId id, Time now) {
   --ctx_.in_flight;
   results::RequestRecord& rec = ctx_.window.at(id);
   rec.arrival = now;  // the client's send, as the load generator records
-  if (const std::optional<Time> slo = ctx_.slo_of(ModelId(ctx_.work.models[id]))) rec.slo = *slo;
+  if (const std::optional<Time> slo = ctx_.slo_of_request(id)) rec.slo = *slo;
   sink_.submit(id, now);
 }
 

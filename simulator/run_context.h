@@ -56,6 +56,10 @@ struct RunContext {
     if (target < setup.models.size() && setup.models[target].slo) return setup.models[target].slo;
     return setup.slo;
   }
+  // The latency objective of request `id` (a workload request or a member request).
+  std::optional<Time> slo_of_request(RequestId id) const {
+    return slo_of(ModelId(work.models[workload_request_of(id)]));
+  }
   // The workload request `id` belongs to: itself, or a member request's group request.
   RequestId workload_request_of(RequestId id) const {
     return is_member_request(id) ? group_request_of(id) : id;

@@ -26,7 +26,7 @@ void Server::add_models() {
 }
 
 void Server::arrive(RequestId id, Time now) {
-  const std::optional<Time> slo = ctx_.slo_of(ModelId(ctx_.work.models[ctx_.workload_request_of(id)]));
+  const std::optional<Time> slo = ctx_.slo_of_request(id);
   Request r{id, ctx_.model_of(id), now, slo ? now + *slo : kNever};
   ++outstanding_;
   ctl_.on_arrival(r, now, out_);

@@ -184,7 +184,8 @@ class RunOutputs : public results::RecordSink {
   }
   // Records carry a deadline: the run has an SLO, or a model has its own.
   static bool has_slo(const sim::SimulationSetup& s) {
-    return s.slo || std::any_of(s.models.begin(), s.models.end(), [](const auto& m) { return m.slo.has_value(); });
+    return s.slo || std::any_of(s.models.begin(), s.models.end(),
+                                [](const auto& m) { return m.slo.has_value(); });
   }
   // Runs one step that writes files; its failure is an OutputError.
   template <class F>
