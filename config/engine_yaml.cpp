@@ -1,7 +1,10 @@
 #include "config/engine_yaml.h"
 
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
+#include "config/bounds.h"
 #include "config/yaml_util.h"
 
 namespace servelab::config {
@@ -18,25 +21,22 @@ bool is_unlimited(const YAML::Node& n) {
   return s == "none" || s == "never" || s == "unlimited" || s == "~";
 }
 
-// Upper bounds keep a typo (workers: 1000000000) from asking for memory or time no run has.
-constexpr uint32_t kMaxWorkers = 4096;
-constexpr uint32_t kMaxBatch = 65536;
-constexpr uint32_t kMaxLoadsInFlight = 1024;
-constexpr uint32_t kMaxContexts = 1024;
-constexpr uint32_t kMaxQueueBound = 100000000;
-constexpr double kMaxQuantumMs = 3.6e6;  // one hour
-
-uint32_t parse_count(const YAML::Node& n, const Where& w, uint32_t min, uint32_t max = UINT32_MAX) {
+uint32_t parse_count(const YAML::Node& n, const Where& w, Range<uint32_t> r) {
   uint64_t v = as_uint(n, w);
-  if (v < min || v > max)
-    fail(w, n, "must be an integer in " + std::to_string(min) + ".." + std::to_string(max));
+  if (v < r.lo || v > r.hi)
+    fail(w, n, "must be an integer in " + std::to_string(r.lo) + ".." + std::to_string(r.hi));
   return static_cast<uint32_t>(v);
 }
 
-Time parse_quantum(const YAML::Node& n, const Where& w) {
-  const Time q = parse_ms(n, w, false);
-  if (!(q * 1e3 <= kMaxQuantumMs)) fail(w, n, "must be at most 3600000 ms (one hour)");
-  return q;
+// Milliseconds within `r` (or none/never/unlimited with allow_never: kNever), as seconds.
+Time parse_ms_in(const YAML::Node& n, const Where& w, Range<double> r, bool allow_never) {
+  const Time t = parse_ms(n, w, allow_never);
+  if (t != kNever && !r.holds(t * 1e3)) {
+    std::ostringstream msg;
+    msg << std::setprecision(12) << "must be between " << r.lo << " and " << r.hi << " ms";
+    fail(w, n, msg.str());
+  }
+  return t;
 }
 
 void parse_tiers(const YAML::Node& tiers, const Where& w, ControllerConfig& c) {
@@ -62,7 +62,9 @@ void parse_tiers(const YAML::Node& tiers, const Where& w, ControllerConfig& c) {
       }
     }
     if (t["models"]) {
-      b.models = is_unlimited(t["models"]) ? UINT32_MAX : parse_count(t["models"], wt.child("models"), 0);
+      b.models = is_unlimited(t["models"]) ? UINT32_MAX
+                                            : parse_count(t["models"], wt.child("models"),
+                                                          {0, UINT32_MAX});
     }
   }
 }
@@ -107,9 +109,10 @@ EngineSection parse_engine_section(const YAML::Node& root, const std::string& fi
              {"workers", "quantum_ms", "max_batch", "exec_tier", "tiers", "max_loads_in_flight",
               "request_timeout_ms", "queue_bound", "slo_ms", "contexts", "late_requests"});
   if (e && e.IsMap()) {
-    if (e["workers"]) c.workers = parse_count(e["workers"], w.child("workers"), 1, kMaxWorkers);
-    if (e["quantum_ms"]) c.quantum = parse_quantum(e["quantum_ms"], w.child("quantum_ms"));
-    if (e["max_batch"]) c.max_batch = parse_count(e["max_batch"], w.child("max_batch"), 1, kMaxBatch);
+    if (e["workers"]) c.workers = parse_count(e["workers"], w.child("workers"), kWorkers);
+    if (e["quantum_ms"])
+      c.quantum = parse_ms_in(e["quantum_ms"], w.child("quantum_ms"), kQuantumMs, false);
+    if (e["max_batch"]) c.max_batch = parse_count(e["max_batch"], w.child("max_batch"), kMaxBatch);
     if (e["exec_tier"]) {
       std::string t = as_string(e["exec_tier"], w.child("exec_tier"));
       if (!parse_tier(t, &c.exec_tier) || c.exec_tier == Tier::Disk) {
@@ -119,12 +122,14 @@ EngineSection parse_engine_section(const YAML::Node& root, const std::string& fi
     if (e["tiers"]) parse_tiers(e["tiers"], w.child("tiers"), c);
     if (e["max_loads_in_flight"]) {
       c.max_loads_in_flight =
-          parse_count(e["max_loads_in_flight"], w.child("max_loads_in_flight"), 1, kMaxLoadsInFlight);
+          parse_count(e["max_loads_in_flight"], w.child("max_loads_in_flight"), kLoadsInFlight);
     }
     if (e["request_timeout_ms"]) {
-      c.request_timeout = parse_ms(e["request_timeout_ms"], w.child("request_timeout_ms"), true);
+      c.request_timeout =
+          parse_ms_in(e["request_timeout_ms"], w.child("request_timeout_ms"), kRequestTimeoutMs, true);
     }
-    if (e["queue_bound"]) c.queue_bound = parse_count(e["queue_bound"], w.child("queue_bound"), 0, kMaxQueueBound);
+    if (e["queue_bound"])
+      c.queue_bound = parse_count(e["queue_bound"], w.child("queue_bound"), kQueueBound);
     if (e["slo_ms"] && !is_unlimited(e["slo_ms"])) {
       s.slo = parse_ms(e["slo_ms"], w.child("slo_ms"), false);
     }
@@ -134,7 +139,7 @@ EngineSection parse_engine_section(const YAML::Node& root, const std::string& fi
         fail(w.child("late_requests"), l, "expected serve (late, the default) or drop, got '" + v + "'");
       c.drop_late = v == "drop";
     }
-    if (e["contexts"]) s.contexts = parse_count(e["contexts"], w.child("contexts"), 1, kMaxContexts);
+    if (e["contexts"]) s.contexts = parse_count(e["contexts"], w.child("contexts"), kContexts);
   }
   Where wp{file, "policies"};
   const YAML::Node& p = root["policies"];

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "config/bounds.h"
 #include "config/groups_yaml.h"
 #include "config/simulation_yaml.h"
 #include "config/yaml_util.h"
@@ -17,8 +18,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr uint64_t kMaxModels = 1000000;
-constexpr uint32_t kMaxContexts = 1024;
-constexpr uint32_t kMaxModelBatch = 65536;
 
 std::string resolve_path(const std::string& p, const std::string& base_dir) {
   if (p.empty() || fs::path(p).is_absolute() || base_dir.empty()) return p;
@@ -55,8 +54,9 @@ ModelEntry parse_model_entry(const YAML::Node& e, const Where& w) {
   ModelEntry m;
   m.name = as_string(e["name"], w.child("name"));
   m.profile_model = e["profile_model"] ? as_string(e["profile_model"], w.child("profile_model")) : m.name;
-  if (e["contexts"]) m.contexts = bounded(e["contexts"], w.child("contexts"), 1, kMaxContexts);
-  if (e["max_batch"]) m.max_batch = bounded(e["max_batch"], w.child("max_batch"), 1, kMaxModelBatch);
+  if (e["contexts"]) m.contexts = bounded(e["contexts"], w.child("contexts"), kContexts.lo, kContexts.hi);
+  if (e["max_batch"])
+    m.max_batch = bounded(e["max_batch"], w.child("max_batch"), kMaxBatch.lo, kMaxBatch.hi);
   if (e["slo_ms"]) m.slo = parse_ms(e["slo_ms"], w.child("slo_ms"), false);
   return m;
 }

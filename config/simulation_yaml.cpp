@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "config/bounds.h"
 #include "simulator/event_list.h"
 #include "simulator/router.h"
 
@@ -12,7 +13,6 @@ namespace {
 
 using SpeedWindow = sim::SimulationSetup::SpeedWindow;
 
-constexpr uint32_t kMaxIoThreads = 4096;
 constexpr uint32_t kMaxServers = 4096;
 
 double positive_seconds(const YAML::Node& n, const Where& w, bool allow_zero) {
@@ -106,8 +106,8 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
     s.max_time = positive_seconds(t, w.child("max_time_s"), true);
   if (const YAML::Node& t = n["io_threads"]) {
     const uint64_t k = as_uint(t, w.child("io_threads"));
-    if (k < 1 || k > kMaxIoThreads)
-      fail(w.child("io_threads"), t, "must be in 1.." + std::to_string(kMaxIoThreads));
+    if (k < kIoThreads.lo || k > kIoThreads.hi)
+      fail(w.child("io_threads"), t, "must be in 1.." + std::to_string(kIoThreads.hi));
     s.io_threads = uint32_t(k);
   }
   if (n["event_list"]) s.event_list = parse_event_list(n["event_list"], w.child("event_list"));

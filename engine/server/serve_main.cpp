@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <new>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "cli/subcommands.h"
+#include "config/bounds.h"
 #include "engine/runtime/allocator.h"
 #include "engine/server/admin_auth.h"
 #include "engine/server/http_server.h"
@@ -119,23 +121,28 @@ template <class T>
 void check_range(const char* option, T v, T lo, T hi) {
   if (v >= lo && v <= hi) return;  // false for NaN
   std::ostringstream msg;
-  msg << "--" << option << " must be between " << lo << " and " << hi << " (got " << v << ")";
+  msg << std::setprecision(12) << "--" << option << " must be between " << lo << " and " << hi << " (got " << v << ")";
   throw ConfigError(msg.str());
 }
 
-// The engine's numeric settings after the config file and the command line, bounded so that
-// no value asks for absurd memory (workers, contexts) or never finishes (quantum).
-void check_engine_ranges(const runtime::EngineOptions& e) {
-  const ControllerConfig& c = e.control;
-  check_range<uint32_t>("workers", c.workers, 1, 1024);
-  check_range<uint32_t>("contexts", e.default_contexts, 1, 64);
-  check_range<double>("quantum-ms", c.quantum * 1e3, 0, 60'000);
-  check_range<uint32_t>("max-batch", c.max_batch, 1, 4096);
-  check_range<uint32_t>("queue-bound", c.queue_bound, 0, 1'000'000);
-  check_range<int>("intra-op-threads", e.intra_op_threads, 1, 256);
-  if (c.request_timeout != kNever) {
-    check_range<double>("request-timeout-ms", c.request_timeout * 1e3, 1e-3, 86'400'000);
+template <class T>
+void check_range(const char* option, T v, config::Range<T> r) {
+  check_range(option, v, r.lo, r.hi);
+}
+
+// The engine settings given on the command line, in the ranges a config file has
+// (config/bounds.h); a config file's values were checked where it was read, with its line.
+void check_engine_options(const po::variables_map& vm) {
+  for (const auto& [option, range] :
+       {std::pair{"workers", config::kWorkers}, {"contexts", config::kContexts},
+        {"max-batch", config::kMaxBatch}, {"queue-bound", config::kQueueBound}}) {
+    if (vm.count(option)) check_range(option, vm[option].as<uint32_t>(), range);
   }
+  for (const auto& [option, range] : {std::pair{"quantum-ms", config::kQuantumMs},
+                                      {"request-timeout-ms", config::kRequestTimeoutMs}}) {
+    if (vm.count(option)) check_range(option, vm[option].as<double>(), range);
+  }
+  check_range<int>("intra-op-threads", vm["intra-op-threads"].as<int>(), 1, 256);
 }
 
 // A policy's network file named in a config file is relative to that file (as in `run`).
@@ -148,6 +155,7 @@ void resolve_weights(PolicySpec& spec, const std::filesystem::path& config_dir) 
 // Builds the engine options: config file first, then command-line overrides.
 runtime::EngineOptions engine_options(const po::variables_map& vm) {
   learn::register_policies();  // learned policies (rafiki-rl) are batching policies too
+  check_engine_options(vm);
   runtime::EngineOptions e;
   if (vm.count("config")) {
 #ifdef SERVELAB_HAS_CONFIG
@@ -190,7 +198,6 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
     throw ConfigError("--executor profiled needs --profile FILE");
   }
   e.max_image_bytes = vm["max-image-bytes"].as<size_t>();
-  check_engine_ranges(e);
   return e;
 }
 
@@ -202,7 +209,7 @@ server::ServerOptions server_options(const po::variables_map& vm) {
   check_range<unsigned>("port", port, 0, 65535);
   so.port = static_cast<uint16_t>(port);
   so.io_threads = vm["io-threads"].as<unsigned>();
-  check_range<unsigned>("io-threads", so.io_threads, 1, 256);
+  check_range<unsigned>("io-threads", so.io_threads, config::kIoThreads.lo, config::kIoThreads.hi);
   so.max_body_bytes = vm["max-body-bytes"].as<size_t>();
   check_range<size_t>("max-body-bytes", so.max_body_bytes, 1024, size_t(4) << 30);
   so.store_dir = vm["store"].as<std::string>();

@@ -17,7 +17,8 @@ struct BadOption {
 };
 
 // Runs `servelab serve` with `args` on a fresh store and a free port; it must refuse them.
-void expect_refused(const TempDir& dir, const BadOption& c, int n) {
+// Returns its standard error.
+std::string expect_refused(const TempDir& dir, const BadOption& c, int n) {
   std::vector<std::string> args = {"--store", (dir.path / "store").string()};
   bool has_port = false;
   for (const auto& a : c.args) has_port = has_port || a.rfind("--port", 0) == 0;
@@ -34,6 +35,7 @@ void expect_refused(const TempDir& dir, const BadOption& c, int n) {
   CHECK(err.find(c.expected) != std::string::npos);
   CHECK(err.find("bad_alloc") == std::string::npos);
   CHECK(p.out().find("listening on") == std::string::npos);
+  return err;
 }
 
 }  // namespace
@@ -42,20 +44,20 @@ TEST_CASE("serve refuses out-of-range numeric options with status 2 and the opti
           "[server][options]") {
   TempDir dir;
   const std::vector<BadOption> cases = {
-      {{"--workers", "1000000000"}, "--workers must be between 1 and 1024 (got 1000000000)"},
-      {{"--workers", "0"}, "--workers must be between 1 and 1024"},
+      {{"--workers", "1000000000"}, "--workers must be between 1 and 4096 (got 1000000000)"},
+      {{"--workers", "0"}, "--workers must be between 1 and 4096"},
       {{"--workers", "99999999999"}, "--workers"},  // does not fit 32 bits
       {{"--port", "70000"}, "--port must be between 0 and 65535 (got 70000)"},
       {{"--port=-1"}, "--port must be between 0 and 65535"},  // wraps to 4294967295
       {{"--port", "http"}, "--port"},
-      {{"--quantum-ms", "1e12"}, "--quantum-ms must be between 0 and 60000"},
-      {{"--quantum-ms", "nan"}, "--quantum-ms must be between 0 and 60000"},
-      {{"--quantum-ms", "-5"}, "--quantum-ms must be between 0 and 60000"},
-      {{"--contexts", "100000"}, "--contexts must be between 1 and 64"},
-      {{"--io-threads", "0"}, "--io-threads must be between 1 and 256"},
-      {{"--max-batch", "0"}, "--max-batch must be between 1 and 4096"},
+      {{"--quantum-ms", "1e12"}, "--quantum-ms must be between 0 and 3600000"},
+      {{"--quantum-ms", "nan"}, "--quantum-ms must be between 0 and 3600000"},
+      {{"--quantum-ms", "-5"}, "--quantum-ms must be between 0 and 3600000"},
+      {{"--contexts", "100000"}, "--contexts must be between 1 and 1024"},
+      {{"--io-threads", "0"}, "--io-threads must be between 1 and 4096"},
+      {{"--max-batch", "0"}, "--max-batch must be between 1 and 65536"},
       {{"--intra-op-threads", "100000"}, "--intra-op-threads must be between 1 and 256"},
-      {{"--request-timeout-ms", "0"}, "--request-timeout-ms must be between"},
+      {{"--request-timeout-ms", "0"}, "--request-timeout-ms must be between 0.001 and 86400000"},
       {{"--v2-max-batch", "1000000"}, "--v2-max-batch must be between 1 and 4096"},
       {{"--max-image-aspect", "0.5"}, "--max-image-aspect must be between 1 and"},
   };
@@ -64,12 +66,26 @@ TEST_CASE("serve refuses out-of-range numeric options with status 2 and the opti
   }
 }
 
+// A config file's values have the options' ranges (config/bounds.h), and the message names
+// the file's key and line, not an option the user did not give.
 TEST_CASE("serve refuses an out-of-range engine value of its config file with status 2",
           "[server][options]") {
   TempDir dir;
-  const auto config = dir.path / "serve.yaml";
-  std::ofstream(config) << "engine:\n  workers: 1000000000\n";
-  expect_refused(dir, {{"--config", config.string()}, "workers"}, 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"workers: 1000000000", "engine.workers: must be an integer in 1..4096"},
+      {"quantum_ms: 3600001", "engine.quantum_ms: must be between 0 and 3600000 ms"},
+      {"request_timeout_ms: 0", "engine.request_timeout_ms: must be between 0.001 and 86400000"},
+      {"contexts: 1025", "engine.contexts: must be an integer in 1..1024"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    DYNAMIC_SECTION("case " << i) {
+      const auto config = dir.path / ("serve" + std::to_string(i) + ".yaml");
+      std::ofstream(config) << "engine:\n  " << cases[i].first << "\n";
+      const std::string err =
+          expect_refused(dir, {{"--config", config.string()}, cases[i].second}, 100 + int(i));
+      CHECK(err.find("must be between 1 and") == std::string::npos);  // no option blamed
+    }
+  }
 }
 
 TEST_CASE("serve with in-range options starts, serves and stops with status 0",
