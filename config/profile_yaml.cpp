@@ -36,7 +36,7 @@ BatchCost parse_batch(const YAML::Node& n, const Where& w) {
 // Costs of one model; its front-end terms are read by parse_overhead and parse_bursts.
 ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Where& w) {
   check_keys(n, w, {"size_bytes", "size_mb", "batch_latency_ms", "load_ms", "load_samples_ms",
-                    "request_overhead_ms", "cold_bursts_ms", "note"});
+                    "request_overhead_ms", "request_image", "cold_bursts_ms", "note"});
   ModelProfile m;
   m.name = name;
   if (n["size_bytes"] && n["size_mb"]) fail(w, n, "give size_bytes or size_mb, not both");
@@ -156,6 +156,11 @@ ProfileFile parse_profile_file(const YAML::Node& root, const std::string& file) 
     p.costs.models.push_back(parse_model(name, kv.second, wm));
     if (const YAML::Node& o = kv.second["request_overhead_ms"])
       p.front_end.overheads[name] = parse_overhead(o, wm.child("request_overhead_ms"));
+    if (const YAML::Node& i = kv.second["request_image"]) {
+      if (!kv.second["request_overhead_ms"])
+        fail(wm.child("request_image"), i, "names the image of a request_overhead_ms: give both");
+      p.front_end.overheads[name].image = as_string(i, wm.child("request_image"));
+    }
     // The old form kept the probe's bursts in every model, copies of one measurement: the
     // first model's stand for the profile.
     if (const YAML::Node& b = kv.second["cold_bursts_ms"]) {
@@ -228,6 +233,7 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
       n["request_overhead_ms"]["preprocess"] = o->preprocess * 1e3;
       if (o->client > 0) n["request_overhead_ms"]["client"] = o->client * 1e3;
       if (o->stddev > 0) n["request_overhead_ms"]["stddev"] = o->stddev * 1e3;
+      if (!o->image.empty()) n["request_image"] = o->image;
     }
     models[m.name] = n;
   }

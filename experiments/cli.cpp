@@ -66,7 +66,8 @@ po::options_description run_options() {
       "sim mode: cost profile for configs that name none (default: this machine's)")(
       "models-dir", po::value<std::string>()->default_value("models"), "TorchScript models")(
       "image", po::value<std::string>()->default_value(""),
-      "real mode: request body (default MODELS_DIR/images/gradient.jpg)")(
+      "real mode: request body, and the image a local profile's overheads are measured with "
+      "(default: the first image of workload.images, else MODELS_DIR/images/gradient.jpg)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "path=value: change the config (or a sweep axis, with a list), e.g. "
       "--set workload.requests=200 --set workload.arrival.concurrency=[1,8,64]; "
@@ -124,8 +125,9 @@ ex::RunOutcome run_with_backends(const ex::ExperimentSpec& spec, const ex::RunOp
   const std::string image = vm["image"].as<std::string>();
   if (vm.count("calibrate"))
     ex::ensure_profile(profile.empty() ? ex::local_profile_path() : profile,
-                       ex::profile_models_of(spec.doc["models"]), models_dir, true, image);
-  auto sim = ex::make_sim_backend({profile, models_dir, base_dir, verbose});
+                       ex::profile_models_of(spec.doc["models"]), models_dir, true,
+                       ex::request_image_of(spec.doc, models_dir, image));
+  auto sim = ex::make_sim_backend({profile, models_dir, base_dir, verbose, image});
   auto real = ex::make_real_backend(
       {vm["url"].as<std::string>(), models_dir, profile, base_dir, image, verbose});
   std::map<std::string, ex::Backend*> backends{{"sim", sim.get()}, {"real", real.get()}};

@@ -68,15 +68,28 @@ void save_profile(const std::string& path, const config::ProfileFile& measured,
   if (!out) throw std::runtime_error("profile: cannot write " + path);
 }
 
+std::string profile_image_name(const std::string& image, const std::string& models_dir) {
+  namespace fs = std::filesystem;
+  if (image.empty()) return "images/gradient.jpg";
+  const fs::path file = fs::weakly_canonical(fs::absolute(image));
+  const fs::path dir = fs::weakly_canonical(fs::absolute(models_dir));
+  const fs::path rel = file.lexically_relative(dir);
+  const bool inside = !rel.empty() && *rel.begin() != "..";
+  return inside ? rel.generic_string() : file.generic_string();
+}
+
 std::vector<std::string> missing_models(const std::string& path,
-                                        const std::vector<std::string>& names) {
+                                        const std::vector<std::string>& names,
+                                        const std::string& image) {
   if (!std::filesystem::exists(path)) return names;
   const config::ProfileFile p = config::load_profile_file(path);
   std::vector<std::string> missing;
   for (const auto& n : names) {
     const RequestOverhead* o = p.front_end.overhead(n);
+    const bool stale_image =
+        o && !image.empty() && (o->image.empty() ? "images/gradient.jpg" : o->image) != image;
     if (!p.costs.find(n) || !o || (o->before == 0 && o->after == 0) ||
-        p.front_end.cold_bursts.empty())
+        p.front_end.cold_bursts.empty() || stale_image)
       missing.push_back(n);
   }
   return missing;

@@ -258,7 +258,7 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
     double serial = std::min(std::max(preprocess_s[i], burst), mo.seconds);
     double rest = std::max(0.0, mo.seconds - serial);
     profile.front_end.overheads[m.name] = {serial + rest / 2, rest / 2, serial, rt.client_seconds,
-                                           mo.stddev};
+                                           mo.stddev, profile_image_name(o.image, o.models_dir)};
     if (log) log(m.name + ": request overhead (round trip less load and compute) " +
                  std::to_string(mo.seconds * 1e3) + " ms (sd " +
                  std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) + ")");

@@ -109,10 +109,18 @@ void ensure_profile_with(const std::string& path, ProfileOptions options, bool r
 // <source>/experiments/profiles/local/<hostname>.yaml (gitignored).
 std::string local_profile_path();
 
+// How a profile names the request image it measured overheads with (RequestOverhead::image):
+// the path relative to `models_dir` when the image is inside it, else the absolute path; the
+// default image (`image` empty) is images/gradient.jpg.
+std::string profile_image_name(const std::string& image, const std::string& models_dir);
+
 // Models the profile file at `path` lacks (all of `names` if it does not exist), and models
-// whose entry is stale: without a request overhead, or in a file without cold bursts (measured
-// before the profiler measured them).
+// whose entry is stale: without a request overhead, in a file without cold bursts (measured
+// before the profiler measured them), or, when `image` (a profile_image_name) is given, with
+// overheads measured with another image (an entry that names none was measured with the
+// default one).
 std::vector<std::string> missing_models(const std::string& path,
-                                        const std::vector<std::string>& names);
+                                        const std::vector<std::string>& names,
+                                        const std::string& image = "");
 
 }  // namespace servelab::experiments

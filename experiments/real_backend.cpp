@@ -100,18 +100,14 @@ class RealBackend : public Backend {
  public:
   explicit RealBackend(RealBackendOptions o) : o_(std::move(o)) {
     if (o_.profile.empty()) o_.profile = local_profile_path();
-    if (o_.image.empty()) o_.image = o_.models_dir + "/images/gradient.jpg";
   }
 
   // The config names profile entries (`profile_model`); in real mode they are model files,
   // and parsing needs a profile that lists them, so the local one is measured when missing.
   void prepare(const std::vector<YAML::Node>& configs) override {
-    std::vector<std::string> needed;
-    for (const auto& c : configs)
-      for (const auto& m : profile_models_of(c["models"]))
-        if (std::find(needed.begin(), needed.end(), m) == needed.end()) needed.push_back(m);
-    ensure_profile(o_.profile, needed, o_.models_dir, false, o_.image);
-    body_ = read_file(o_.image);
+    ensure_profiles_of(o_.profile, configs, o_.models_dir, o_.image,
+                       [](const YAML::Node&) { return true; });
+    body_ = read_file(o_.image.empty() ? o_.models_dir + "/images/gradient.jpg" : o_.image);
   }
 
 #ifdef SERVELAB_EXP_PROFILER
@@ -121,7 +117,7 @@ class RealBackend : public Backend {
     const config::RunConfig rc = config::parse_run_config(c, "", o_.base_dir);
     ProfileOptions po;  // the engine's threads: the default, as in run()
     po.models_dir = o_.models_dir;
-    po.image = o_.image;
+    po.image = request_image_of(config, o_.models_dir, o_.image);
     po.models = profile_models_of(config["models"]);
     po.batch_sizes = probe_sizes(rc.engine.control.max_batch);
     write_calibrated_profile(o_.profile, path, po);

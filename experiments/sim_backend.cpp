@@ -23,13 +23,7 @@ class SimBackend : public Backend {
   }
 
   void prepare(const std::vector<YAML::Node>& configs) override {
-    std::vector<std::string> needed;
-    for (const auto& c : configs)
-      if (uses_local_profile(c))
-        for (const auto& m : profile_models_of(c["models"]))
-          if (std::find(needed.begin(), needed.end(), m) == needed.end()) needed.push_back(m);
-    if (needed.empty()) return;
-    ensure_profile(o_.profile, needed, o_.models_dir);
+    ensure_profiles_of(o_.profile, configs, o_.models_dir, o_.image, uses_local_profile);
   }
 
   // Simulated requests cost microseconds, real ones milliseconds: keep the ETA honest when a

@@ -36,6 +36,10 @@ struct RequestOverhead {
   // reach the controller later than another sent with it, and a quantum tick between them
   // splits their batch.
   double stddev = 0;
+  // The request image these were measured with, as the profiler names it (relative to the
+  // models folder when inside it): decoding dominates `preprocess`, and a 28x28 PNG costs a
+  // fifth of a 320x240 JPEG's round trip. Empty: not recorded (paper profiles, older files).
+  std::string image;
 
   // One draw of the IO thread's hold (`preprocess`): exact without noise or spread, else a
   // normal with `stddev`, kept above a tenth of the mean. Draws nothing from `rng` when it

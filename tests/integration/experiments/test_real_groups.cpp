@@ -93,18 +93,6 @@ TEST_CASE("real mode with a group scores its votes against the image labels",
   for (const auto& m : kMembers) accuracy.push_back(table["models"][m].get<double>());
 
   const std::string profile = (dir / "profile.yaml").string();
-  ex::ProfileOptions probe;
-  probe.models_dir = kModels;
-  probe.models = kMembers;
-  probe.batch_sizes = {1, 2};
-  probe.samples = 3;
-  probe.min_seconds_per_size = 0.02;
-  probe.max_seconds_per_size = 0.2;
-  probe.load_samples = 2;
-  probe.overhead_requests = 10;
-  probe.cold_burst_sizes = {2};
-  probe.cold_bursts = 1;
-  ex::ensure_profile_with(profile, probe);
 
   ex::ExperimentSpec spec = ex::parse_experiment(YAML::Load(R"(
 name: real-groups-test
@@ -123,6 +111,24 @@ workload:
   arrival: {type: closed, concurrency: 2}
   access: {type: weights, weights: [0, 0, 0, 1]}
 )"), (dir / "experiment.yaml").string());
+  ex::ProfileOptions probe;
+  probe.models_dir = kModels;
+  probe.models = kMembers;
+  probe.batch_sizes = {1, 2};
+  probe.samples = 3;
+  probe.min_seconds_per_size = 0.02;
+  probe.max_seconds_per_size = 0.2;
+  probe.load_samples = 2;
+  probe.overhead_requests = 10;
+  probe.cold_burst_sizes = {2};
+  probe.cold_bursts = 1;
+  // The members' overheads are measured with the image the requests carry: the first digit
+  // (as real mode's prepare asks; it would measure them again with another).
+  probe.image = ex::request_image_of(spec.doc, kModels);
+  CHECK(probe.image == kModels + "/images/digits/000_5.png");
+  ex::ensure_profile_with(profile, probe);
+  CHECK(ex::missing_models(profile, kMembers, "images/digits/000_5.png").empty());
+  CHECK(ex::missing_models(profile, kMembers, "images/gradient.jpg") == kMembers);
   auto real = ex::make_real_backend({"", kModels, profile, dir.string(), "", false});
   ex::RunOptions ro;
   ro.out_dir = (dir / "out").string();

@@ -70,7 +70,7 @@ policies: {batching: {name: rafiqi-ewma}}
 workload: {requests: 40, arrival: {type: closed, concurrency: 1}, access: {type: uniform}}
 simulation: {noise: normal}
 )"), (dir / "experiment.yaml").string());
-  auto sim = ex::make_sim_backend({profile, kModels, dir.string(), false});
+  auto sim = ex::make_sim_backend({profile, kModels, dir.string(), false, ""});
   auto real = ex::make_real_backend({"", kModels, profile, dir.string(), "", false});
   ex::RunOptions ro;
   ro.out_dir = (dir / "out").string();
@@ -160,7 +160,7 @@ engine: {workers: 1, max_batch: 4}
 policies: {batching: {name: max-delay, max_delay: 0}}
 workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type: uniform}}
 )"), (dir / "experiment.yaml").string());
-  auto sim = ex::make_sim_backend({profile, kModels, dir.string(), false});
+  auto sim = ex::make_sim_backend({profile, kModels, dir.string(), false, ""});
   auto real = ex::make_real_backend({"", kModels, profile, dir.string(), "", false});
   ex::RunOptions ro;
   ro.out_dir = (dir / "out").string();

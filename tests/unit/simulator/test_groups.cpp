@@ -21,7 +21,7 @@ SimulationSetup group_setup(uint32_t workers, PolicySpec subset = {"all", {}}) {
   s.models[1].profile = test::constant_profile(0.020);
   s.models[2].profile = test::constant_profile(0.040);
   s.control.workers = workers;
-  SimGroup g{"g", {0, 1, 2}, std::move(subset), {}, {}};
+  SimGroup g{"g", {0, 1, 2}, std::move(subset), {}, {}, {}};
   g.accuracy.by_mask.assign(8, NAN);
   for (MemberMask m = 1; m < 8; ++m) g.accuracy.by_mask[m] = 0.5 + m / 100.0;
   s.groups.push_back(g);
