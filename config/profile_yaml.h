@@ -16,6 +16,9 @@ namespace servelab::config {
 struct ProfileFile {
   CostProfile costs;
   FrontEndProfile front_end;
+  // Cores' worth of CPU other processes took while the profiler measured (negative: unknown).
+  // Written into the file's `source` line by the profiler; not read back.
+  double background_cores = -1;
 };
 
 // Reads a profile file. Throws ConfigError naming the file, line and key on any problem

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -60,6 +61,12 @@ void save_profile(const std::string& path, const config::ProfileFile& measured,
 #ifdef SERVELAB_EXP_PROFILER  // the engine's allocator regime; a build without it measures nothing
   root["source"] = root["source"].as<std::string>() + ", " + runtime::keep_freed_memory();
 #endif
+  if (measured.background_cores >= 0) {
+    char load[96];
+    std::snprintf(load, sizeof load, ", other processes %.2f cores meanwhile",
+                  measured.background_cores);
+    root["source"] = root["source"].as<std::string>() + load;
+  }
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
   YAML::Emitter e;
   e << root;

@@ -4,6 +4,7 @@
 #include <future>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 #include "engine/runtime/executor.h"
 #include "engine/runtime/preprocess.h"
 #include "engine/runtime/task_thread.h"
+#include "experiments/background_load.h"
 
 
 namespace servelab::experiments {
@@ -199,10 +201,24 @@ void log_cold_bursts(const std::vector<std::vector<double>>& bursts,
         std::to_string(median(fl.second) * 1e3) + " ms (medians)");
 }
 
+void log_background(double cores, const std::function<void(const std::string&)>& log) {
+  if (cores < 0) return;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "other processes used %.2f of %u cores while this was measured%s", cores,
+                std::thread::hardware_concurrency(),
+                cores > kBusyMachineCores
+                    ? ": the machine was busy, and its costs are in this profile; measure again "
+                      "on a quiet machine for predictions of a quiet one"
+                    : "");
+  log(line);
+}
+
 }  // namespace
 
 config::ProfileFile measure_profile(const ProfileOptions& o,
                                     const std::function<void(const std::string&)>& log) {
+  const BackgroundLoad background;  // what else ran on the machine meanwhile
   if (o.models.empty()) throw std::runtime_error("profile: no models to measure");
   if (o.batch_sizes.empty()) throw std::runtime_error("profile: no batch sizes");
   std::string image = read_bytes(o.image.empty() ? o.models_dir + "/images/gradient.jpg"
@@ -263,6 +279,8 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
                  std::to_string(mo.seconds * 1e3) + " ms (sd " +
                  std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) + ")");
   }
+  profile.background_cores = background.cores();
+  if (log) log_background(profile.background_cores, log);
   return profile;
 }
 
