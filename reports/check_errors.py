@@ -7,7 +7,8 @@ runs (servelab run --calibrate), with nothing taken from the run it predicts. Pr
 results folder and point, predicted and real throughput, mean and p99 latency and the
 relative error (predicted - real) / real; a point misses when any error exceeds its bound.
 With repetitions a point's value in each mode is its mean over them (as in the report), and
-the real runs' own spread is shown: the relative standard deviation of their throughput.
+the real runs' own spread is shown: the relative standard deviation of their throughput; and
+the CPU other processes took during the real runs (cores, from each real summary).
 Runs made with --match-speed also show, as a DIAGNOSTIC that does not grade, the point's
 speed factor (the machine's speed during the real run against the profile) and the errors of
 the simulation rescaled to it: what is left when the machine's drift is taken out.
@@ -67,7 +68,8 @@ def main():
         if drift:
             print(drift)
         print(f"{'point':<40} " + "  ".join(f"{s:>24}" for _, _, s in bounds) +
-              "  ok    reps  real tput sd  diagnostic --match-speed: speed tput/mean/p99 error")
+              "  ok    reps  real tput sd  other CPU  "
+              "diagnostic --match-speed: speed tput/mean/p99 error")
         for pid, point in sorted(exp.points.items()):
             cells, ok = [], True
             speed = exp.value("sim", pid, "cost_scale")[0]
@@ -83,9 +85,13 @@ def main():
             misses += not ok
             mean, sd, n = exp.value("real", pid, "throughput_rps")
             spread = f"{sd / mean:12.1%}" if n > 1 and mean else f"{'-':>12}"
+            # Cores' worth of CPU other processes took during the real runs (mean): a point
+            # that shared the machine was not measured on the machine the profile saw.
+            other = exp.value("real", pid, "background_cores")[0]
+            other_cell = f"{'-':>9}" if math.isnan(other) else f"{other:9.2f}"
             print(f"{point['label'][:40]:<40} " +
                   "  ".join(f"{c:>24}" for c in cells) + ("  ok  " if ok else "  MISS") +
-                  f"  {n:4d}  {spread}" +
+                  f"  {n:4d}  {spread}  {other_cell}" +
                   ("" if math.isnan(speed) else
                    f"  {speed:5.2f} " + "/".join(f"{e:+.0%}" for e in matched)))
     print(f"\nbounds: throughput {a.tput:.0%}, mean latency {a.mean:.0%}, p99 {a.p99:.0%} "

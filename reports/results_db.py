@@ -27,7 +27,8 @@ METRIC_LABELS = {
 }
 # Columns that results.db files of older versions lack, read from each run's stored summary
 # JSON instead (missing there too: NaN, as for a run without model groups).
-SUMMARY_COLUMNS = {"accuracy": "accuracy"}
+# background_cores: other processes' CPU during a real run (summary.json of real runs only).
+SUMMARY_COLUMNS = {"accuracy": "accuracy", "background_cores": "background_cores"}
 # Metrics compared between the simulator and the real run in every report table.
 ERROR_METRICS = ["throughput_rps", "latency_mean_ms", "latency_p99_ms"]
 

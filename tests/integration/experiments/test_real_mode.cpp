@@ -103,6 +103,10 @@ simulation: {noise: normal}
     const auto real_summary = read_json(runs / (std::string(point) + "-real-r0") / "summary.json");
     const auto sim_summary = read_json(runs / (std::string(point) + "-sim-r0") / "summary.json");
     CHECK(real_summary["completed"] == 40);
+    // The real run says what else the machine ran meanwhile; the simulation has nothing to say.
+    REQUIRE(real_summary.contains("background_cores"));
+    CHECK(real_summary["background_cores"].get<double>() >= 0);
+    CHECK(!sim_summary.contains("background_cores"));
     const double speed = real_summary["speed_factor"].get<double>();
     // tiny_cnn computes in microseconds, so the engine's hand-offs (which the profile, timed
     // around the forward alone, does not hold) dominate its factor: only its sign is known.
