@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -77,11 +78,17 @@ GroupEntry parse_group(const std::string& name, const YAML::Node& n, const Where
   return g;
 }
 
+// The whole file first: a directory opens as a stream and throws std::ios_base::failure only
+// when read (found by the run_config fuzz target: `accuracy_table: experiments/`).
 nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError("cannot read accuracy table " + path);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw ConfigError("cannot read accuracy table " + path + ": not a readable regular file");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) throw ConfigError("cannot read accuracy table " + path);
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text.str());
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError("accuracy table " + path + " is not valid JSON: " + e.what());
   }

@@ -122,6 +122,10 @@ TEST_CASE("a missing or malformed accuracy table is a clear error", "[simulator]
   };
   CHECK_THAT(error_of(config_yaml(group("all", (dir.path() / "none.json").string()))),
              Contains("cannot read accuracy table"));
+  // A directory opens as a stream and failed only when read, with std::ios_base::failure
+  // (found by fuzzing): it is refused like a missing file.
+  CHECK_THAT(error_of(config_yaml(group("all", dir.path().string()))),
+             Contains("not a readable regular file"));
   CHECK_THAT(error_of(config_yaml(group("all", write("bad.json", "{\"ensembles\": [")))),
              Contains("not valid JSON"));
   CHECK_THAT(error_of(config_yaml(group("all", write("empty.json", "{}")))),
