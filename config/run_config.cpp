@@ -93,7 +93,9 @@ std::string parse_profile_path(const YAML::Node& root, const Where& w, const std
          "'local' (this machine's measured profile) is resolved by `servelab run`; here give "
          "the file: --set profile=PATH (`servelab profile` writes "
          "experiments/profiles/local/<host>.yaml)");
-  return resolve_path(as_string(p, w.child("profile")), base_dir);
+  const std::string path = as_string(p, w.child("profile"));
+  if (path.empty()) fail(w.child("profile"), p, "must name a cost profile file");
+  return resolve_path(path, base_dir);
 }
 
 workloads::WorkloadSpec parse_workload_section(const YAML::Node& root, const RunConfig& c,

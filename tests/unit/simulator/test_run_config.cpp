@@ -134,3 +134,15 @@ TEST_CASE("run config: late requests are served or dropped as engine.late_reques
   const YAML::Node emitted = config::emit_run_config(parse("engine: {late_requests: drop}"));
   CHECK(emitted["engine"]["late_requests"].as<std::string>() == "drop");
 }
+
+TEST_CASE("run config: an empty profile path is refused with the key", "[config]") {
+  // `profile: !p` (a tag on an empty scalar) once reached the effective config's
+  // fs::absolute(""), which threw std::filesystem::error past every handler (found by fuzzing).
+  for (const char* profile : {"!p", "''"}) {
+    const std::string text = std::string("name: t\nmodels: [a]\nprofile: ") + profile +
+                             "\nworkload: {requests: 1}\n";
+    INFO("profile: " << profile);
+    CHECK_THROWS_WITH(config::parse_run_config(YAML::Load(text), "t.yaml", "/cfg"),
+                      Contains("profile") && Contains("must name a cost profile file"));
+  }
+}
