@@ -120,6 +120,13 @@ struct Engine::Impl {
                       std::function<void(ClassifyResult)>& done, const RequestOptions& ro);
   ModelStatus status_of(const ModelEntry& e);  // control thread
 
+  // Registration's steps, in order (engine_models.cpp says what each does).
+  void reserve_name(const ModelSpec& spec, ModelEntry& entry);
+  void unreserve_name(const std::string& name);
+  ModelInfo model_info(ModelEntry& entry) const;
+  std::string place(const ModelEntry& entry, const ModelInfo& info);
+  void publish(const std::shared_ptr<ModelEntry>& entry);
+
   EngineOptions opts;
   WallClock clock;
   std::unique_ptr<Executor> exec;

@@ -48,6 +48,66 @@ ModelStatus Engine::Impl::status_of(const ModelEntry& e) {
   return s;
 }
 
+// Reserves `spec.name` (409 when it is taken or being registered) and gives `entry` its id;
+// ids are never reused, so late actions of a removed id stay harmless.
+void Engine::Impl::reserve_name(const ModelSpec& spec, ModelEntry& entry) {
+  std::unique_lock lock(reg_mu);
+  if (by_name.count(spec.name) || registering.count(spec.name))
+    throw ModelError(409, "a model named '" + spec.name + "' is already registered");
+  registering.insert(spec.name);
+  entry.id = next_id++;
+}
+
+void Engine::Impl::unreserve_name(const std::string& name) {
+  std::unique_lock lock(reg_mu);
+  registering.erase(name);
+}
+
+// What the controller knows of a measured model; the batch-cost prior of SLO-aware batching
+// comes from the profile's entry for the model's file (else its name).
+ModelInfo Engine::Impl::model_info(ModelEntry& entry) const {
+  ModelInfo info;
+  info.name = entry.spec.name;
+  info.size_bytes = entry.size_bytes;
+  info.contexts = entry.contexts;
+  const ModelProfile* prior =
+      cost_priors.find(std::filesystem::path(entry.spec.file).stem().string());
+  if (!prior) prior = cost_priors.find(entry.spec.name);
+  if (prior) info.batch_seconds = entry.batch_seconds = prior->mean_batch_seconds();
+  return info;
+}
+
+// Adds the model to the controller, resident in Host when the host budget has room (otherwise
+// the host copy is dropped and the first batch loads it from disk). Returns the error that
+// refuses it (a model larger than a whole tier's budget), empty on success.
+std::string Engine::Impl::place(const ModelEntry& entry, const ModelInfo& info) {
+  return query([&](Time) -> std::string {
+    const auto& budgets = opts.control.budgets;
+    for (int t = 1; t <= static_cast<int>(exec_tier); ++t)
+      if (info.size_bytes > budgets[t].bytes || budgets[t].models == 0)
+        return "model '" + info.name + "' needs " + std::to_string(info.size_bytes) +
+               " bytes, more than the whole " + tier_name(static_cast<Tier>(t)) + " budget (" +
+               std::to_string(budgets[t].bytes) + " bytes)";
+    try {
+      const Tier placed = ctl->add_model_where_it_fits(entry.id, info, Tier::Host);
+      contract->add_model(entry.id, info.name, placed);
+      if (placed == Tier::Disk) exec->evict(entry.id, Tier::Host);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  });
+}
+
+// Makes a placed model visible to requests by name and id.
+void Engine::Impl::publish(const std::shared_ptr<ModelEntry>& entry) {
+  std::unique_lock lock(reg_mu);
+  registering.erase(entry->spec.name);
+  by_name[entry->spec.name] = entry;
+  if (by_id.size() <= entry->id) by_id.resize(entry->id + 1);
+  by_id[entry->id] = entry;
+}
+
 ModelStatus Engine::register_model(const ModelSpec& spec) {
   Impl& s = *impl_;
   check_name(spec.name);
@@ -59,63 +119,21 @@ ModelStatus Engine::register_model(const ModelSpec& spec) {
   auto entry = std::make_shared<ModelEntry>();
   entry->spec = spec;
   entry->contexts = std::max<uint32_t>(1, spec.contexts ? spec.contexts : s.opts.default_contexts);
-  {
-    std::unique_lock lock(s.reg_mu);
-    if (s.by_name.count(spec.name) || s.registering.count(spec.name))
-      throw ModelError(409, "a model named '" + spec.name + "' is already registered");
-    s.registering.insert(spec.name);
-    entry->id = s.next_id++;  // ids are never reused: late actions of a removed id stay harmless
-  }
-  auto unreserve = [&] {
-    std::unique_lock lock(s.reg_mu);
-    s.registering.erase(spec.name);
-  };
+  s.reserve_name(spec, *entry);
   try {
     entry->measure = s.exec->add(entry->id, spec, s.opts.control.max_batch, entry->contexts);
   } catch (...) {
-    unreserve();
+    s.unreserve_name(spec.name);
     throw;
   }
   entry->size_bytes = entry->measure.param_bytes + entry->measure.workspace_bytes;
-
-  ModelInfo info;
-  info.name = spec.name;
-  info.size_bytes = entry->size_bytes;
-  info.contexts = entry->contexts;
-  // SLO-aware batching's batch-cost prior, from the profile's entry for the model's file.
-  const ModelProfile* prior = s.cost_priors.find(std::filesystem::path(spec.file).stem().string());
-  if (!prior) prior = s.cost_priors.find(spec.name);
-  if (prior) info.batch_seconds = entry->batch_seconds = prior->mean_batch_seconds();
-  // Resident in Host after the check when the host budget has room; otherwise the host copy
-  // is dropped and the first batch loads it from disk.
-  std::string error = s.query([&](Time) -> std::string {
-    const auto& budgets = s.opts.control.budgets;
-    for (int t = 1; t <= static_cast<int>(s.exec_tier); ++t)
-      if (info.size_bytes > budgets[t].bytes || budgets[t].models == 0)
-        return "model '" + spec.name + "' needs " + std::to_string(info.size_bytes) +
-               " bytes, more than the whole " + tier_name(static_cast<Tier>(t)) + " budget (" +
-               std::to_string(budgets[t].bytes) + " bytes)";
-    try {
-      const Tier placed = s.ctl->add_model_where_it_fits(entry->id, info, Tier::Host);
-      s.contract->add_model(entry->id, spec.name, placed);
-      if (placed == Tier::Disk) s.exec->evict(entry->id, Tier::Host);
-    } catch (const ConfigError& e) {
-      return e.what();
-    }
-    return "";
-  });
+  const std::string error = s.place(*entry, s.model_info(*entry));
   if (!error.empty()) {
     s.exec->remove(entry->id);
-    unreserve();
+    s.unreserve_name(spec.name);
     throw ModelError(400, error);
   }
-  {
-    std::unique_lock lock(s.reg_mu);
-    s.registering.erase(spec.name);
-    s.by_name[spec.name] = entry;
-    if (s.by_id.size() <= entry->id) s.by_id.resize(entry->id + 1);
-    s.by_id[entry->id] = entry;
-  }
+  s.publish(entry);
   return s.query([&](Time) { return s.status_of(*entry); });
 }
 

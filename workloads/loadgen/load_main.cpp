@@ -64,24 +64,29 @@ void print_workload_types(std::ostream& out) {
        workloads::access_patterns());
 }
 
-int run(int argc, char** argv) {
+// The command line of `servelab load`.
+struct LoadArgs {
   std::string url, workload_file, out_dir, image, models;
   double timeout = 30, slo_ms = 0;
   bool send_slo = false;
   uint32_t max_connections = 1024;
+};
+
+// Parses the command line into `a`; false when --help was asked for (and printed).
+bool parse_args(int argc, char** argv, LoadArgs& a) {
   po::options_description opts("usage: servelab load --url URL WORKLOAD.yaml --out DIR [options]");
   opts.add_options()("help,h", "show this help and the workload types")(
-      "url", po::value(&url)->required(), "server base URL, e.g. http://127.0.0.1:8080")(
-      "out", po::value(&out_dir)->required(), "results folder (created if missing)")(
-      "image", po::value(&image)->required(), "file sent as the body of every request")(
-      "models", po::value(&models), "model names a,b,c (default: the YAML `models:` list)")(
-      "timeout", po::value(&timeout), "seconds per request before it counts as Timeout (30)")(
-      "max-connections", po::value(&max_connections), "open loop: socket limit (1024)")(
-      "slo-ms", po::value(&slo_ms),
+      "url", po::value(&a.url)->required(), "server base URL, e.g. http://127.0.0.1:8080")(
+      "out", po::value(&a.out_dir)->required(), "results folder (created if missing)")(
+      "image", po::value(&a.image)->required(), "file sent as the body of every request")(
+      "models", po::value(&a.models), "model names a,b,c (default: the YAML `models:` list)")(
+      "timeout", po::value(&a.timeout), "seconds per request before it counts as Timeout (30)")(
+      "max-connections", po::value(&a.max_connections), "open loop: socket limit (1024)")(
+      "slo-ms", po::value(&a.slo_ms),
       "latency SLO for attainment and overdue counts (models' own: `models: [{name, slo_ms}]`)")(
-      "send-slo", po::bool_switch(&send_slo),
+      "send-slo", po::bool_switch(&a.send_slo),
       "send each request's SLO in X-SLO-Ms (the server's per-request SLO)")(
-      "workload", po::value(&workload_file)->required(), "YAML file with `workload:`");
+      "workload", po::value(&a.workload_file)->required(), "YAML file with `workload:`");
   po::positional_options_description positional;
   positional.add("workload", 1);
   po::variables_map vm;
@@ -89,56 +94,79 @@ int run(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << opts << "\n";
     print_workload_types(std::cout);
-    return 0;
+    return false;
   }
   po::notify(vm);
+  return true;
+}
 
-  if (!std::filesystem::is_regular_file(workload_file))
-    throw std::invalid_argument(workload_file + ": no such workload file");
-  YAML::Node doc;
+// The workload file, read as every mode reads YAML (syntax errors and duplicate keys, with
+// lines); std::invalid_argument when it is missing or malformed.
+YAML::Node load_workload_file(const std::string& file) {
+  if (!std::filesystem::is_regular_file(file))
+    throw std::invalid_argument(file + ": no such workload file");
   try {
-    doc = config::load_file(workload_file);  // syntax errors and duplicate keys, with lines
+    return config::load_file(file);
   } catch (const ConfigError& e) {
     throw std::invalid_argument(e.what());
   }
+}
+
+// What the load generator sends: the models (--models, else the file's `models:` list with
+// their SLOs), the image, and the limits of the command line.
+loadgen::LoadOptions load_options(const LoadArgs& a, const YAML::Node& doc) {
   loadgen::LoadOptions options;
-  options.url = url;
-  if (models.empty()) yaml_models(doc["models"], workload_file, options);
-  else options.model_names = split_names(models);
+  options.url = a.url;
+  if (a.models.empty()) yaml_models(doc["models"], a.workload_file, options);
+  else options.model_names = split_names(a.models);
   if (options.model_names.empty())
     throw std::invalid_argument("no model names: pass --models a,b,c or list `models:` in " +
-                                workload_file);
-  if (!doc["workload"]) throw std::invalid_argument(workload_file + ": no `workload:` section");
-  const auto spec = workloads::parse_workload(doc["workload"],
-                                              static_cast<uint32_t>(options.model_names.size()));
-  options.body = read_file(image);
-  options.content_type = content_type_of(image);
-  options.timeout = timeout;
-  options.max_connections = max_connections;
-  if (slo_ms > 0) options.slo = slo_ms / 1000;
-  options.send_slo = send_slo;
-  const auto workload = workloads::generate(spec);
+                                a.workload_file);
+  options.body = read_file(a.image);
+  options.content_type = content_type_of(a.image);
+  options.timeout = a.timeout;
+  options.max_connections = a.max_connections;
+  if (a.slo_ms > 0) options.slo = a.slo_ms / 1000;
+  options.send_slo = a.send_slo;
+  return options;
+}
 
-  std::filesystem::create_directories(out_dir);
-  std::ofstream(out_dir + "/workload.yaml") << workloads::to_yaml(spec) << "\n";
-  std::fprintf(stderr, "servelab load: %zu requests (%s) to %s\n", workload.models.size(),
-               spec.arrival.type.c_str(), url.c_str());
-  loadgen::LoadStats stats;
-  const auto records = loadgen::run_load(options, workload, &stats);
+// requests.csv and summary.json (with the load generator's own figures) into the results
+// folder, and a one-line digest on stdout.
+void write_results(const LoadArgs& a, const results::RunRecords& records,
+                   const loadgen::LoadStats& stats) {
   auto summary = results::summarize(records);
-  summary["loadgen"] = {{"url", url},
+  summary["loadgen"] = {{"url", a.url},
                         {"connections", stats.connections},
                         {"retries", stats.retries},
                         {"send_lag_ms_mean", stats.send_lag_mean * 1e3},
                         {"send_lag_ms_max", stats.send_lag_max * 1e3},
                         {"first_error", stats.first_error}};
-  results::write_requests_csv(out_dir + "/requests.csv", records);
-  results::write_json(out_dir + "/summary.json", summary);
+  results::write_requests_csv(a.out_dir + "/requests.csv", records);
+  results::write_json(a.out_dir + "/summary.json", summary);
   std::printf("completed %s of %s, failed %s, throughput %s rps, p50 %s ms, p99 %s ms -> %s\n",
               summary["completed"].dump().c_str(), summary["requests"].dump().c_str(),
               summary["failed"].dump().c_str(), summary["throughput_rps"].dump().c_str(),
               summary["latency_ms"]["p50"].dump().c_str(),
-              summary["latency_ms"]["p99"].dump().c_str(), out_dir.c_str());
+              summary["latency_ms"]["p99"].dump().c_str(), a.out_dir.c_str());
+}
+
+int run(int argc, char** argv) {
+  LoadArgs a;
+  if (!parse_args(argc, argv, a)) return 0;
+  const YAML::Node doc = load_workload_file(a.workload_file);
+  const loadgen::LoadOptions options = load_options(a, doc);
+  if (!doc["workload"]) throw std::invalid_argument(a.workload_file + ": no `workload:` section");
+  const auto spec = workloads::parse_workload(doc["workload"],
+                                              static_cast<uint32_t>(options.model_names.size()));
+  const auto workload = workloads::generate(spec);
+  std::filesystem::create_directories(a.out_dir);
+  std::ofstream(a.out_dir + "/workload.yaml") << workloads::to_yaml(spec) << "\n";
+  std::fprintf(stderr, "servelab load: %zu requests (%s) to %s\n", workload.models.size(),
+               spec.arrival.type.c_str(), a.url.c_str());
+  loadgen::LoadStats stats;
+  const auto records = loadgen::run_load(options, workload, &stats);
+  write_results(a, records, stats);
   if (!stats.first_error.empty())
     std::fprintf(stderr, "servelab load: first transport error: %s\n", stats.first_error.c_str());
   return 0;
