@@ -39,7 +39,7 @@ std::string request_image_of(const YAML::Node& config, const std::string& models
       if (e.is_regular_file()) files.push_back(e.path());
     if (!files.empty()) return std::min_element(files.begin(), files.end())->string();
   }
-  return (fs::path(models_dir) / "images" / "gradient.jpg").string();
+  return (fs::path(models_dir) / kDefaultRequestImage).string();
 }
 
 void ensure_profiles_of(const std::string& path, const std::vector<YAML::Node>& configs,

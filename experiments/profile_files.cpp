@@ -77,7 +77,7 @@ void save_profile(const std::string& path, const config::ProfileFile& measured,
 
 std::string profile_image_name(const std::string& image, const std::string& models_dir) {
   namespace fs = std::filesystem;
-  if (image.empty()) return "images/gradient.jpg";
+  if (image.empty()) return kDefaultRequestImage;
   const fs::path file = fs::weakly_canonical(fs::absolute(image));
   const fs::path dir = fs::weakly_canonical(fs::absolute(models_dir));
   const fs::path rel = file.lexically_relative(dir);
@@ -94,7 +94,7 @@ std::vector<std::string> missing_models(const std::string& path,
   for (const auto& n : names) {
     const RequestOverhead* o = p.front_end.overhead(n);
     const bool stale_image =
-        o && !image.empty() && (o->image.empty() ? "images/gradient.jpg" : o->image) != image;
+        o && !image.empty() && (o->image.empty() ? kDefaultRequestImage : o->image) != image;
     if (!p.costs.find(n) || !o || (o->before == 0 && o->after == 0) ||
         p.front_end.cold_bursts.empty() || stale_image)
       missing.push_back(n);

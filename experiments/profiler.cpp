@@ -221,7 +221,7 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
   const BackgroundLoad background;  // what else ran on the machine meanwhile
   if (o.models.empty()) throw std::runtime_error("profile: no models to measure");
   if (o.batch_sizes.empty()) throw std::runtime_error("profile: no batch sizes");
-  std::string image = read_bytes(o.image.empty() ? o.models_dir + "/images/gradient.jpg"
+  std::string image = read_bytes(o.image.empty() ? o.models_dir + "/" + kDefaultRequestImage
                                                   : o.image);
   auto exec = runtime::make_torch_executor("cpu", std::max(1, o.threads));
   config::ProfileFile profile;

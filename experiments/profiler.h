@@ -109,9 +109,12 @@ void ensure_profile_with(const std::string& path, ProfileOptions options, bool r
 // <source>/experiments/profiles/local/<hostname>.yaml (gitignored).
 std::string local_profile_path();
 
+// The request image of profiles and runs that name none, relative to the models folder.
+inline constexpr const char* kDefaultRequestImage = "images/gradient.jpg";
+
 // How a profile names the request image it measured overheads with (RequestOverhead::image):
 // the path relative to `models_dir` when the image is inside it, else the absolute path; the
-// default image (`image` empty) is images/gradient.jpg.
+// default image (`image` empty) is kDefaultRequestImage.
 std::string profile_image_name(const std::string& image, const std::string& models_dir);
 
 // Models the profile file at `path` lacks (all of `names` if it does not exist), and models

@@ -107,7 +107,7 @@ class RealBackend : public Backend {
   void prepare(const std::vector<YAML::Node>& configs) override {
     ensure_profiles_of(o_.profile, configs, o_.models_dir, o_.image,
                        [](const YAML::Node&) { return true; });
-    body_ = read_file(o_.image.empty() ? o_.models_dir + "/images/gradient.jpg" : o_.image);
+    body_ = read_file(o_.image.empty() ? o_.models_dir + "/" + kDefaultRequestImage : o_.image);
   }
 
 #ifdef SERVELAB_EXP_PROFILER

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "experiments/background_load.h"
 #include "experiments/progress.h"
@@ -165,14 +166,14 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
         plain["simulation"].remove("jitter");
         unscaled = results::summarize(body.run(plain, job.seed, dir.string()));
       }
-      const BackgroundLoad background;  // what else the machine ran during a real run
-      results::RunRecords records = body.run(job.config, job.seed, dir.string());
-      const double background_cores = background.cores();
-      summary = results::summarize(records);
-      // Other processes' CPU while the real run ran (with --url, the server's too): a point
+      // Other processes' CPU while a real run ran (with --url, the server's too): a point
       // whose prediction misses may have shared the machine. Sim summaries stay as they were.
-      if (job.mode == "real" && background_cores >= 0)
-        summary["background_cores"] = background_cores;
+      std::optional<BackgroundLoad> background;
+      if (job.mode == "real") background.emplace();
+      results::RunRecords records = body.run(job.config, job.seed, dir.string());
+      const double background_cores = background ? background->cores() : -1;
+      summary = results::summarize(records);
+      if (background_cores >= 0) summary["background_cores"] = background_cores;
       if (options.match_speed && job.mode == "real") {
         speed = backends.at("sim")->match_speed(job.config, job.seed, records);
         summary["speed_factor"] =
