@@ -44,6 +44,43 @@ def machine_drift(d):
     return "machine drift (profile before -> after the runs): " + ", ".join(parts) if parts else ""
 
 
+def profiled_models(models):
+    """The profile entries a run config's `models` uses: names, {name} entries, or
+    {count, prefix, profile_model} copies."""
+    if isinstance(models, dict):
+        return {models.get("profile_model")}
+    return {m if isinstance(m, str) else m.get("profile_model", m.get("name"))
+            for m in models or []}
+
+
+def profile_swings(d, names):
+    """How far the machine's speed moved WHILE the profile was measured: per model, the
+    fastest and slowest stretch of its most-sampled batch size (medians of 5 consecutive
+    samples, which the profiler takes in rounds over time). A profile whose own stretches
+    differ by more than the bounds cannot predict every run within them, whatever the
+    simulator models: a run may fall in either stretch."""
+    try:
+        import yaml
+        with open(os.path.join(d, "profile-before.yaml")) as f:
+            models = yaml.safe_load(f)["models"]
+    except (OSError, KeyError, TypeError):
+        return ""
+    parts = []
+    for name, m in models.items():
+        if name not in names:
+            continue
+        costs = [c for c in m.get("batch_latency_ms", []) if len(c.get("samples", [])) >= 10]
+        if not costs:
+            continue
+        c = max(costs, key=lambda c: len(c["samples"]))
+        xs = c["samples"]
+        stretches = [sorted(xs[i:i + 5])[2] for i in range(len(xs) - 4)]
+        lo, hi = min(stretches), max(stretches)
+        parts.append(f"{name} b{c['batch']} {lo:.1f}..{hi:.1f} ms (x{hi / lo:.2f})")
+    return ("machine speed while profiling (fastest..slowest stretch of 5 samples): " +
+            ", ".join(parts)) if parts else ""
+
+
 def predicted(exp, pid, metric):
     """The simulation on the profile as measured before the runs: with --match-speed the
     unscaled result the sim summary keeps beside the rescaled one, else the result itself."""
@@ -60,13 +97,17 @@ def main():
     a = ap.parse_args()
     bounds = [("throughput_rps", a.tput, "tput"), ("latency_mean_ms", a.mean, "mean"),
               ("latency_p99_ms", a.p99, "p99")]
-    misses = 0
+    misses = drift_misses = 0
     for d in a.dirs:
         exp = load(d)
         print(f"\n{exp.spec.get('name', d)}  ({d})")
         drift = machine_drift(d)
         if drift:
             print(drift)
+        names = profiled_models(exp.spec.get("models"))
+        swings = profile_swings(d, names)
+        if swings:
+            print(swings)
         print(f"{'point':<40} " + "  ".join(f"{s:>24}" for _, _, s in bounds) +
               "  ok    reps  real tput sd  other CPU  "
               "diagnostic --match-speed: speed tput/mean/p99 error")
@@ -83,6 +124,9 @@ def main():
                 ok &= not miss
                 cells.append(f"{pred:9.1f}/{real:9.1f} {e:+5.0%}{'!' if miss else ' '}")
             misses += not ok
+            matched_ok = all(not math.isnan(e) and abs(e) <= b
+                             for e, (_, b, _) in zip(matched, bounds))
+            drift_misses += (not ok) and not math.isnan(speed) and matched_ok
             mean, sd, n = exp.value("real", pid, "throughput_rps")
             spread = f"{sd / mean:12.1%}" if n > 1 and mean else f"{'-':>12}"
             # Cores' worth of CPU other processes took during the real runs (mean): a point
@@ -96,6 +140,9 @@ def main():
                    f"  {speed:5.2f} " + "/".join(f"{e:+.0%}" for e in matched)))
     print(f"\nbounds: throughput {a.tput:.0%}, mean latency {a.mean:.0%}, p99 {a.p99:.0%} "
           f"(cells: predicted/real error); {misses} point(s) miss")
+    if drift_misses:
+        print(f"of those, {drift_misses} fall within bounds at the speed the machine had during "
+              "their real runs (diagnostic): the machine's drift between profile and run")
     return 1 if misses else 0
 
 
