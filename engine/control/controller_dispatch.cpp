@@ -51,7 +51,7 @@ void Controller::Impl::mark_ready(ModelId id, uint32_t size) {
   m.ready = true;
   if (keyed) {
     scheduling->key(view(id), &m.key);
-    insert_key(m);
+    ready_keys.insert(m.key);
   } else {
     ready.push_back(id);
   }
@@ -70,33 +70,16 @@ void Controller::Impl::unready(ModelId id) {
   ModelSlot& m = models[id];
   if (!m.ready) return;
   m.ready = false;
-  if (keyed) erase_key(m);
+  if (keyed) ready_keys.erase(m.key);
   else ready.erase(std::find(ready.begin(), ready.end(), id));
 }
 
 void Controller::Impl::rekey(ModelId id) {
   ModelSlot& m = models[id];
   if (!keyed || !m.ready) return;
-  erase_key(m);
+  ready_keys.erase(m.key);
   scheduling->key(view(id), &m.key);
-  insert_key(m);
-}
-
-// A model's set node moves between ready_keys and its slot, so readiness changes allocate
-// nothing once each model has been ready.
-void Controller::Impl::insert_key(ModelSlot& m) {
-  if (m.key_node.empty()) {
-    ready_keys.insert(m.key);
-    return;
-  }
-  m.key_node.value() = m.key;
-  ready_keys.insert(std::move(m.key_node));
-}
-
-void Controller::Impl::erase_key(ModelSlot& m) {
-  std::set<SchedulingPolicy::Key>::node_type node = ready_keys.extract(m.key);
-  assert(!node.empty() && "a ready model's key is in ready_keys");
-  m.key_node = std::move(node);
+  ready_keys.insert(m.key);
 }
 
 // A ready model can take a worker when it has a free context and is resident, or its load
@@ -112,10 +95,10 @@ bool Controller::Impl::dispatchable(ModelId id) const {
 // skipped (waiting for a context or a load). Otherwise the policy picks among all of them.
 void Controller::Impl::dispatch_loop(Time now, ActionBuffer& out) {
   while (keyed && !free_workers.empty() && !ready_keys.empty()) {
-    auto it = std::find_if(ready_keys.begin(), ready_keys.end(),
-                           [&](const SchedulingPolicy::Key& k) { return dispatchable(k.model); });
-    if (it == ready_keys.end()) return;
-    assign(it->model, now, out);
+    const SchedulingPolicy::Key* k = ready_keys.first_where(
+        [&](const SchedulingPolicy::Key& k) { return dispatchable(k.model); });
+    if (!k) return;
+    assign(k->model, now, out);
   }
   while (!free_workers.empty() && !ready.empty()) {
     views.clear();

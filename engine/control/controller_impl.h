@@ -13,6 +13,7 @@
 #include "engine/control/controller.h"
 #include "engine/control/model_queue.h"
 #include "engine/control/policy.h"
+#include "engine/control/ready_set.h"
 #include "engine/control/tier_cache.h"
 
 namespace servelab {
@@ -39,7 +40,6 @@ struct ModelSlot {
   std::array<bool, kTierCount> loading{};  // a load into that tier is in flight
   bool waiting_load = false;               // in Impl::load_waiters
   SchedulingPolicy::Key key;               // its place in Impl::ready_keys while ready
-  std::set<SchedulingPolicy::Key>::node_type key_node;  // that place's node while not ready
   // Per tier, for eviction candidates: last load or use, uses since the load, the last load's
   // duration (from ModelInfo::load_seconds until one is seen) and when the current one began.
   std::array<Time, kTierCount> last_use{};
@@ -87,7 +87,7 @@ struct Controller::Impl {
   // Ready models: ordered by the scheduling policy's key when it has one (keyed), else in the
   // order they became ready (the policy's pick() chooses among them).
   bool keyed = false;
-  std::set<SchedulingPolicy::Key> ready_keys;
+  ReadySet ready_keys;
   std::vector<ModelId> ready;
   std::deque<ModelId> load_waiters;         // held batches whose next load hop cannot start yet
   uint32_t loads_in_flight = 0;
@@ -140,8 +140,6 @@ struct Controller::Impl {
   void rekey(ModelId m);                          // its queue head changed while ready
   bool any_ready() const { return keyed ? !ready_keys.empty() : !ready.empty(); }
   bool dispatchable(ModelId m) const;
-  void insert_key(ModelSlot& m);  // m.key into ready_keys, reusing m's node
-  void erase_key(ModelSlot& m);   // m.key out of ready_keys, keeping its node
   void dispatch_loop(Time now, ActionBuffer& out);
   void assign(ModelId m, Time now, ActionBuffer& out);
   void emit_dispatch(WorkerId w, Time now, ActionBuffer& out);

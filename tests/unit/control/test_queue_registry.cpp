@@ -1,8 +1,13 @@
 // RingQueue / ModelQueue behaviour and the policy registry's contract.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
+#include <set>
+
 #include "engine/control/model_queue.h"
 #include "engine/control/policy_registry.h"
+#include "engine/control/ready_set.h"
 
 using namespace servelab;
 
@@ -89,4 +94,42 @@ TEST_CASE("custom policies can be registered") {
   auto names = PolicyRegistry::batching_names();
   CHECK(std::find(names.begin(), names.end(), "test-always-one") != names.end());
   CHECK(PolicyRegistry::help("test-always-one") == "test only");
+}
+
+// ReadySet against std::set as the reference order, through both of its representations:
+// a random walk of inserts and erases that grows past kFlatMax (tree) and shrinks back
+// below kFlatMax / 4 (sorted vector), checking the first key meeting a predicate each step.
+TEST_CASE("ReadySet keeps std::set's order across its flat and tree forms", "[queue]") {
+  using Key = ReadySet::Key;
+  ReadySet ready;
+  std::set<Key> reference;
+  std::mt19937_64 rng(7);
+  auto key_of = [](uint32_t m) { return Key{double(m % 13), double(m % 5), m}; };
+  auto check = [&](uint32_t divisor) {
+    const Key* got = ready.first_where([&](const Key& k) { return k.model % divisor == 0; });
+    auto want = std::find_if(reference.begin(), reference.end(),
+                             [&](const Key& k) { return k.model % divisor == 0; });
+    REQUIRE((got == nullptr) == (want == reference.end()));
+    if (got) REQUIRE(*got == *want);
+  };
+  size_t peak = 0;
+  for (int phase = 0; phase < 4; ++phase) {
+    const bool grow = phase % 2 == 0;
+    for (int step = 0; step < 3000; ++step) {
+      uint32_t m = uint32_t(rng() % 300);
+      bool insert = grow ? rng() % 4 != 0 : rng() % 32 == 0;
+      if (insert && !reference.count(key_of(m))) {
+        ready.insert(key_of(m));
+        reference.insert(key_of(m));
+      } else if (!insert && reference.count(key_of(m))) {
+        ready.erase(key_of(m));
+        reference.erase(key_of(m));
+      }
+      REQUIRE(ready.size() == reference.size());
+      peak = std::max(peak, ready.size());
+      check(1 + step % 7);
+    }
+  }
+  REQUIRE(peak > ReadySet::kFlatMax);       // the tree form was exercised
+  REQUIRE(ready.size() < ReadySet::kFlatMax / 4);  // and the flat one again after it
 }
