@@ -25,34 +25,50 @@
 
 namespace servelab {
 
+namespace detail {
+
+// Carries out one round of actions, `todo`, in the order above; the carrier may refill `out`.
+template <class Carrier>
+void carry_out_round(ActionBuffer& todo, ActionBuffer& out, ContractMonitor& contract,
+                     Carrier& carrier) {
+  for (const EvictAction& e : todo.evicts) {
+    contract.on_evict(e);
+    carrier.evict(e);
+  }
+  for (const LoadAction& l : todo.loads) {
+    contract.on_load(l);
+    carrier.load(l);
+  }
+  for (Batch& b : todo.dispatches) {
+    carrier.dispatch(b, contract.on_dispatch(b));
+    // A list the carrier left (the simulator's) goes back to the controller.
+    if (b.requests.capacity() > 0 && out.request_lists.size() < 64)
+      out.request_lists.push_back(std::move(b.requests));
+  }
+  for (const RequestOutcome& o : todo.completions) carrier.complete(o);
+  todo.clear();
+}
+
+}  // namespace detail
+
 // Carries out `out` until it stays empty. `spare` is an empty buffer kept for its capacity.
 template <class Carrier>
 void carry_out_actions(ActionBuffer& out, ActionBuffer& spare, ContractMonitor& contract,
                        Carrier& carrier) {
   while (!out.empty()) {
-    // `todo` takes out's actions and leaves out spare's empty lists (their capacity), so the
-    // carrier may refill `out` meanwhile; a nested call finds `spare` empty. The recycled
-    // request lists stay with `out`. Swaps only: this runs once per simulated event.
-    ActionBuffer todo;
-    todo.swap_actions(spare);
-    todo.swap_actions(out);
-    for (const EvictAction& e : todo.evicts) {
-      contract.on_evict(e);
-      carrier.evict(e);
+    if (spare.empty()) {
+      // The common case, once per simulated event: `spare` takes out's actions and leaves
+      // out its empty lists (their capacity), so the carrier may refill `out` meanwhile.
+      // Swaps only; the recycled request lists stay with `out`.
+      spare.swap_actions(out);
+      detail::carry_out_round(spare, out, contract, carrier);
+    } else {
+      // Nested (a carrier's callback carried out actions of this buffer): the outer call is
+      // still going through `spare`, so this round takes out's actions into a list of its own.
+      ActionBuffer todo;
+      todo.swap_actions(out);
+      detail::carry_out_round(todo, out, contract, carrier);
     }
-    for (const LoadAction& l : todo.loads) {
-      contract.on_load(l);
-      carrier.load(l);
-    }
-    for (Batch& b : todo.dispatches) {
-      carrier.dispatch(b, contract.on_dispatch(b));
-      // A list the carrier left (the simulator's) goes back to the controller.
-      if (b.requests.capacity() > 0 && out.request_lists.size() < 64)
-        out.request_lists.push_back(std::move(b.requests));
-    }
-    for (const RequestOutcome& o : todo.completions) carrier.complete(o);
-    todo.clear();
-    spare.swap_actions(todo);  // what a nested call left in spare is freed with todo
   }
 }
 

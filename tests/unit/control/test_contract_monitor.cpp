@@ -3,6 +3,10 @@
 // sequence must pass.
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
+#include "engine/control/action_carrier.h"
 #include "engine/control/contract_monitor.h"
 
 using namespace servelab;
@@ -78,4 +82,47 @@ TEST_CASE("contract monitor: a removed model's late evictions are not violations
   m.on_evict({0, Tier::Host});
   CHECK(m.violation_count() == 0);
   CHECK_FALSE(m.resident(0, Tier::Host));
+}
+
+// carry_out_actions (action_carrier.h) when a carrier's callback carries out actions itself,
+// as the engine does when a completion callback cancels a request: every action is carried
+// out exactly once, each round in the order evict, load, dispatch, complete, and the nested
+// round's actions before the rest of the outer one.
+TEST_CASE("carry_out_actions carries out nested rounds once each, in order") {
+  struct Recorder {
+    ActionBuffer& out;
+    ActionBuffer& spare;
+    ContractMonitor& contract;
+    std::vector<std::string> log;
+    void evict(const EvictAction& e) { log.push_back("evict " + std::to_string(e.model)); }
+    void load(const LoadAction& l) { log.push_back("load " + std::to_string(l.model)); }
+    void dispatch(Batch& b, bool ok) {
+      log.push_back("dispatch " + std::to_string(b.id) + (ok ? "" : " refused"));
+    }
+    void complete(const RequestOutcome& o) {
+      log.push_back("complete " + std::to_string(o.request.id));
+      if (o.request.id == 1) {  // a callback acting on the controller: a nested round
+        out.completions.push_back(RequestOutcome{Request{10, 0, 0, kNever}});
+        out.evicts.push_back(EvictAction{7, Tier::Host});
+        carry_out_actions(out, spare, contract, *this);
+      } else if (o.request.id == 2) {  // an action left for the outer loop's next round
+        out.completions.push_back(RequestOutcome{Request{20, 0, 0, kNever}});
+      }
+    }
+  };
+  ContractMonitor contract(two_workers_one_load());
+  contract.add_model(0, "m", Tier::Host);
+  ActionBuffer out, spare;
+  Recorder r{out, spare, contract, {}};
+  out.completions.push_back(RequestOutcome{Request{1, 0, 0, kNever}});
+  out.completions.push_back(RequestOutcome{Request{2, 0, 0, kNever}});
+  out.dispatches.push_back(batch(5, 0, 0));
+  out.loads.push_back(LoadAction{0, Tier::Disk, Tier::Host});
+  carry_out_actions(out, spare, contract, r);
+  const std::vector<std::string> want = {"load 0",     "dispatch 5", "complete 1", "evict 7",
+                                         "complete 10", "complete 2", "complete 20"};
+  REQUIRE(r.log == want);
+  REQUIRE(out.empty());
+  REQUIRE(spare.empty());
+  REQUIRE(contract.violation_count() == 0);
 }
