@@ -227,10 +227,15 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
   config::ProfileFile profile;
   std::vector<double> preprocess_s(o.models.size());
   // On a thread of its own, as the engine runs batches on worker threads and loads on its
-  // loader thread (per-thread OpenMP settings then match the engine's).
+  // loader thread (per-thread OpenMP settings then match the engine's), prepared as the
+  // engine prepares its workers: without it, TorchScript's graph optimizer (a thread-local
+  // switch) profiled and optimized every freshly loaded module on its first runs, and the
+  // profile charged each miss 31 ms of first-batch penalty that the engine's workers pay
+  // about 5 ms of (squeezenet1_1; Rafiqi figure 2's sequential access predicted 40% slow).
   std::exception_ptr error;
   std::thread([&] {
     try {
+      exec->prepare_thread();
       for (size_t i = 0; i < o.models.size(); ++i)
         profile.costs.models.push_back(
             measure_model(o, *exec, ModelId(i), o.models[i], image, &preprocess_s[i], log));
