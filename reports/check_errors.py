@@ -23,16 +23,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_db import load, relative_error  # noqa: E402
 
 
+def profile_models(d, which):
+    """The `models` of the profile the check left beside the results (profile-WHICH.yaml),
+    or None when it left none."""
+    try:
+        import yaml
+        with open(os.path.join(d, f"profile-{which}.yaml")) as f:
+            return yaml.safe_load(f)["models"]
+    except (OSError, KeyError, TypeError):
+        return None
+
+
 def machine_drift(d):
     """Batch costs of the calibrated profile against a re-measurement after the runs, if the
     check left both (profile-before.yaml, profile-after.yaml): how much the machine drifted."""
-    try:
-        import yaml
-        with open(os.path.join(d, "profile-before.yaml")) as f:
-            before = yaml.safe_load(f)["models"]
-        with open(os.path.join(d, "profile-after.yaml")) as f:
-            after = yaml.safe_load(f)["models"]
-    except (OSError, KeyError, TypeError):
+    before, after = profile_models(d, "before"), profile_models(d, "after")
+    if before is None or after is None:
         return ""
     parts = []
     for name, m in after.items():
@@ -59,11 +65,8 @@ def profile_swings(d, names):
     samples, which the profiler takes in rounds over time). A profile whose own stretches
     differ by more than the bounds cannot predict every run within them, whatever the
     simulator models: a run may fall in either stretch."""
-    try:
-        import yaml
-        with open(os.path.join(d, "profile-before.yaml")) as f:
-            models = yaml.safe_load(f)["models"]
-    except (OSError, KeyError, TypeError):
+    models = profile_models(d, "before")
+    if models is None:
         return ""
     parts = []
     for name, m in models.items():
