@@ -60,13 +60,13 @@ void carry_out_actions(ActionBuffer& out, ActionBuffer& spare, ContractMonitor& 
       // The common case, once per simulated event: `spare` takes out's actions and leaves
       // out its empty lists (their capacity), so the carrier may refill `out` meanwhile.
       // Swaps only; the recycled request lists stay with `out`.
-      spare.swap_actions(out);
+      spare.take_actions(out);
       detail::carry_out_round(spare, out, contract, carrier);
     } else {
       // Nested (a carrier's callback carried out actions of this buffer): the outer call is
       // still going through `spare`, so this round takes out's actions into a list of its own.
       ActionBuffer todo;
-      todo.swap_actions(out);
+      todo.take_actions(out);
       detail::carry_out_round(todo, out, contract, carrier);
     }
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cmath>
 #include <functional>
 
 #include "engine/control/controller_impl.h"
@@ -246,7 +247,7 @@ void Controller::Impl::advance_to(Time now, ActionBuffer& out) {
       deadlines.pop_back();
       drop_at_deadline(e, out);
     } else if (t_tick == first) {
-      tick(first);
+      if (!skip_quiet_ticks(std::min({now, t_out, t_late, t_wake}))) tick(first);
     } else {
       std::pop_heap(wakes.begin(), wakes.end(), std::greater<>());
       WakeEntry e = wakes.back();
@@ -257,6 +258,22 @@ void Controller::Impl::advance_to(Time now, ActionBuffer& out) {
       }
     }
   }
+}
+
+// With no model in use, every tick up to `until` is quiet: it only counts (the policies learn
+// of it lazily, batching()), so they are counted at once instead of replayed one by one.
+// False when there is a model to visit or no tick is due by `until`.
+bool Controller::Impl::skip_quiet_ticks(Time until) {
+  if (std::any_of(in_use.begin(), in_use.end(), [](uint64_t w) { return w != 0; })) return false;
+  const double q = cfg.quantum;
+  // A jump to the tick just below until/q, then exact steps: the ticks done are the same as
+  // tick() one by one would do, whatever the rounding of the division.
+  const double below = std::floor(until / q) - 2;
+  if (below > double(tick_index) && below < 9e15 && double(uint64_t(below)) * q <= until)
+    tick_index = uint64_t(below);
+  const uint64_t before = tick_index;
+  while (next_tick() <= until) ++tick_index;
+  return tick_index != before;
 }
 
 // Visits the models in use, in id order; the others' ticks are quiet (see policy.h).
@@ -281,7 +298,7 @@ void Controller::Impl::visit_at_tick(ModelId id, Time at) {
   m.quanta_seen = tick_index;
   if (!m.ready && !m.queue.empty()) {
     BatchDecision d = policy.decide(v, at);
-    if (d.size > 0) mark_ready(id, d.size);
+    if (d.size > 0) mark_ready(id, d.size, v);
   }
   m.arrivals_in_quantum = 0;
 }

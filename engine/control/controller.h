@@ -78,12 +78,14 @@ struct ActionBuffer {
     evicts.clear();
     completions.clear();
   }
-  // Exchanges the four action lists (not request_lists) with `o`: pointer swaps, no copies.
-  void swap_actions(ActionBuffer& o) noexcept {
-    dispatches.swap(o.dispatches);
-    loads.swap(o.loads);
-    evicts.swap(o.evicts);
-    completions.swap(o.completions);
+  // Takes `o`'s actions into this buffer, which must have none, and leaves `o` this buffer's
+  // empty lists (their capacity): pointer swaps of the lists that hold actions, no copies.
+  // request_lists stay where they are.
+  void take_actions(ActionBuffer& o) noexcept {
+    if (!o.dispatches.empty()) dispatches.swap(o.dispatches);
+    if (!o.loads.empty()) loads.swap(o.loads);
+    if (!o.evicts.empty()) evicts.swap(o.evicts);
+    if (!o.completions.empty()) completions.swap(o.completions);
   }
   bool empty() const {
     return dispatches.empty() && loads.empty() && evicts.empty() && completions.empty();

@@ -32,9 +32,10 @@ ModelView Controller::Impl::view(ModelId id) const {
 void Controller::Impl::decide(ModelId id, Time now) {
   ModelSlot& m = models[id];
   if (!m.registered || m.ready || m.queue.empty()) return;
-  BatchDecision d = batching(id).decide(view(id), now);
+  const ModelView v = view(id);
+  BatchDecision d = batching(id).decide(v, now);
   if (d.size > 0) {
-    mark_ready(id, d.size);
+    mark_ready(id, d.size, v);
   } else if (d.wait_until > now && d.wait_until < kNever && d.wait_until != m.wait_until) {
     m.wait_until = d.wait_until;
     wakes.push_back({d.wait_until, id});
@@ -42,7 +43,7 @@ void Controller::Impl::decide(ModelId id, Time now) {
   }
 }
 
-void Controller::Impl::mark_ready(ModelId id, uint32_t size) {
+void Controller::Impl::mark_ready(ModelId id, uint32_t size, const ModelView& v) {
   ModelSlot& m = models[id];
   assert(size > 0 && !m.queue.empty());
   m.ready_size = size;
@@ -50,7 +51,7 @@ void Controller::Impl::mark_ready(ModelId id, uint32_t size) {
   if (m.ready) return;
   m.ready = true;
   if (keyed) {
-    scheduling->key(view(id), &m.key);
+    scheduling->key(v, &m.key);
     ready_keys.insert(m.key);
   } else {
     ready.push_back(id);
@@ -142,6 +143,8 @@ void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
   ws.cancelled.clear();
   m.queue.take_front(n, ws.requests);
   total_queued -= n;
+  // Emptied, with its tick's arrivals counted: its next ticks are quiet (policy.h).
+  if (m.queue.empty() && m.arrivals_in_quantum == 0) in_use[id >> 6] &= ~(uint64_t(1) << (id & 63));
   batching(id).on_batch_taken(view(id), ws.requests, now);
   unready(id);
   ws.busy = true;

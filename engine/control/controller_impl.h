@@ -115,6 +115,7 @@ struct Controller::Impl {
   bool enqueue(const Request& r, Time now, ActionBuffer& out);  // on_arrivals' one request
   void advance_to(Time now, ActionBuffer& out);  // due timeouts, ticks and wake-ups, in order
   void tick(Time at);
+  bool skip_quiet_ticks(Time until);  // counts the quiet ticks due by `until` at once
   void visit_at_tick(ModelId m, Time at);
   void expire(const TimeoutEntry& e, ActionBuffer& out);
   void drop_late_heads(ModelId id, Time now, ActionBuffer& out);
@@ -134,7 +135,8 @@ struct Controller::Impl {
   // controller_dispatch.cpp
   ModelView view(ModelId m) const;
   void decide(ModelId m, Time now);               // event mode readiness
-  void mark_ready(ModelId m, uint32_t size);
+  // `v`: the model's view now (the one its policy just decided on).
+  void mark_ready(ModelId m, uint32_t size, const ModelView& v);
   void refresh_ready_size(ModelId m, Time now);  // ask decide() again when a worker takes it
   void unready(ModelId m);
   void rekey(ModelId m);                          // its queue head changed while ready

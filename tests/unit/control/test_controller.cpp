@@ -137,6 +137,28 @@ TEST_CASE("quantum mode: ticks skipped while idle are replayed in order before t
   CHECK(s.batches[1].at == Approx(5.0));
 }
 
+TEST_CASE("quantum mode: a long idle stretch is counted tick for tick, whatever the rounding") {
+  // Quiet ticks are counted at once, not replayed; the next tick must still be the one the
+  // ticks k * q, one by one, give: the least k * q > now, counted here the slow way. 0.1 is
+  // not a binary fraction, so k * 0.1 and now / 0.1 round.
+  for (double gap : {0.3, 1000.05, 12345.6789, 1e6 + 0.1}) {
+    ControllerConfig cfg = config("rafiqi-ewma");
+    cfg.quantum = 0.1;
+    Controller c(cfg);
+    c.add_model(0, model(), Tier::Host);
+    ActionBuffer out;
+    c.on_arrival(Request{1, 0, 0.05}, 0.05, out);
+    c.on_timer(0.1, out);  // tick 1: ready and dispatched
+    REQUIRE(out.dispatches.size() == 1);
+    c.on_batch_done(out.dispatches[0].id, true, 0.12, out);
+    c.on_arrival(Request{2, 0, gap}, gap, out);
+    uint64_t k = 1;
+    while (double(k + 1) * 0.1 <= gap) ++k;
+    CAPTURE(gap, k);
+    CHECK(c.next_wakeup() == double(k + 1) * 0.1);
+  }
+}
+
 TEST_CASE("quantum mode: a ready model stays ready until a worker takes a batch") {
   ControllerConfig cfg = config("none");
   cfg.quantum = 1.0;
