@@ -26,7 +26,8 @@ class ReadySet {
 
   void insert(const Key& k) {
     if (!tree_mode_ && flat_.size() < kFlatMax) {
-      flat_.insert(std::lower_bound(flat_.begin(), flat_.end(), k), k);
+      if (flat_.empty() || flat_.back() < k) flat_.push_back(k);  // the common case: last
+      else flat_.insert(std::lower_bound(flat_.begin(), flat_.end(), k), k);
       return;
     }
     if (!tree_mode_) to_tree();
@@ -42,7 +43,8 @@ class ReadySet {
   // `k` must be in the set.
   void erase(const Key& k) {
     if (!tree_mode_) {
-      auto it = std::lower_bound(flat_.begin(), flat_.end(), k);
+      // The common case: the least key, the one a worker just took.
+      auto it = flat_.front() == k ? flat_.begin() : std::lower_bound(flat_.begin(), flat_.end(), k);
       assert(it != flat_.end() && *it == k && "a ready model's key is in the set");
       flat_.erase(it);
       return;
