@@ -266,12 +266,12 @@ void Controller::Impl::advance_to(Time now, ActionBuffer& out) {
 bool Controller::Impl::skip_quiet_ticks(Time until) {
   if (std::any_of(in_use.begin(), in_use.end(), [](uint64_t w) { return w != 0; })) return false;
   const double q = cfg.quantum;
-  // A jump to the tick just below until/q, then exact steps: the ticks done are the same as
-  // tick() one by one would do, whatever the rounding of the division.
+  const uint64_t before = tick_index;
+  // A jump to a tick just below until/q that is due (checked), then exact steps: the ticks
+  // done are the ones tick() one by one would do, whatever the rounding of the division.
   const double below = std::floor(until / q) - 2;
   if (below > double(tick_index) && below < 9e15 && double(uint64_t(below)) * q <= until)
     tick_index = uint64_t(below);
-  const uint64_t before = tick_index;
   while (next_tick() <= until) ++tick_index;
   return tick_index != before;
 }
