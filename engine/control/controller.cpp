@@ -284,8 +284,7 @@ void Controller::Impl::tick(Time at) {
       const ModelId id = ModelId(64 * w + std::countr_zero(bits));
       ModelSlot& m = models[id];
       if (m.registered) visit_at_tick(id, at);
-      if (!m.registered || m.queue.empty())
-        in_use[w] &= ~(uint64_t(1) << (id & 63));
+      if (!m.registered || m.queue.empty()) note_not_in_use(id);
     }
   }
 }

@@ -144,7 +144,7 @@ void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
   m.queue.take_front(n, ws.requests);
   total_queued -= n;
   // Emptied, with its tick's arrivals counted: its next ticks are quiet (policy.h).
-  if (m.queue.empty() && m.arrivals_in_quantum == 0) in_use[id >> 6] &= ~(uint64_t(1) << (id & 63));
+  if (m.queue.empty() && m.arrivals_in_quantum == 0) note_not_in_use(id);
   batching(id).on_batch_taken(view(id), ws.requests, now);
   unready(id);
   ws.busy = true;

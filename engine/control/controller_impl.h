@@ -128,6 +128,7 @@ struct Controller::Impl {
   bool cancel_in_batch(RequestId id);
 
   void note_in_use(ModelId m) { in_use[m >> 6] |= uint64_t(1) << (m & 63); }
+  void note_not_in_use(ModelId m) { in_use[m >> 6] &= ~(uint64_t(1) << (m & 63)); }
   // The model's batching policy, given its quiet ticks up to tick `upto` first.
   BatchingPolicy& batching(ModelId m, uint64_t upto);
   BatchingPolicy& batching(ModelId m) { return batching(m, tick_index); }
