@@ -56,17 +56,18 @@ Event QuadHeapEventList::pop() {
 }
 
 int RadixHeapEventList::bucket_of(const Entry& e) const {
-  // Bucket 16 * digit_position + digit_value; positions 16..31 are the time's bits. A key
+  // Bucket 256 * digit_position + digit_value; positions 8..15 are the time's bits. A key
   // above the last has a greater digit where they first differ, so bucket 0 (position 0,
   // digit 0) holds only a key equal to the last: (0, 0) inserted before any pop.
   if (uint64_t d = e.time_bits ^ last_time_) {
-    const int pos = (63 - std::countl_zero(d)) >> 2;
-    return 16 * (16 + pos) + int((e.time_bits >> (4 * pos)) & 15);
+    const int pos = (63 - std::countl_zero(d)) / kDigitBits;
+    return kDigitValues * (kWordDigits + pos) +
+           int((e.time_bits >> (kDigitBits * pos)) & (kDigitValues - 1));
   }
   const uint64_t d = e.seq ^ last_seq_;
   if (!d) return 0;
-  const int pos = (63 - std::countl_zero(d)) >> 2;
-  return 16 * pos + int((e.seq >> (4 * pos)) & 15);
+  const int pos = (63 - std::countl_zero(d)) / kDigitBits;
+  return kDigitValues * pos + int((e.seq >> (kDigitBits * pos)) & (kDigitValues - 1));
 }
 
 RadixHeapEventList::Block* RadixHeapEventList::new_block() const {
@@ -101,6 +102,7 @@ void RadixHeapEventList::put(const Entry& e) const {
   }
   head->entries[head->count++] = e;
   nonempty_[b >> 6] |= bit;
+  summary_ |= uint64_t(1) << (b >> 6);
 }
 
 void RadixHeapEventList::insert(const Event& e) {
@@ -139,8 +141,7 @@ void RadixHeapEventList::to_buckets() {
 void RadixHeapEventList::to_small() {
   const uint64_t time = last_time_, seq = last_seq_;
   uint32_t n = 0;
-  while (has_current_ || std::any_of(std::begin(nonempty_), std::end(nonempty_),
-                                     [](uint64_t w) { return w != 0; })) {
+  while (has_current_ || summary_ != 0) {
     refill();
     has_current_ = false;
     small_[n++] = current_;
@@ -163,12 +164,12 @@ RadixHeapEventList::Entry RadixHeapEventList::pop_small() {
 
 void RadixHeapEventList::refill() const {
   if (has_current_) return;
-  int w = 0;
-  while (!nonempty_[w]) ++w;  // callers ensure the list is not empty
+  const int w = std::countr_zero(summary_);  // callers ensure the list is not empty
   const int b = 64 * w + std::countr_zero(nonempty_[w]);
   last_time_ = least_[b].time_bits;
   last_seq_ = least_[b].seq;
   nonempty_[w] &= ~(uint64_t(1) << (b & 63));
+  if (!nonempty_[w]) summary_ &= ~(uint64_t(1) << w);
   Block* chain = buckets_[b];
   buckets_[b] = nullptr;
   has_current_ = true;

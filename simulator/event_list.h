@@ -80,14 +80,16 @@ class QuadHeapEventList final : public EventList {
 };
 
 // Radix heap (Ahuja, Mehlhorn, Orlin and Tarjan) over 128-bit keys (time's bits, sequence),
-// with 4-bit digits: a monotone priority queue, for lists whose inserts are never earlier than
+// with 8-bit digits: a monotone priority queue, for lists whose inserts are never earlier than
 // the last event popped, which the Simulation guarantees (times clamped to now, sequence
 // numbers rising). An event sits in the bucket of (the highest digit in which its key differs
-// from the last popped key, its value of that digit): 32 digits x 16 values, plus one bucket
+// from the last popped key, its value of that digit): 16 digits x 256 values, plus one bucket
 // for the last key itself. Bucket order is key order, so a pop that finds that bucket empty
-// takes the first non-empty bucket, makes its least key the last and spreads the rest into
-// lower buckets. Each spread divides a bucket about 16 ways, so an event moves about
-// log16(pending) times (binary digits: log2). insert: O(1); pop: amortized O(log16 C) moves.
+// takes the first non-empty bucket (two bit scans: a summary word over the buckets' bit
+// words), makes its least key the last and spreads the rest into lower buckets. Each spread
+// divides a bucket about 256 ways, so an event moves about log256(pending) times: twice at
+// 65,536 pending, where 4-bit digits moved it four times. insert: O(1); pop: amortized
+// O(log256 C) moves.
 // Buckets are chains of fixed-size blocks from one free list, so memory follows the number
 // pending (40 bytes per event plus at most one part-filled block per bucket), and a steady
 // run neither allocates nor copies a bucket to grow it.
@@ -104,8 +106,12 @@ class RadixHeapEventList final : public EventList {
   bool pop_until(Time until, Event& out) override;
 
  private:
-  static constexpr int kBuckets = 32 * 16;
-  static constexpr int kMaskWords = (kBuckets + 63) / 64;
+  static constexpr int kDigitBits = 8;
+  static constexpr int kDigitValues = 1 << kDigitBits;
+  static constexpr int kWordDigits = 64 / kDigitBits;  // digit positions per 64-bit half
+  static constexpr int kBuckets = 2 * kWordDigits * kDigitValues;
+  static constexpr int kMaskWords = kBuckets / 64;
+  static_assert(kMaskWords <= 64, "one summary word covers every bit word");
   struct Entry {
     uint64_t time_bits;  // of a time >= 0: ordered as the times are
     uint64_t seq;
@@ -152,6 +158,7 @@ class RadixHeapEventList final : public EventList {
   // of scanning the bucket, and passes over the bucket's entries once (to spread them).
   mutable Key least_[kBuckets] = {};
   mutable uint64_t nonempty_[kMaskWords] = {};  // bit b: bucket b has entries
+  mutable uint64_t summary_ = 0;                // bit w: nonempty_[w] has a bit set
   mutable uint64_t last_time_ = 0, last_seq_ = 0;
   size_t size_ = 0;
   bool in_buckets_ = false;  // false: every pending entry is in small_, sorted
