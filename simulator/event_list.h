@@ -96,7 +96,7 @@ class QuadHeapEventList final : public EventList {
 // Few pending events (a closed loop with a handful in flight, M/D/1) are the common case of a
 // serving simulation, and there the buckets' spreading costs more than it saves: up to 8
 // events live in a small sorted array instead, moving into the buckets when a ninth arrives
-// and back when the buckets drain to 2. Both keep the same (time, sequence) order.
+// and back when the buckets drain to 4. Both keep the same (time, sequence) order.
 class RadixHeapEventList final : public EventList {
  public:
   void insert(const Event& e) override;
@@ -129,7 +129,7 @@ class RadixHeapEventList final : public EventList {
     Block* next = nullptr;  // the bucket's older (full) blocks, or the free list
   };
   static constexpr uint32_t kSmall = 8;       // the small array's capacity
-  static constexpr uint32_t kBackToSmall = 2;  // buckets drained to this many: back to it
+  static constexpr uint32_t kBackToSmall = 4;  // buckets drained to this many: back to it
   static bool before(const Entry& a, const Entry& b) {
     return a.time_bits != b.time_bits ? a.time_bits < b.time_bits : a.seq < b.seq;
   }

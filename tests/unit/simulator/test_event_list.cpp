@@ -76,7 +76,7 @@ TEST_CASE("event lists pop in (time, sequence) order", "[simulator][event_list]"
 TEST_CASE("few pending events: every list keeps order while their count crosses small sizes",
           "[simulator][event_list]") {
   // Bursts of inserts and pops keep 0..20 events pending, so the radix list moves between its
-  // small array (up to 8) and its buckets (back at 2) many times; every list must pop what the
+  // small array (up to 8) and its buckets (back at 4) many times; every list must pop what the
   // ordered set pops.
   for (const std::string& kind : event_list_names()) {
     SECTION(kind) {
