@@ -91,8 +91,9 @@ class QuadHeapEventList final : public EventList {
 // 65,536 pending, where 4-bit digits moved it four times. insert: O(1); pop: amortized
 // O(log256 C) moves.
 // Buckets are chains of fixed-size blocks from one free list, so memory follows the number
-// pending (40 bytes per event plus at most one part-filled block per bucket), and a steady
-// run neither allocates nor copies a bucket to grow it.
+// pending (40 bytes per event plus at most one part-filled block per non-empty bucket), and
+// a steady run neither allocates nor copies a bucket to grow it. The per-bucket tables
+// (head block and least key) are a fixed 96 KB per list, the price of the 256-way spread.
 // Few pending events (a closed loop with a handful in flight, M/D/1) are the common case of a
 // serving simulation, and there the buckets' spreading costs more than it saves: up to 8
 // events live in a small sorted array instead, moving into the buckets when a ninth arrives
