@@ -70,7 +70,7 @@ int RadixHeapEventList::bucket_of(const Entry& e) const {
   return kDigitValues * pos + int((e.seq >> (kDigitBits * pos)) & (kDigitValues - 1));
 }
 
-RadixHeapEventList::Block* RadixHeapEventList::new_block() const {
+RadixHeapEventList::Block* RadixHeapEventList::new_block() {
   if (!free_) {
     blocks_.push_back(std::make_unique<Block>());
     return blocks_.back().get();
@@ -82,12 +82,12 @@ RadixHeapEventList::Block* RadixHeapEventList::new_block() const {
   return b;
 }
 
-void RadixHeapEventList::free_block(Block* b) const {
+void RadixHeapEventList::free_block(Block* b) {
   b->next = free_;
   free_ = b;
 }
 
-void RadixHeapEventList::put(const Entry& e) const {
+void RadixHeapEventList::put(const Entry& e) {
   const int b = bucket_of(e);
   const uint64_t bit = uint64_t(1) << (b & 63);
   Key& least = least_[b];
@@ -109,7 +109,7 @@ void RadixHeapEventList::insert(const Event& e) {
   double t = e.time + 0.0;  // -0.0 becomes +0.0, whose bits order with positive times
   uint64_t bits;
   std::memcpy(&bits, &t, sizeof bits);
-  assert(t >= 0 && (bits > last_time_ || (bits == last_time_ && e.seq > last_seq_)) &&
+  assert(t >= 0 && !(bits < last_time_ || (bits == last_time_ && e.seq < last_seq_)) &&
          "radix event list: insert before the last event popped");
   const Entry entry{bits, e.seq, e.fn, e.target, e.arg};
   ++size_;
@@ -141,11 +141,7 @@ void RadixHeapEventList::to_buckets() {
 void RadixHeapEventList::to_small() {
   const uint64_t time = last_time_, seq = last_seq_;
   uint32_t n = 0;
-  while (has_current_ || summary_ != 0) {
-    refill();
-    has_current_ = false;
-    small_[n++] = current_;
-  }
+  while (summary_ != 0) take_least(first_bucket(), small_[n++]);
   small_n_ = n;
   in_buckets_ = false;
   last_time_ = time;  // the last key popped, not the last one moved
@@ -162,21 +158,18 @@ RadixHeapEventList::Entry RadixHeapEventList::pop_small() {
   return e;
 }
 
-void RadixHeapEventList::refill() const {
-  if (has_current_) return;
-  const int w = std::countr_zero(summary_);  // callers ensure the list is not empty
-  const int b = 64 * w + std::countr_zero(nonempty_[w]);
+void RadixHeapEventList::take_least(int b, Entry& least) {
   last_time_ = least_[b].time_bits;
   last_seq_ = least_[b].seq;
+  const int w = b >> 6;
   nonempty_[w] &= ~(uint64_t(1) << (b & 63));
   if (!nonempty_[w]) summary_ &= ~(uint64_t(1) << w);
   Block* chain = buckets_[b];
   buckets_[b] = nullptr;
-  has_current_ = true;
-  while (chain) {  // the least entry becomes current; the rest land in buckets below b
+  while (chain) {  // the rest land in buckets below b
     for (uint32_t i = 0; i < chain->count; ++i) {
       const Entry& e = chain->entries[i];
-      if (e.time_bits == last_time_ && e.seq == last_seq_) current_ = e;
+      if (e.time_bits == last_time_ && e.seq == last_seq_) least = e;
       else put(e);
     }
     Block* next = chain->next;
@@ -187,8 +180,7 @@ void RadixHeapEventList::refill() const {
 
 Time RadixHeapEventList::top_time() const {
   if (!in_buckets_) return time_of(small_[0]);
-  refill();
-  return time_of(current_);
+  return time_of_bits(least_[first_bucket()].time_bits);
 }
 
 bool RadixHeapEventList::pop_until(Time until, Event& out) {
@@ -198,25 +190,26 @@ bool RadixHeapEventList::pop_until(Time until, Event& out) {
     out = event_of(pop_small());
     return true;
   }
-  refill();
-  if (time_of(current_) > until) return false;
-  out = pop_bucketed();
+  const int b = first_bucket();
+  if (time_of_bits(least_[b].time_bits) > until) return false;
+  pop_bucketed(b, out);
   return true;
 }
 
 Event RadixHeapEventList::pop() {
   if (!in_buckets_) return event_of(pop_small());
-  refill();
-  return pop_bucketed();
+  Event e;
+  pop_bucketed(first_bucket(), e);
+  return e;
 }
 
-// The current entry (refilled) leaves; the buckets hand their last few to the small array.
-Event RadixHeapEventList::pop_bucketed() {
-  has_current_ = false;
+// The least entry (in bucket b) leaves; the buckets hand their last few to the small array.
+void RadixHeapEventList::pop_bucketed(int b, Event& out) {
+  Entry least;
+  take_least(b, least);
+  out = event_of(least);
   --size_;
-  const Event e = event_of(current_);
   if (size_ <= kBackToSmall) [[unlikely]] to_small();
-  return e;
 }
 
 void BinaryHeapEventList::insert(const Event& e) {

@@ -4,6 +4,7 @@
 // tests run the same cases over every implementation. Not thread-safe: one simulation loop.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -84,12 +85,12 @@ class QuadHeapEventList final : public EventList {
 // the last event popped, which the Simulation guarantees (times clamped to now, sequence
 // numbers rising). An event sits in the bucket of (the highest digit in which its key differs
 // from the last popped key, its value of that digit): 16 digits x 256 values, plus one bucket
-// for the last key itself. Bucket order is key order, so a pop that finds that bucket empty
-// takes the first non-empty bucket (two bit scans: a summary word over the buckets' bit
-// words), makes its least key the last and spreads the rest into lower buckets. Each spread
-// divides a bucket about 256 ways, so an event moves about log256(pending) times: twice at
-// 65,536 pending, where 4-bit digits moved it four times. insert: O(1); pop: amortized
-// O(log256 C) moves.
+// for a key equal to the last. Bucket order is key order, so a pop takes the first non-empty
+// bucket (two bit scans: a summary word over the buckets' bit words), removes its least key,
+// makes it the last and spreads the rest into lower buckets; the top's time is read from
+// that bucket's least key, moving nothing. Each spread divides a bucket about 256 ways, so
+// an event moves about log256(pending) times: twice at 65,536 pending, where 4-bit digits
+// moved it four times. insert: O(1); pop: amortized O(log256 C) moves.
 // Buckets are chains of fixed-size blocks from one free list, so memory follows the number
 // pending (40 bytes per event plus at most one part-filled block per non-empty bucket), and
 // a steady run neither allocates nor copies a bucket to grow it. The per-bucket tables
@@ -138,29 +139,36 @@ class RadixHeapEventList final : public EventList {
   void to_buckets();
   void to_small();
   Entry pop_small();
-  Event pop_bucketed();
-  static Time time_of(const Entry& e) {
+  static Time time_of_bits(uint64_t bits) {
     double t;
-    std::memcpy(&t, &e.time_bits, sizeof t);
+    std::memcpy(&t, &bits, sizeof t);
     return t;
   }
+  static Time time_of(const Entry& e) { return time_of_bits(e.time_bits); }
   static Event event_of(const Entry& e) { return Event{time_of(e), e.seq, e.fn, e.target, e.arg}; }
   int bucket_of(const Entry& e) const;
-  void put(const Entry& e) const;
-  Block* new_block() const;
-  void free_block(Block* b) const;
-  void refill() const;  // moves the least pending key into bucket 0 (no change in order)
-  mutable Entry current_{};             // the last key popped's entry while it is pending
-  mutable bool has_current_ = false;  // (bucket 0 of the textbook heap, which holds one key)
-  mutable Block* buckets_[kBuckets] = {};  // each bucket's newest block, heading its chain
-  mutable Block* free_ = nullptr;
-  mutable std::vector<std::unique_ptr<Block>> blocks_;  // owns every block
-  // Each non-empty bucket's least key, kept as entries arrive: a refill then reads it instead
-  // of scanning the bucket, and passes over the bucket's entries once (to spread them).
-  mutable Key least_[kBuckets] = {};
-  mutable uint64_t nonempty_[kMaskWords] = {};  // bit b: bucket b has entries
-  mutable uint64_t summary_ = 0;                // bit w: nonempty_[w] has a bit set
-  mutable uint64_t last_time_ = 0, last_seq_ = 0;
+  void put(const Entry& e);
+  Block* new_block();
+  void free_block(Block* b);
+  int first_bucket() const {  // the least non-empty bucket; one must have entries
+    const int w = std::countr_zero(summary_);
+    return 64 * w + std::countr_zero(nonempty_[w]);
+  }
+  // Moves bucket b's least entry (the least pending; b = first_bucket()) to `least`, makes
+  // it the last key, and spreads the rest of b into lower buckets (no change in order).
+  // Nothing moves before a pop, so an event scheduled after run(until) stopped in front of a
+  // later one still goes before it.
+  void take_least(int b, Entry& least);
+  void pop_bucketed(int b, Event& out);
+  Block* buckets_[kBuckets] = {};  // each bucket's newest block, heading its chain
+  Block* free_ = nullptr;
+  std::vector<std::unique_ptr<Block>> blocks_;  // owns every block
+  // Each non-empty bucket's least key, kept as entries arrive: the top is read from it, and a
+  // take_least() passes over the bucket's entries once (to spread them).
+  Key least_[kBuckets] = {};
+  uint64_t nonempty_[kMaskWords] = {};  // bit b: bucket b has entries
+  uint64_t summary_ = 0;                // bit w: nonempty_[w] has a bit set
+  uint64_t last_time_ = 0, last_seq_ = 0;
   size_t size_ = 0;
   bool in_buckets_ = false;  // false: every pending entry is in small_, sorted
   Entry small_[kSmall] = {};

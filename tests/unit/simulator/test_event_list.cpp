@@ -144,6 +144,30 @@ TEST_CASE("the clock never goes back and run(until) stops before later events",
   REQUIRE(r.seen[2] == std::pair<Time, uint64_t>{3, 1});
 }
 
+TEST_CASE("an event scheduled after run(until) stopped goes before the later pending ones",
+          "[simulator][event_list]") {
+  for (const std::string& kind : event_list_names()) {
+    SECTION(kind) {
+      Simulation sim(make_event_list(kind));
+      Recorder r;
+      r.sim = &sim;
+      // 20 pending: past the radix list's small array, in its buckets.
+      for (uint64_t tag = 0; tag < 20; ++tag) sim.schedule<&Recorder::on_event>(1.0 + tag, &r, tag);
+      sim.run(1.5);  // runs the event at 1, stops in front of the one at 2
+      REQUIRE(r.seen.size() == 1);
+      REQUIRE(sim.now() == 1.0);
+      sim.schedule<&Recorder::on_event>(1.75, &r, 100);
+      sim.schedule<&Recorder::on_event>(1.5, &r, 101);
+      sim.run();
+      std::vector<uint64_t> tags;
+      for (auto& [t, tag] : r.seen) tags.push_back(tag);
+      std::vector<uint64_t> expected{0, 101, 100};
+      for (uint64_t tag = 1; tag < 20; ++tag) expected.push_back(tag);
+      REQUIRE(tags == expected);
+    }
+  }
+}
+
 TEST_CASE("two simulations coexist without sharing state", "[simulator][event_list]") {
   Simulation a, b;
   Recorder ra, rb;
