@@ -55,21 +55,6 @@ Event QuadHeapEventList::pop() {
   return out;
 }
 
-int RadixHeapEventList::bucket_of(const Entry& e) const {
-  // Bucket 256 * digit_position + digit_value; positions 8..15 are the time's bits. A key
-  // above the last has a greater digit where they first differ, so bucket 0 (position 0,
-  // digit 0) holds only a key equal to the last: (0, 0) inserted before any pop.
-  if (uint64_t d = e.time_bits ^ last_time_) {
-    const int pos = (63 - std::countl_zero(d)) / kDigitBits;
-    return kDigitValues * (kWordDigits + pos) +
-           int((e.time_bits >> (kDigitBits * pos)) & (kDigitValues - 1));
-  }
-  const uint64_t d = e.seq ^ last_seq_;
-  if (!d) return 0;
-  const int pos = (63 - std::countl_zero(d)) / kDigitBits;
-  return kDigitValues * pos + int((e.seq >> (kDigitBits * pos)) & (kDigitValues - 1));
-}
-
 RadixHeapEventList::Block* RadixHeapEventList::new_block() {
   if (!free_) {
     blocks_.push_back(std::make_unique<Block>());
@@ -88,36 +73,40 @@ void RadixHeapEventList::free_block(Block* b) {
 }
 
 void RadixHeapEventList::put(const Entry& e) {
-  const int b = bucket_of(e);
+  // Bucket 256 * digit_position + digit_value. The time is above the last, so it has the
+  // greater digit where they first differ: bucket 0 (position 0, digit 0) stays unused.
+  const uint64_t d = e.time_bits ^ last_time_;
+  assert(d != 0 && e.time_bits > last_time_);
+  const int pos = (63 - std::countl_zero(d)) / kDigitBits;
+  const int b = kDigitValues * pos + int((e.time_bits >> (kDigitBits * pos)) & (kDigitValues - 1));
   const uint64_t bit = uint64_t(1) << (b & 63);
-  Key& least = least_[b];
-  if (!(nonempty_[b >> 6] & bit) || e.time_bits < least.time_bits ||
-      (e.time_bits == least.time_bits && e.seq < least.seq))
-    least = {e.time_bits, e.seq};
-  Block*& head = buckets_[b];
-  if (!head || head->count == kBlockEntries) {
-    Block* fresh = new_block();
-    fresh->next = head;
-    head = fresh;
+  Block* tail;
+  if (!(nonempty_[b >> 6] & bit)) {
+    nonempty_[b >> 6] |= bit;
+    summary_ |= uint64_t(1) << (b >> 6);
+    least_[b] = e.time_bits;
+    tail = first_[b] = last_block_[b] = new_block();
+  } else {
+    least_[b] = std::min(least_[b], e.time_bits);
+    tail = last_block_[b];
+    if (tail->count == kBlockEntries) tail = last_block_[b] = tail->next = new_block();
   }
-  head->entries[head->count++] = e;
-  nonempty_[b >> 6] |= bit;
-  summary_ |= uint64_t(1) << (b >> 6);
+  tail->entries[tail->count++] = e;
 }
 
 void RadixHeapEventList::insert(const Event& e) {
   double t = e.time + 0.0;  // -0.0 becomes +0.0, whose bits order with positive times
   uint64_t bits;
   std::memcpy(&bits, &t, sizeof bits);
-  assert(t >= 0 && !(bits < last_time_ || (bits == last_time_ && e.seq < last_seq_)) &&
-         "radix event list: insert before the last event popped");
+  assert(t >= 0 && bits >= last_time_ && "radix event list: insert before the last event popped");
   const Entry entry{bits, e.seq, e.fn, e.target, e.arg};
   ++size_;
   if (!in_buckets_) {
     if (small_n_ < kSmall) return insert_small(entry);
     to_buckets();
   }
-  put(entry);
+  if (bits == last_time_) equal_.push_back(entry);  // after the earlier ones at that time
+  else put(entry);
 }
 
 // Sorted insertion from the back: a new event is usually the latest.
@@ -130,22 +119,30 @@ void RadixHeapEventList::insert_small(const Entry& e) {
   small_[i] = e;
 }
 
-// Every entry of the small array into the buckets (each is after the last key popped).
+// Every entry of the small array, in order, into `equal_` or the buckets (none is before the
+// last time popped).
 void RadixHeapEventList::to_buckets() {
-  for (uint32_t i = 0; i < small_n_; ++i) put(small_[i]);
+  equal_.clear();
+  equal_head_ = 0;
+  for (uint32_t i = 0; i < small_n_; ++i) {
+    if (small_[i].time_bits == last_time_) equal_.push_back(small_[i]);
+    else put(small_[i]);
+  }
   small_n_ = 0;
   in_buckets_ = true;
 }
 
-// The few entries left in the buckets, in order, into the small array.
+// The few entries left, in order, into the small array.
 void RadixHeapEventList::to_small() {
-  const uint64_t time = last_time_, seq = last_seq_;
+  const uint64_t time = last_time_;
   uint32_t n = 0;
-  while (summary_ != 0) take_least(first_bucket(), small_[n++]);
+  while (n < size_) {
+    if (equal_empty()) spread(first_bucket());
+    small_[n++] = equal_[equal_head_++];
+  }
   small_n_ = n;
   in_buckets_ = false;
-  last_time_ = time;  // the last key popped, not the last one moved
-  last_seq_ = seq;
+  last_time_ = time;  // the last time popped, not the last one moved
 }
 
 RadixHeapEventList::Entry RadixHeapEventList::pop_small() {
@@ -154,22 +151,21 @@ RadixHeapEventList::Entry RadixHeapEventList::pop_small() {
   --small_n_;
   --size_;
   last_time_ = e.time_bits;
-  last_seq_ = e.seq;
   return e;
 }
 
-void RadixHeapEventList::take_least(int b, Entry& least) {
-  last_time_ = least_[b].time_bits;
-  last_seq_ = least_[b].seq;
+void RadixHeapEventList::spread(int b) {
+  last_time_ = least_[b];
   const int w = b >> 6;
   nonempty_[w] &= ~(uint64_t(1) << (b & 63));
   if (!nonempty_[w]) summary_ &= ~(uint64_t(1) << w);
-  Block* chain = buckets_[b];
-  buckets_[b] = nullptr;
-  while (chain) {  // the rest land in buckets below b
+  Block* chain = first_[b];
+  equal_.clear();
+  equal_head_ = 0;
+  while (chain) {  // oldest first, so that equal times keep their order
     for (uint32_t i = 0; i < chain->count; ++i) {
       const Entry& e = chain->entries[i];
-      if (e.time_bits == last_time_ && e.seq == last_seq_) least = e;
+      if (e.time_bits == last_time_) equal_.push_back(e);
       else put(e);
     }
     Block* next = chain->next;
@@ -180,7 +176,8 @@ void RadixHeapEventList::take_least(int b, Entry& least) {
 
 Time RadixHeapEventList::top_time() const {
   if (!in_buckets_) return time_of(small_[0]);
-  return time_of_bits(least_[first_bucket()].time_bits);
+  if (!equal_empty()) return time_of_bits(last_time_);
+  return time_of_bits(least_[first_bucket()]);
 }
 
 bool RadixHeapEventList::pop_until(Time until, Event& out) {
@@ -190,24 +187,28 @@ bool RadixHeapEventList::pop_until(Time until, Event& out) {
     out = event_of(pop_small());
     return true;
   }
-  const int b = first_bucket();
-  if (time_of_bits(least_[b].time_bits) > until) return false;
-  pop_bucketed(b, out);
+  if (equal_empty()) {
+    const int b = first_bucket();
+    if (time_of_bits(least_[b]) > until) return false;
+    spread(b);
+  } else if (time_of_bits(last_time_) > until) {
+    return false;
+  }
+  pop_equal(out);
   return true;
 }
 
 Event RadixHeapEventList::pop() {
   if (!in_buckets_) return event_of(pop_small());
+  if (equal_empty()) spread(first_bucket());
   Event e;
-  pop_bucketed(first_bucket(), e);
+  pop_equal(e);
   return e;
 }
 
-// The least entry (in bucket b) leaves; the buckets hand their last few to the small array.
-void RadixHeapEventList::pop_bucketed(int b, Event& out) {
-  Entry least;
-  take_least(b, least);
-  out = event_of(least);
+// The buckets hand their last few to the small array.
+void RadixHeapEventList::pop_equal(Event& out) {
+  out = event_of(equal_[equal_head_++]);
   --size_;
   if (size_ <= kBackToSmall) [[unlikely]] to_small();
 }

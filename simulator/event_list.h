@@ -80,21 +80,25 @@ class QuadHeapEventList final : public EventList {
   std::vector<uint32_t> free_;  // slots not in use
 };
 
-// Radix heap (Ahuja, Mehlhorn, Orlin and Tarjan) over 128-bit keys (time's bits, sequence),
-// with 8-bit digits: a monotone priority queue, for lists whose inserts are never earlier than
-// the last event popped, which the Simulation guarantees (times clamped to now, sequence
-// numbers rising). An event sits in the bucket of (the highest digit in which its key differs
-// from the last popped key, its value of that digit): 16 digits x 256 values, plus one bucket
-// for a key equal to the last. Bucket order is key order, so a pop takes the first non-empty
-// bucket (two bit scans: a summary word over the buckets' bit words), removes its least key,
-// makes it the last and spreads the rest into lower buckets; the top's time is read from
-// that bucket's least key, moving nothing. Each spread divides a bucket about 256 ways, so
-// an event moves about log256(pending) times: twice at 65,536 pending, where 4-bit digits
-// moved it four times. insert: O(1); pop: amortized O(log256 C) moves.
+// Radix heap (Ahuja, Mehlhorn, Orlin and Tarjan) over the times' bits, with 8-bit digits: a
+// monotone priority queue, for lists whose inserts are never earlier than the last event
+// popped and whose sequence numbers rise with each insert, which the Simulation guarantees
+// (times clamped to now, sequence numbers assigned as events are scheduled). Equal times thus
+// leave in insertion order, so the sequence needs no digits of its own: every bucket keeps its
+// entries in insertion order, and a spread keeps it.
+// An event sits in the bucket of (the highest digit in which its time differs from the last
+// popped time, its value of that digit): 8 digits x 256 values. Events at the last time
+// itself wait in `equal_`, in order. Bucket order is time order, so when `equal_` is empty a
+// pop takes the first non-empty bucket (two bit scans: a summary word over the buckets' bit
+// words), makes its least time the last, moves the events at that time to `equal_` and
+// spreads the rest into lower buckets. The top's time is read from that bucket's least time,
+// moving nothing, so an event scheduled after run(until) stopped in front of a later one
+// still goes before it. Each spread divides a bucket about 256 ways, so an event moves about
+// log256(pending) times. insert: O(1); pop: amortized O(log256 C) moves.
 // Buckets are chains of fixed-size blocks from one free list, so memory follows the number
 // pending (40 bytes per event plus at most one part-filled block per non-empty bucket), and
 // a steady run neither allocates nor copies a bucket to grow it. The per-bucket tables
-// (head block and least key) are a fixed 96 KB per list, the price of the 256-way spread.
+// (first and last block, least time) are a fixed 48 KB per list.
 // Few pending events (a closed loop with a handful in flight, M/D/1) are the common case of a
 // serving simulation, and there the buckets' spreading costs more than it saves: up to 8
 // events live in a small sorted array instead, moving into the buckets when a ninth arrives
@@ -110,8 +114,7 @@ class RadixHeapEventList final : public EventList {
  private:
   static constexpr int kDigitBits = 8;
   static constexpr int kDigitValues = 1 << kDigitBits;
-  static constexpr int kWordDigits = 64 / kDigitBits;  // digit positions per 64-bit half
-  static constexpr int kBuckets = 2 * kWordDigits * kDigitValues;
+  static constexpr int kBuckets = 64 / kDigitBits * kDigitValues;  // 0: never used
   static constexpr int kMaskWords = kBuckets / 64;
   static_assert(kMaskWords <= 64, "one summary word covers every bit word");
   struct Entry {
@@ -121,14 +124,11 @@ class RadixHeapEventList final : public EventList {
     void* target;
     uint64_t arg;
   };
-  struct Key {
-    uint64_t time_bits, seq;
-  };
   static constexpr uint32_t kBlockEntries = 30;
   struct Block {
     Entry entries[kBlockEntries];
     uint32_t count = 0;
-    Block* next = nullptr;  // the bucket's older (full) blocks, or the free list
+    Block* next = nullptr;  // the bucket's next (newer) block, or the free list
   };
   static constexpr uint32_t kSmall = 8;       // the small array's capacity
   static constexpr uint32_t kBackToSmall = 4;  // buckets drained to this many: back to it
@@ -146,7 +146,8 @@ class RadixHeapEventList final : public EventList {
   }
   static Time time_of(const Entry& e) { return time_of_bits(e.time_bits); }
   static Event event_of(const Entry& e) { return Event{time_of(e), e.seq, e.fn, e.target, e.arg}; }
-  int bucket_of(const Entry& e) const;
+  bool equal_empty() const { return equal_head_ == equal_.size(); }
+  // An entry later than the last time: into its bucket, after the bucket's entries.
   void put(const Entry& e);
   Block* new_block();
   void free_block(Block* b);
@@ -154,21 +155,22 @@ class RadixHeapEventList final : public EventList {
     const int w = std::countr_zero(summary_);
     return 64 * w + std::countr_zero(nonempty_[w]);
   }
-  // Moves bucket b's least entry (the least pending; b = first_bucket()) to `least`, makes
-  // it the last key, and spreads the rest of b into lower buckets (no change in order).
-  // Nothing moves before a pop, so an event scheduled after run(until) stopped in front of a
-  // later one still goes before it.
-  void take_least(int b, Entry& least);
-  void pop_bucketed(int b, Event& out);
-  Block* buckets_[kBuckets] = {};  // each bucket's newest block, heading its chain
+  // With `equal_` empty: bucket b's least time (b = first_bucket()) becomes the last time,
+  // its events at that time move to `equal_` and the rest into lower buckets, in order.
+  void spread(int b);
+  void pop_equal(Event& out);  // the first event at the last time leaves
+  Block* first_[kBuckets] = {};  // each bucket's oldest block, heading its chain
+  Block* last_block_[kBuckets] = {};  // and its newest, where entries are appended
   Block* free_ = nullptr;
   std::vector<std::unique_ptr<Block>> blocks_;  // owns every block
-  // Each non-empty bucket's least key, kept as entries arrive: the top is read from it, and a
-  // take_least() passes over the bucket's entries once (to spread them).
-  Key least_[kBuckets] = {};
+  // Each non-empty bucket's least time, kept as entries arrive: the top is read from it, and
+  // a spread passes over the bucket's entries once.
+  uint64_t least_[kBuckets] = {};
   uint64_t nonempty_[kMaskWords] = {};  // bit b: bucket b has entries
   uint64_t summary_ = 0;                // bit w: nonempty_[w] has a bit set
-  uint64_t last_time_ = 0, last_seq_ = 0;
+  uint64_t last_time_ = 0;              // the last popped time's bits
+  std::vector<Entry> equal_;            // [equal_head_, end): the events at the last time
+  size_t equal_head_ = 0;
   size_t size_ = 0;
   bool in_buckets_ = false;  // false: every pending entry is in small_, sorted
   Entry small_[kSmall] = {};

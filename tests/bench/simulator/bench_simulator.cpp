@@ -15,23 +15,29 @@ using namespace servelab::sim;
 namespace {
 
 // Each event reschedules itself a pseudo-random delay later, so the list keeps `pending`
-// events with mixed times: a hold model, the classic event-list benchmark.
+// events with mixed times: a hold model, the classic event-list benchmark. The delay is a
+// whole number of microseconds below 1024, so many pending events share a time (as a
+// simulation's do: equal service times, batches answered together); `distinct` draws it
+// from [0, 1.024 ms) instead, so that times almost never tie.
 struct Hold {
   Simulation* sim = nullptr;
+  bool distinct = false;
   uint64_t x = 88172645463325252ull;
   void on_event(uint64_t tag, Time now) {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    sim->schedule<&Hold::on_event>(now + double(x % 1024) * 1e-6, this, tag);
+    const double delay = distinct ? double(x >> 11) * 0x1p-53 * 1.024e-3 : double(x % 1024) * 1e-6;
+    sim->schedule<&Hold::on_event>(now + delay, this, tag);
   }
 };
 
-void BM_EventLoop(benchmark::State& state, const char* list) {
+void hold_loop(benchmark::State& state, const char* list, bool distinct) {
   const size_t pending = state.range(0);
   Simulation sim(make_event_list(list));
   Hold h;
   h.sim = &sim;
+  h.distinct = distinct;
   for (size_t i = 0; i < pending; ++i) sim.schedule<&Hold::on_event>(double(i) * 1e-6, &h, i);
   // The hold model's steady state, as in the classic method: the list's buffers reach the
   // sizes a long simulation keeps, and the initial time pattern is gone, before timing.
@@ -44,10 +50,16 @@ void BM_EventLoop(benchmark::State& state, const char* list) {
   state.counters["events_per_s"] =
       benchmark::Counter(double(state.iterations()) * batch, benchmark::Counter::kIsRate);
 }
+void BM_EventLoop(benchmark::State& state, const char* list) { hold_loop(state, list, false); }
+void BM_EventLoopDistinct(benchmark::State& state, const char* list) {
+  hold_loop(state, list, true);
+}
 BENCHMARK_CAPTURE(BM_EventLoop, radix, "radix")->Arg(16)->Arg(1024)->Arg(65536);
 BENCHMARK_CAPTURE(BM_EventLoop, quad, "quad")->Arg(16)->Arg(1024)->Arg(65536);
 BENCHMARK_CAPTURE(BM_EventLoop, heap, "heap")->Arg(16)->Arg(1024)->Arg(65536);
 BENCHMARK_CAPTURE(BM_EventLoop, set, "set")->Arg(1024);
+BENCHMARK_CAPTURE(BM_EventLoopDistinct, radix, "radix")->Arg(16)->Arg(1024)->Arg(65536);
+BENCHMARK_CAPTURE(BM_EventLoopDistinct, quad, "quad")->Arg(1024)->Arg(65536);
 
 // Rafiqi's engine (rafiqi-ewma + lru + lru-order, 5 ms quantum, max batch 8, 4 workers) on
 // CaffeNet-like costs: `models` models, room for 4 on the device, Zipf(1.1) access, closed

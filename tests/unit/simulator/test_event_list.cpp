@@ -2,6 +2,7 @@
 // cases over every event-list implementation.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -142,6 +143,49 @@ TEST_CASE("the clock never goes back and run(until) stops before later events",
   sim.run();
   REQUIRE(r.seen[1] == std::pair<Time, uint64_t>{1, 3});
   REQUIRE(r.seen[2] == std::pair<Time, uint64_t>{3, 1});
+}
+
+// A random walk of inserts and pops whose pending count swings between 1 and 4096, with
+// exact ties, times one ulp apart and times far ahead: every list against the ordered set.
+TEST_CASE("every list pops as the ordered set does through ties, near ties and far times",
+          "[simulator][event_list]") {
+  for (const std::string& kind : event_list_names()) {
+    SECTION(kind) {
+      for (uint64_t seed = 0; seed < 4; ++seed) {
+        std::mt19937_64 rng(seed);
+        auto list = make_event_list(kind);
+        OrderedSetEventList truth;
+        Time now = 0;
+        uint64_t seq = 0;
+        for (int step = 0; step < 20000; ++step) {
+          const size_t target = size_t(1) << (step / 2000 % 13);
+          const bool insert = list->empty() || (list->size() < target ? rng() % 4 != 0
+                                                                      : rng() % 4 == 0);
+          if (insert) {
+            Time ahead = 0;
+            switch (rng() % 5) {
+              case 0: ahead = 0; break;
+              case 1: ahead = double(rng() % 8) * 1e-3; break;
+              case 2: ahead = std::ldexp(1.0, int(rng() % 40) - 20); break;
+              case 3: ahead = std::nextafter(now, 1e300) - now; break;
+              default: ahead = double(rng() % 1000) * 1e-6; break;
+            }
+            const Event e{now + ahead, seq++, nullptr, nullptr, seq};
+            list->insert(e);
+            truth.insert(e);
+          } else {
+            REQUIRE(list->top_time() == truth.top_time());
+            const Event got = list->pop(), want = truth.pop();
+            REQUIRE(got.seq == want.seq);
+            REQUIRE(got.time == want.time);
+            REQUIRE(got.arg == want.arg);
+            now = got.time;
+          }
+          REQUIRE(list->size() == truth.size());
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("an event scheduled after run(until) stopped goes before the later pending ones",
