@@ -105,8 +105,18 @@ void RadixHeapEventList::insert(const Event& e) {
     if (small_n_ < kSmall) return insert_small(entry);
     to_buckets();
   }
-  if (bits == last_time_) equal_.push_back(entry);  // after the earlier ones at that time
+  if (bits == last_time_) push_equal(entry);
   else put(entry);
+}
+
+// After the earlier events at the last time. The popped front is dropped now and then, so
+// that a long stream of events at one instant keeps memory in the number pending.
+void RadixHeapEventList::push_equal(const Entry& e) {
+  if (equal_head_ >= 1024 && 2 * equal_head_ >= equal_.size()) {
+    equal_.erase(equal_.begin(), equal_.begin() + std::ptrdiff_t(equal_head_));
+    equal_head_ = 0;
+  }
+  equal_.push_back(e);
 }
 
 // Sorted insertion from the back: a new event is usually the latest.

@@ -147,6 +147,7 @@ class RadixHeapEventList final : public EventList {
   static Time time_of(const Entry& e) { return time_of_bits(e.time_bits); }
   static Event event_of(const Entry& e) { return Event{time_of(e), e.seq, e.fn, e.target, e.arg}; }
   bool equal_empty() const { return equal_head_ == equal_.size(); }
+  void push_equal(const Entry& e);
   // An entry later than the last time: into its bucket, after the bucket's entries.
   void put(const Entry& e);
   Block* new_block();

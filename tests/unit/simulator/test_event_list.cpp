@@ -188,6 +188,37 @@ TEST_CASE("every list pops as the ordered set does through ties, near ties and f
   }
 }
 
+namespace {
+// Each event schedules the next of its chain at the same instant until `left` runs out, so
+// thousands of events pass through one time while later ones wait.
+struct Burst {
+  Simulation* sim = nullptr;
+  std::vector<std::pair<Time, uint64_t>> seen;
+  void on_event(uint64_t left, Time now) {
+    seen.push_back({now, left});
+    if (left > 0 && left % 1000 != 0) sim->schedule<&Burst::on_event>(now, this, left - 1);
+  }
+};
+
+std::vector<std::pair<Time, uint64_t>> run_bursts(const std::string& list) {
+  Simulation sim(make_event_list(list));
+  Burst b;
+  b.sim = &sim;
+  for (uint64_t i = 0; i < 20; ++i) sim.schedule<&Burst::on_event>(1.0 + 0.5 * double(i % 4), &b, 1000 * i + 999);
+  sim.run();
+  return b.seen;
+}
+}  // namespace
+
+TEST_CASE("long streams of events at one instant keep their order in every list",
+          "[simulator][event_list]") {
+  const auto expected = run_bursts("set");
+  REQUIRE(expected.size() == 20 * 1000);
+  for (const std::string& kind : event_list_names()) {
+    SECTION(kind) { REQUIRE(run_bursts(kind) == expected); }
+  }
+}
+
 TEST_CASE("an event scheduled after run(until) stopped goes before the later pending ones",
           "[simulator][event_list]") {
   for (const std::string& kind : event_list_names()) {
