@@ -18,32 +18,34 @@
 
 namespace servelab {
 
-// Everything the controller knows about one model id.
+// Everything the controller knows about one model id. The fields a request's arrival,
+// dispatch and completion touch come first, packed into the slot's first cache lines; what
+// only registration, loads and evictions read (the model's info, load timings) follows.
 struct ModelSlot {
   bool added = false;       // ever added (resident[Disk] is true from then on)
   bool registered = false;  // accepts arrivals; false once removed
   bool unfittable = false;  // larger than some tier on the load path: requests fail
-  ModelInfo info;
-  uint32_t max_batch = 1;
-  uint32_t contexts = 1;
-  ModelQueue queue;
-  std::unique_ptr<BatchingPolicy> batching;
-  uint32_t arrivals_in_quantum = 0;
-  uint64_t quanta_seen = 0;  // ticks the batching policy has been given (quiet ones as a count)
-  uint32_t ref_count = 0;  // batches assigned and not done (held ones included)
-  uint32_t held = 0;       // of those, batches waiting for a load
-  bool ready = false;      // in Impl::ready; sticky until a worker takes a batch
-  uint32_t ready_size = 0;
-  Time wait_until = kNever;  // event mode: the batching policy asked to be asked again then
-  Time last_dispatch = -kNever;
+  bool ready = false;       // in Impl::ready; sticky until a worker takes a batch
   std::array<bool, kTierCount> resident{};
   std::array<bool, kTierCount> loading{};  // a load into that tier is in flight
   bool waiting_load = false;               // in Impl::load_waiters
-  SchedulingPolicy::Key key;               // its place in Impl::ready_keys while ready
+  uint32_t max_batch = 1;
+  uint32_t contexts = 1;
+  uint32_t ref_count = 0;  // batches assigned and not done (held ones included)
+  uint32_t held = 0;       // of those, batches waiting for a load
+  uint32_t ready_size = 0;
+  uint32_t arrivals_in_quantum = 0;
+  ModelQueue queue;
+  std::unique_ptr<BatchingPolicy> batching;
+  uint64_t quanta_seen = 0;  // ticks the batching policy has been given (quiet ones as a count)
+  Time wait_until = kNever;  // event mode: the batching policy asked to be asked again then
+  Time last_dispatch = -kNever;
+  SchedulingPolicy::Key key;  // its place in Impl::ready_keys while ready
   // Per tier, for eviction candidates: last load or use, uses since the load, the last load's
   // duration (from ModelInfo::load_seconds until one is seen) and when the current one began.
   std::array<Time, kTierCount> last_use{};
   std::array<uint64_t, kTierCount> uses{};
+  ModelInfo info;
   std::array<double, kTierCount> reload_seconds{};
   std::array<Time, kTierCount> load_started{};
 };
