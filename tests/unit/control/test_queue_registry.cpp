@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <vector>
 
 #include "engine/control/model_queue.h"
 #include "engine/control/policy_registry.h"
@@ -96,10 +97,10 @@ TEST_CASE("custom policies can be registered") {
   CHECK(PolicyRegistry::help("test-always-one") == "test only");
 }
 
-// ReadySet against std::set as the reference order, through both of its representations:
-// a random walk of inserts and erases that grows past kFlatMax (tree) and shrinks back
-// below kFlatMax / 4 (sorted vector), checking the first key meeting a predicate each step.
-TEST_CASE("ReadySet keeps std::set's order across its flat and tree forms", "[queue]") {
+// ReadySet against std::set as the reference order: a random walk of inserts and erases that
+// grows to hundreds of keys (many blocks, splits) and shrinks back (merges, emptied blocks),
+// checking the first key meeting a predicate each step and the whole order now and then.
+TEST_CASE("ReadySet keeps std::set's order as its blocks split and merge", "[queue]") {
   using Key = ReadySet::Key;
   ReadySet ready;
   std::set<Key> reference;
@@ -112,11 +113,19 @@ TEST_CASE("ReadySet keeps std::set's order across its flat and tree forms", "[qu
     REQUIRE((got == nullptr) == (want == reference.end()));
     if (got) REQUIRE(*got == *want);
   };
-  size_t peak = 0;
-  for (int phase = 0; phase < 4; ++phase) {
+  auto whole_order = [&] {
+    std::vector<Key> keys;
+    ready.first_where([&](const Key& k) {
+      keys.push_back(k);
+      return false;
+    });
+    return keys;
+  };
+  size_t peak_blocks = 0;
+  for (int phase = 0; phase < 6; ++phase) {
     const bool grow = phase % 2 == 0;
-    for (int step = 0; step < 3000; ++step) {
-      uint32_t m = uint32_t(rng() % 300);
+    for (int step = 0; step < 4000; ++step) {
+      uint32_t m = uint32_t(rng() % 1200);
       bool insert = grow ? rng() % 4 != 0 : rng() % 32 == 0;
       if (insert && !reference.count(key_of(m))) {
         ready.insert(key_of(m));
@@ -126,10 +135,20 @@ TEST_CASE("ReadySet keeps std::set's order across its flat and tree forms", "[qu
         reference.erase(key_of(m));
       }
       REQUIRE(ready.size() == reference.size());
-      peak = std::max(peak, ready.size());
+      REQUIRE(ready.blocks() <= 8 * ready.size() / ReadySet::kBlockKeys + 1);
+      peak_blocks = std::max(peak_blocks, ready.blocks());
       check(1 + step % 7);
+      if (step % 97 == 0) REQUIRE(whole_order() == std::vector<Key>(reference.begin(), reference.end()));
     }
   }
-  REQUIRE(peak > ReadySet::kFlatMax);       // the tree form was exercised
-  REQUIRE(ready.size() < ReadySet::kFlatMax / 4);  // and the flat one again after it
+  REQUIRE(peak_blocks >= 8);  // splits were exercised
+  REQUIRE(ready.blocks() < peak_blocks / 2);  // and merges as it shrank
+  // Taking the least key over and over, as workers do, empties it in order.
+  while (!reference.empty()) {
+    REQUIRE(*ready.first_where([](const Key&) { return true; }) == *reference.begin());
+    ready.erase(*reference.begin());
+    reference.erase(reference.begin());
+  }
+  REQUIRE(ready.empty());
+  REQUIRE(ready.blocks() == 0);
 }
