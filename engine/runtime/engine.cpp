@@ -4,19 +4,30 @@
 #include <cstdio>
 #include <cmath>
 
+#ifndef SERVELAB_CORE_ONLY
 #include "config/profile_yaml.h"
+#endif
 #include "engine/control/action_carrier.h"
 #include "engine/runtime/engine_impl.h"
 
 namespace servelab::runtime {
 namespace {
 
+CostProfile load_profile_file(const std::string& file) {
+#ifdef SERVELAB_CORE_ONLY
+  throw ConfigError("cannot read the cost profile '" + file + "': this engine was built with "
+                    "SERVELAB_CORE_ONLY (LibTorch alone, no YAML reader)");
+#else
+  return config::load_profile(file);
+#endif
+}
+
 std::unique_ptr<Executor> make_executor(const EngineOptions& o) {
   if (o.executor == "torch") return make_torch_executor(o.device, o.intra_op_threads);
   if (o.executor == "profiled") {
     if (o.profile_file.empty())
       throw ConfigError("the profiled executor needs a cost profile file (profile_file)");
-    return make_profiled_executor(config::load_profile(o.profile_file), CostNoise::None, 1);
+    return make_profiled_executor(load_profile_file(o.profile_file), CostNoise::None, 1);
   }
   throw ConfigError("unknown executor '" + o.executor + "' (expected torch or profiled)");
 }
@@ -46,7 +57,7 @@ void top_classes(const std::vector<float>& logits, Pending* p) {
 Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
   if (opts.control.workers == 0) throw ConfigError("the engine needs at least one worker");
   exec = make_executor(opts);
-  if (!opts.profile_file.empty()) cost_priors = config::load_profile(opts.profile_file);
+  if (!opts.profile_file.empty()) cost_priors = load_profile_file(opts.profile_file);
   exec_tier = exec->exec_tier();
   opts.control.exec_tier = exec_tier;
   ctl = std::make_unique<Controller>(opts.control);  // throws ConfigError for bad policies
@@ -127,16 +138,27 @@ void Engine::Impl::evict(const EvictAction& e) {
 void Engine::Impl::load(const LoadAction& l) {
   loader->post([this, l] {
     bool ok = true;
+    const Time start = clock.now();
     try {
       exec->load(l.model, l.from, l.to);
     } catch (const std::exception&) {
       ok = false;
     }
+    if (opts.on_load) report_load(l, start, ok);
     post([this, l, ok](Time now) {
       contract->on_load_done(l.model, l.to, ok);
       ctl->on_load_done(l.model, l.to, ok, now, out);
     });
   });
+}
+
+void Engine::Impl::report_load(const LoadAction& l, Time start, bool ok) {
+  LoadSpan span{"", l.from, l.to, start, clock.now(), ok};
+  {
+    std::shared_lock lock(reg_mu);
+    if (l.model < by_id.size() && by_id[l.model]) span.model = by_id[l.model]->spec.name;
+  }
+  opts.on_load(span);
 }
 
 void Engine::Impl::report_violations() {
@@ -168,7 +190,7 @@ void Engine::Impl::run_batch(Batch b) {
       std::vector<const Input*> inputs;
       for (Pending* p : items) {
         if (!p) throw std::runtime_error("internal error: request payload missing");
-        inputs.push_back(&p->input);
+        inputs.push_back(p->input.get());
       }
       std::vector<std::vector<float>> outputs;
       exec->run(model, exec_tier, inputs, outputs);

@@ -94,6 +94,14 @@ struct ClassifyResult {
   std::optional<bool> slo_met;  // with a deadline: answered Ok by it
 };
 
+// One load as the loader thread carried it out (EngineOptions::on_load).
+struct LoadSpan {
+  std::string model;
+  Tier from = Tier::Disk, to = Tier::Host;
+  Time start = 0, end = 0;  // engine time (Engine::now()) around the executor's load
+  bool ok = true;
+};
+
 struct EngineOptions {
   ControllerConfig control;         // workers, quantum, policies, budgets, timeout, queue bound
   std::string executor = "torch";   // torch | profiled
@@ -105,6 +113,9 @@ struct EngineOptions {
   uint32_t default_contexts = 1;    // Rafiqi's context pool size per model
   size_t max_image_bytes = 16 << 20;
   std::optional<double> slo;        // seconds: default SLO of models without one (engine.slo_ms)
+  // Called on the loader thread after each load, for traces and checks (tests/gpu: loads
+  // never overlap). Must not call back into the engine. Empty: nothing is called.
+  std::function<void(const LoadSpan&)> on_load;
 };
 
 // Prometheus text exposition of the engine's metrics (GET /metrics).

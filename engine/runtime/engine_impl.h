@@ -48,7 +48,9 @@ struct ModelEntry {
 // One accepted request, from classify/submit_raw until `done` is called.
 struct Pending {
   Request request;
-  Input input;
+  // Shared, not copied: a group's members decoded once and prepared inputs
+  // (submit_together) reach the executor as they are.
+  std::shared_ptr<const Input> input;
   int top_k = 5;  // 0: a tensor request (infer): answer the output row, not classes
   std::function<void(ClassifyResult)> done;
   std::shared_ptr<const ModelEntry> model;  // labels
@@ -91,6 +93,7 @@ struct Engine::Impl {
   void carry_out();                 // ctl_mu held: executes and clears `out`
   void evict(const EvictAction& e);  // ctl_mu held: posts the eviction to the loader
   void load(const LoadAction& l);    // ctl_mu held: posts the load to the loader
+  void report_load(const LoadAction& l, Time start, bool ok);  // loader thread: on_load
   void report_violations();  // ctl_mu held: logs new contract violations once each
   void run_batch(Batch b);   // ctl_mu held: hands a batch to its worker
   // ctl_mu held: answers one request (on an engine thread: an Ok answer into ready_answers,
@@ -100,8 +103,9 @@ struct Engine::Impl {
   // Without ctl_mu: calls each answer's `done` (on an engine thread).
   static void give_answers(std::vector<Answer>& answers);
   // Hands an accepted request to the controller; its id into *id (when given).
-  int accept(Input input, int top_k, std::function<void(ClassifyResult)> done,
-             std::shared_ptr<const ModelEntry> m, const RequestOptions& ro,
+  int accept(std::shared_ptr<const Input> input, int top_k,
+             std::function<void(ClassifyResult)> done, std::shared_ptr<const ModelEntry> m,
+             const RequestOptions& ro,
              RequestId* id = nullptr);
   // submit_raw (top_k >= 1) and infer (top_k 0): a preprocessed C x H x W input.
   int submit_tensor(const std::string& model, std::vector<float> input, int top_k,
@@ -110,7 +114,8 @@ struct Engine::Impl {
   std::shared_ptr<const ModelEntry> find(const std::string& name) const;
   // A request of model `m` arriving now; its deadline from ro's SLO, else the model's, else
   // the engine default (none: kNever).
-  std::unique_ptr<Pending> make_pending(std::shared_ptr<const ModelEntry> m, Input input,
+  std::unique_ptr<Pending> make_pending(std::shared_ptr<const ModelEntry> m,
+                                        std::shared_ptr<const Input> input,
                                         int top_k, std::function<void(ClassifyResult)> done,
                                         const RequestOptions& ro);
   // Any thread, before decoding: when `m`'s queue is at its bound, the request goes to the

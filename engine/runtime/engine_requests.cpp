@@ -9,7 +9,7 @@
 namespace servelab::runtime {
 
 std::unique_ptr<Pending> Engine::Impl::make_pending(std::shared_ptr<const ModelEntry> m,
-                                                   Input input, int top_k,
+                                                   std::shared_ptr<const Input> input, int top_k,
                                                    std::function<void(ClassifyResult)> done,
                                                    const RequestOptions& ro) {
   auto p = std::make_unique<Pending>();
@@ -26,7 +26,7 @@ std::unique_ptr<Pending> Engine::Impl::make_pending(std::shared_ptr<const ModelE
   return p;
 }
 
-int Engine::Impl::accept(Input input, int top_k, std::function<void(ClassifyResult)> done,
+int Engine::Impl::accept(std::shared_ptr<const Input> input, int top_k, std::function<void(ClassifyResult)> done,
                          std::shared_ptr<const ModelEntry> m, const RequestOptions& ro,
                          RequestId* id) {
   auto p = make_pending(std::move(m), std::move(input), top_k, std::move(done), ro);
@@ -55,7 +55,8 @@ bool Engine::Impl::refuse_if_full(const std::shared_ptr<const ModelEntry>& m, in
     std::lock_guard lock(inbox_mu);
     if (stopping) return false;  // accept() answers 503
   }
-  auto p = make_pending(m, Input{}, top_k, std::move(done), ro);
+  static const auto no_input = std::make_shared<const Input>();
+  auto p = make_pending(m, no_input, top_k, std::move(done), ro);
   const Request r = p->request;
   {
     std::lock_guard lock(pending_mu);
@@ -96,7 +97,8 @@ int Engine::classify(const std::string& model, std::string image_bytes, int top_
   } catch (const ImageError&) {
     return 400;
   }
-  return s.accept(std::move(input), top_k, std::move(done), std::move(m), ro);
+  return s.accept(std::make_shared<const Input>(std::move(input)), top_k, std::move(done),
+                  std::move(m), ro);
 }
 
 namespace {
@@ -111,7 +113,7 @@ bool same_preprocess(const Preprocess& a, const Preprocess& b) {
 // that prepare images alike.
 struct Decoded {
   Preprocess pp;
-  std::optional<Input> input;  // empty: the bytes are not a decodable image
+  std::shared_ptr<const Input> input;  // null: the bytes are not a decodable image
 };
 
 }  // namespace
@@ -143,10 +145,11 @@ std::vector<int> Engine::classify_each(const std::vector<std::string>& models,
       return same_preprocess(d.pp, m->spec.preprocess);
     });
     if (it == decoded.end()) {
-      Decoded d{m->spec.preprocess, std::nullopt};
+      Decoded d{m->spec.preprocess, nullptr};
       try {
         ++s.images_decoded;
-        d.input = preprocess_image(image_bytes, d.pp, !s.exec->normalizes_on_device());
+        d.input = std::make_shared<const Input>(
+            preprocess_image(image_bytes, d.pp, !s.exec->normalizes_on_device()));
       } catch (const ImageError&) {
       }
       it = decoded.insert(decoded.end(), std::move(d));
@@ -155,7 +158,7 @@ std::vector<int> Engine::classify_each(const std::vector<std::string>& models,
       rc[k] = 400;
       continue;
     }
-    rc[k] = s.accept(Input(*it->input), top_k, std::move(member_done), std::move(m), ro);
+    rc[k] = s.accept(it->input, top_k, std::move(member_done), std::move(m), ro);
   }
   return rc;
 }
@@ -249,7 +252,7 @@ int Engine::submit_together(const std::string& model,
   }
   std::vector<Request> requests;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    auto p = s.make_pending(m, Input(*inputs[i]), std::max(top_k, 1),
+    auto p = s.make_pending(m, inputs[i], std::max(top_k, 1),
                             [done, i](ClassifyResult r) { done(i, std::move(r)); }, options[i]);
     requests.push_back(p->request);
     std::lock_guard lock(s.pending_mu);
@@ -310,7 +313,8 @@ int Engine::Impl::submit_tensor(const std::string& model, std::vector<float> inp
   size_t expected = static_cast<size_t>(3) * pp.input_height * pp.input_width;
   if (input.size() != expected && !(input.empty() && s.exec->accepts_empty_input())) return 400;
   in.chw = std::move(input);
-  return s.accept(std::move(in), top_k, std::move(done), std::move(m), ro, id);
+  return s.accept(std::make_shared<const Input>(std::move(in)), top_k, std::move(done),
+                  std::move(m), ro, id);
 }
 
 }  // namespace servelab::runtime

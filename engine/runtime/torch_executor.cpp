@@ -7,15 +7,24 @@
 // memory; the controller bounds concurrent batches per model to ModelInfo::contexts, and
 // each running batch needs its own activations, which is what the workspace accounts.
 //
-// Device tier (CUDA): UNVERIFIED on the machine this was written on (CPU-only LibTorch).
-// Host copies are pinned when a CUDA device drives execution; Host -> Device copies the
-// module and moves its tensors with non_blocking copies on the current CUDA stream, so a
-// batch issued on that stream waits for the copy by stream order. Inputs are uint8 crops
-// normalized on the device with LibTorch ops.
+// Device tier (CUDA): a model's host copy is packed into one pinned buffer, so Host ->
+// Device is one DMA of the whole model into one device buffer whose views are the device
+// module's tensors (torch_tiers.h); the load waits for the copy, so a load is done when its
+// bytes are on the device, its measured time is the transfer's, and loads never overlap (one
+// loader thread). A batch is gathered into the worker's pinned staging buffer and copied in
+// one DMA; uint8 crops are normalized on the device. Checked on a GPU by scripts/gpu-check
+// (tests/gpu).
 #include <torch/cuda.h>
+#include <torch/version.h>
 #include <ATen/Parallel.h>
-#include <torch/script.h>
+#if __has_include(<torch/csrc/jit/python/update_graph_executor_opt.h>)
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#else  // LibTorch installs that leave out the jit/python headers: the functions are exported
+namespace torch::jit {
+TORCH_API void setGraphExecutorOptimize(bool o);
+TORCH_API bool getGraphExecutorOptimize();
+}  // namespace torch::jit
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -26,17 +35,18 @@
 
 #include "engine/runtime/allocator.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/torch_tiers.h"
 #include "engine/runtime/workspace_probe.h"
 
 namespace servelab::runtime {
 namespace {
 
-using ModulePtr = std::shared_ptr<torch::jit::Module>;
-
 struct TorchModel {
   std::string file;
   Preprocess pp;
   ModulePtr tiers[kTierCount];  // [Host], [Device]; [Disk] unused (the file is the copy)
+  // CUDA: uint8 crops become (x - 255 mean) * (1 / (255 std)) on the device; set at add().
+  at::Tensor mean255, inv_std255;
 };
 
 // Turns TorchScript graph optimization off on this thread for its lifetime (thread-local).
@@ -45,18 +55,6 @@ struct OptimizerOff {
   OptimizerOff() { torch::jit::setGraphExecutorOptimize(false); }
   ~OptimizerOff() { torch::jit::setGraphExecutorOptimize(was); }
 };
-
-uint64_t tensor_bytes(const torch::jit::Module& m) {
-  std::unordered_set<const void*> seen;  // shared storages count once
-  uint64_t total = 0;
-  auto add = [&](const at::Tensor& t) {
-    if (!t.defined() || !t.has_storage()) return;
-    if (seen.insert(t.storage().data()).second) total += t.storage().nbytes();
-  };
-  for (const auto& p : m.parameters(/*recurse=*/true)) add(p);
-  for (const auto& b : m.buffers(/*recurse=*/true)) add(b);
-  return total;
-}
 
 class TorchExecutor final : public Executor {
  public:
@@ -130,6 +128,7 @@ class TorchExecutor final : public Executor {
     uint64_t at_max = peak[0] + per_sample * (max_batch > 1 ? max_batch - 1 : 0);
     m.workspace_bytes = at_max * std::max<uint32_t>(contexts, 1);
     model->tiers[static_cast<int>(Tier::Host)] = std::move(module);
+    if (use_cuda_) set_device_normalization(*model);
     std::lock_guard lock(mu_);
     models_[id] = std::move(model);
     return m;
@@ -150,8 +149,8 @@ class TorchExecutor final : public Executor {
       if (!use_cuda_) throw std::runtime_error("no CUDA device for the device tier");
       ModulePtr host = module_in(*model, Tier::Host);
       if (!host || from == Tier::Disk) host = load_from_disk(model->file);
-      copy = std::make_shared<torch::jit::Module>(host->deepcopy());
-      copy->to(torch::Device(torch::kCUDA), /*non_blocking=*/true);  // from pinned memory
+      copy = copy_to_device(*host, torch::Device(torch::kCUDA));
+      torch::cuda::synchronize();  // done when the bytes are there (see the file comment)
     } else {
       throw std::runtime_error("cannot load into the disk tier");
     }
@@ -201,12 +200,18 @@ class TorchExecutor final : public Executor {
   ModulePtr load_from_disk(const std::string& file) const {
     auto m = std::make_shared<torch::jit::Module>(torch::jit::load(file, torch::kCPU));
     m->eval();
-    if (use_cuda_) {  // pinned host copy, so that Host -> Device copies are asynchronous DMA
-      c10::InferenceMode guard;
-      for (auto p : m->parameters(true)) p.set_data(p.pin_memory());
-      for (auto b : m->buffers(true)) b.set_data(b.pin_memory());
-    }
+    if (use_cuda_) m = packed_pinned(*m);  // one pinned buffer: a device load is one DMA
     return m;
+  }
+
+  // CUDA: the constants that normalize a model's uint8 crops on the device.
+  static void set_device_normalization(TorchModel& model) {
+    auto opts = torch::TensorOptions().dtype(torch::kFloat).device(torch::kCUDA);
+    const Preprocess& pp = model.pp;
+    model.mean255 = torch::tensor({255 * pp.mean[0], 255 * pp.mean[1], 255 * pp.mean[2]}, opts)
+                        .view({1, 3, 1, 1});
+    model.inv_std255 = torch::tensor({1 / (255 * pp.std[0]), 1 / (255 * pp.std[1]),
+                                      1 / (255 * pp.std[2])}, opts).view({1, 3, 1, 1});
   }
 
   // Stacks the inputs into one batch on the executing device. uint8 crops are normalized
@@ -214,6 +219,11 @@ class TorchExecutor final : public Executor {
   // crops one by one on the CPU first.
   at::Tensor make_batch(const TorchModel& model, Tier exec,
                         const std::vector<const Input*>& inputs) const {
+    const bool all_u8 = std::all_of(inputs.begin(), inputs.end(),
+                                    [](const Input* in) { return !in->hwc.empty(); });
+    const bool all_float = std::none_of(inputs.begin(), inputs.end(),
+                                        [](const Input* in) { return !in->hwc.empty(); });
+    if (exec == Tier::Device && (all_u8 || all_float)) return device_batch(model, inputs, all_u8);
     const Preprocess& pp = model.pp;
     torch::Device dev = exec == Tier::Device ? torch::Device(torch::kCUDA) : torch::kCPU;
     auto normalize = [&](at::Tensor nhwc_u8, torch::Device d) {
@@ -226,10 +236,6 @@ class TorchExecutor final : public Executor {
       return torch::from_blob(const_cast<uint8_t*>(in->hwc.data()),
                               {in->height, in->width, in->channels}, torch::kUInt8);
     };
-    bool all_u8 = std::all_of(inputs.begin(), inputs.end(),
-                              [](const Input* in) { return !in->hwc.empty(); });
-    bool all_float = std::none_of(inputs.begin(), inputs.end(),
-                                  [](const Input* in) { return !in->hwc.empty(); });
     if (all_float && dev == torch::kCPU) return copied_batch(inputs);
     std::vector<at::Tensor> items;
     items.reserve(inputs.size());
@@ -245,6 +251,35 @@ class TorchExecutor final : public Executor {
     at::Tensor batch = all_u8 || dev != torch::kCPU ? torch::stack(items) : reused_batch(items);
     if (dev != torch::kCPU) batch = batch.pin_memory().to(dev, /*non_blocking=*/true);
     return all_u8 ? normalize(batch, dev) : batch;
+  }
+
+  // A batch for the device: the inputs gathered into a pinned staging buffer (one memcpy
+  // each), copied to the device in one DMA, and uint8 crops normalized there. The buffer
+  // comes from LibTorch's caching host allocator, which reuses a block only once the copies
+  // issued from it are done. (A thread_local buffer crashed at thread exit: its deleter ran
+  // after CUDA's own thread state was gone.)
+  static at::Tensor device_batch(const TorchModel& model, const std::vector<const Input*>& inputs,
+                                 bool u8) {
+    const Input& first = *inputs.front();
+    const size_t item = u8 ? first.hwc.size() : first.chw.size() * sizeof(float);
+    for (const Input* in : inputs)
+      if (in->channels != first.channels || in->height != first.height ||
+          in->width != first.width ||
+          (u8 ? in->hwc.size() : in->chw.size() * sizeof(float)) != item)
+        throw std::runtime_error("the inputs of one batch differ in shape");
+    const int64_t n = static_cast<int64_t>(inputs.size());
+    at::Tensor bytes = torch::empty({static_cast<int64_t>(item * inputs.size())},
+                                    torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+    uint8_t* dst = bytes.data_ptr<uint8_t>();
+    for (size_t i = 0; i < inputs.size(); ++i)
+      std::memcpy(dst + i * item, u8 ? static_cast<const void*>(inputs[i]->hwc.data())
+                                     : static_cast<const void*>(inputs[i]->chw.data()), item);
+    at::Tensor host =
+        u8 ? bytes.view({n, first.height, first.width, first.channels})
+           : bytes.view(torch::kFloat).view({n, first.channels, first.height, first.width});
+    at::Tensor batch = host.to(torch::kCUDA, /*non_blocking=*/true);
+    if (!u8) return batch;
+    return batch.permute({0, 3, 1, 2}).to(torch::kFloat).sub_(model.mean255).mul_(model.inv_std255);
   }
 
   // The float inputs stacked into this worker thread's batch tensor of last time when the

@@ -3,8 +3,10 @@
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <torch/version.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -24,6 +26,15 @@ struct WorkspaceProbe::Counter {
 namespace {
 
 thread_local std::shared_ptr<WorkspaceProbe::Counter> tl_counter;
+
+// LibTorch 2.3 made Allocator::allocate non-const and added the pure copy_data.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define SERVELAB_ALLOCATE_CONST
+#define SERVELAB_ALLOCATOR_COPY_DATA 1
+#else
+#define SERVELAB_ALLOCATE_CONST const
+#define SERVELAB_ALLOCATOR_COPY_DATA 0
+#endif
 
 // Pointers allocated while a probe was active, with their size and counter. Allocation and
 // free of counted pointers take this lock; other allocations never touch it.
@@ -54,7 +65,7 @@ void counted_delete(void* p) {
 class CountingAllocator final : public c10::Allocator {
  public:
   explicit CountingAllocator(c10::Allocator* base) : base_(base) {}
-  c10::DataPtr allocate(size_t n) const override {
+  c10::DataPtr allocate(size_t n) SERVELAB_ALLOCATE_CONST override {
     c10::DataPtr d = base_->allocate(n);
     const auto& counter = tl_counter;
     if (!counter || d.get() == nullptr || d.get() != d.get_context()) return d;
@@ -68,6 +79,11 @@ class CountingAllocator final : public c10::Allocator {
     return c10::DataPtr(p, p, &counted_delete, c10::Device(c10::DeviceType::CPU));
   }
   c10::DeleterFnPtr raw_deleter() const override { return &counted_delete; }
+#if SERVELAB_ALLOCATOR_COPY_DATA
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+#endif
 
  private:
   c10::Allocator* base_;
