@@ -26,7 +26,8 @@ std::unique_ptr<Pending> Engine::Impl::make_pending(std::shared_ptr<const ModelE
   return p;
 }
 
-int Engine::Impl::accept(std::shared_ptr<const Input> input, int top_k, std::function<void(ClassifyResult)> done,
+int Engine::Impl::accept(std::shared_ptr<const Input> input, int top_k,
+                         std::function<void(ClassifyResult)> done,
                          std::shared_ptr<const ModelEntry> m, const RequestOptions& ro,
                          RequestId* id) {
   auto p = make_pending(std::move(m), std::move(input), top_k, std::move(done), ro);

@@ -200,7 +200,7 @@ class TorchExecutor final : public Executor {
   ModulePtr load_from_disk(const std::string& file) const {
     auto m = std::make_shared<torch::jit::Module>(torch::jit::load(file, torch::kCPU));
     m->eval();
-    if (use_cuda_) m = packed_pinned(*m);  // one pinned buffer: a device load is one DMA
+    if (use_cuda_) m = packed(*m, /*pinned=*/true);  // one pinned buffer: a load is one DMA
     return m;
   }
 
@@ -268,8 +268,8 @@ class TorchExecutor final : public Executor {
           (u8 ? in->hwc.size() : in->chw.size() * sizeof(float)) != item)
         throw std::runtime_error("the inputs of one batch differ in shape");
     const int64_t n = static_cast<int64_t>(inputs.size());
-    at::Tensor bytes = torch::empty({static_cast<int64_t>(item * inputs.size())},
-                                    torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+    const auto pinned = torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true);
+    at::Tensor bytes = torch::empty({static_cast<int64_t>(item * inputs.size())}, pinned);
     uint8_t* dst = bytes.data_ptr<uint8_t>();
     for (size_t i = 0; i < inputs.size(); ++i)
       std::memcpy(dst + i * item, u8 ? static_cast<const void*>(inputs[i]->hwc.data())

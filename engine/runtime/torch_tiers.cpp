@@ -96,7 +96,7 @@ uint64_t tensor_bytes(const torch::jit::Module& m) {
   return total;
 }
 
-ModulePtr packed_pinned(const torch::jit::Module& m) {
+ModulePtr packed(const torch::jit::Module& m, bool pinned) {
   constexpr int64_t kAlign = 256;  // cuDNN and cuBLAS want aligned operands
   std::unordered_map<const void*, int64_t> offset;  // by TensorImpl
   int64_t total = 0;
@@ -105,7 +105,7 @@ ModulePtr packed_pinned(const torch::jit::Module& m) {
     total += (static_cast<int64_t>(t.nbytes()) + kAlign - 1) / kAlign * kAlign;
   }
   at::Tensor flat = torch::empty(
-      {total}, torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+      {total}, torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(pinned));
   return copy_with(m, [&](const at::Tensor& t) {
     at::Tensor slot = view_of(flat, offset.at(t.unsafeGetTensorImpl()), t);
     slot.copy_(t);

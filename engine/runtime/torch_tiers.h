@@ -14,10 +14,11 @@ using ModulePtr = std::shared_ptr<torch::jit::Module>;
 // Parameter and buffer bytes of a module, each storage counted once.
 uint64_t tensor_bytes(const torch::jit::Module& m);
 
-// A copy of `m` whose parameters and buffers are packed into one pinned host buffer (each
-// tensor's slot aligned to 256 bytes): the host copy of a model that a CUDA device executes,
-// so that a host -> device load is one DMA of the whole buffer. Needs CUDA (pinned memory).
-ModulePtr packed_pinned(const torch::jit::Module& m);
+// A copy of `m` whose parameters and buffers are packed into one host buffer (each tensor's
+// slot aligned to 256 bytes): with `pinned`, the host copy of a model that a CUDA device
+// executes, so that a host -> device load is one DMA of the whole buffer (pinned memory
+// needs CUDA; unpinned serves the CPU tests of this copy).
+ModulePtr packed(const torch::jit::Module& m, bool pinned);
 
 // A copy of `host` on `device`: each storage of its tensors is copied once (one copy for a
 // packed module) with a non_blocking copy (from pinned memory: an asynchronous DMA on the

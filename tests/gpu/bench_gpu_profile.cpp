@@ -52,15 +52,6 @@ double engine_round_trip(const runtime::ModelSpec& spec, const Input& crop, int 
   return mean(rtt);
 }
 
-template <class F>
-double timed(F&& f) {
-  cuda_sync();
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  cuda_sync();
-  return seconds_since(t0);
-}
-
 ModelProfile measure(const std::string& model, const std::vector<uint32_t>& sizes) {
   ModelProfile p;
   p.name = model;
@@ -68,8 +59,8 @@ ModelProfile measure(const std::string& model, const std::vector<uint32_t>& size
   auto exec = runtime::make_torch_executor("cuda", 1);
   p.bytes = exec->add(0, spec, sizes.back(), 1).param_bytes;
   for (int i = 0; i < kLoadSamples; ++i) {
-    p.disk_host.push_back(timed([&] { exec->load(0, Tier::Disk, Tier::Host); }));
-    p.host_device.push_back(timed([&] { exec->load(0, Tier::Host, Tier::Device); }));
+    p.disk_host.push_back(timed_on_device([&] { exec->load(0, Tier::Disk, Tier::Host); }));
+    p.host_device.push_back(timed_on_device([&] { exec->load(0, Tier::Host, Tier::Device); }));
     if (i + 1 < kLoadSamples) exec->evict(0, Tier::Device);
   }
   const int side = spec.preprocess.input_height;
@@ -82,7 +73,7 @@ ModelProfile measure(const std::string& model, const std::vector<uint32_t>& size
     for (int w = 0; w < 3; ++w) exec->run(0, Tier::Device, ptrs, out);
     std::vector<double> samples;
     for (int i = 0; i < kBatchSamples; ++i)
-      samples.push_back(timed([&] { exec->run(0, Tier::Device, ptrs, out); }));
+      samples.push_back(timed_on_device([&] { exec->run(0, Tier::Device, ptrs, out); }));
     p.batches.emplace_back(b, std::move(samples));
   }
   exec.reset();  // the engine below measures with its own executor

@@ -17,15 +17,6 @@ namespace {
 
 constexpr int kRepetitions = 7;
 
-template <class F>
-double timed(F&& f) {
-  cuda_sync();
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  cuda_sync();
-  return seconds_since(t0);
-}
-
 // The module's parameters and buffers, pinned: what the engine's host copy holds.
 std::vector<at::Tensor> pinned_tensors(const std::string& file) {
   torch::NoGradGuard no_grad;
@@ -68,17 +59,17 @@ void bench_swap(const BenchOptions& o) {
     std::vector<double> t[4], disk;
     for (int rep = -1; rep < kRepetitions; ++rep) {  // rep -1: warm-up, not recorded
       double s[4];
-      s[0] = timed([&] { exec->load(0, Tier::Host, Tier::Device); });
+      s[0] = timed_on_device([&] { exec->load(0, Tier::Host, Tier::Device); });
       exec->evict(0, Tier::Device);
-      s[1] = timed([&] { auto d = pinned.to(cuda, /*non_blocking=*/true); });
-      s[2] = timed([&] {
+      s[1] = timed_on_device([&] { auto d = pinned.to(cuda, /*non_blocking=*/true); });
+      s[2] = timed_on_device([&] {
         std::vector<at::Tensor> d;
         for (const auto& h : tensors) d.push_back(h.to(cuda, /*non_blocking=*/true));
       });
-      s[3] = timed([&] { auto d = pageable.to(cuda, /*non_blocking=*/true); });
+      s[3] = timed_on_device([&] { auto d = pageable.to(cuda, /*non_blocking=*/true); });
       if (rep < 0) continue;
       for (int v = 0; v < 4; ++v) t[v].push_back(s[v]);
-      if (rep < 3) disk.push_back(timed([&] { exec->load(0, Tier::Disk, Tier::Host); }));
+      if (rep < 3) disk.push_back(timed_on_device([&] { exec->load(0, Tier::Disk, Tier::Host); }));
     }
     records.push_back(swap_record(model, bytes, tensors.size(), t, disk));
   }

@@ -49,4 +49,14 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Seconds `f` takes, from an idle device until its work on the device is done.
+template <class F>
+double timed_on_device(F&& f) {
+  cuda_sync();
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  cuda_sync();
+  return seconds_since(t0);
+}
+
 }  // namespace servelab::gpu

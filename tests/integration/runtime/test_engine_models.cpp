@@ -1,9 +1,14 @@
-// Registration, ground truth and input errors of the engine, with real tiny TorchScript models.
+// Registration, ground truth and input errors of the engine, with real tiny TorchScript models;
+// the module copies behind the CUDA device tier (engine/runtime/torch_tiers.h), run on the
+// CPU: packing and the per-storage copy do not depend on the device, so every CI run checks
+// them (tests/gpu checks them on a real GPU: scripts/gpu-check).
 #include <torch/script.h>
 
 #include <numeric>
+#include <set>
 
 #include "engine/runtime/preprocess.h"
+#include "engine/runtime/torch_tiers.h"
 #include "runtime_test_util.h"
 
 using namespace servelab;
@@ -11,6 +16,24 @@ using namespace servelab::runtime;
 using namespace servelab::runtime::test;
 
 namespace {
+
+std::vector<at::Tensor> tensors_of(const torch::jit::Module& m) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : m.parameters(/*recurse=*/true)) out.push_back(p);
+  for (const auto& b : m.buffers(/*recurse=*/true)) out.push_back(b);
+  return out;
+}
+
+std::set<const void*> storages_of(const torch::jit::Module& m) {
+  std::set<const void*> out;
+  for (const at::Tensor& t : tensors_of(m)) out.insert(t.storage().data());
+  return out;
+}
+
+at::Tensor forward(torch::jit::Module& m, const at::Tensor& x) {
+  c10::InferenceMode guard;
+  return m.forward({x}).toTensor();
+}
 
 int register_status(Engine& e, const ModelSpec& spec) {
   try {
@@ -165,4 +188,43 @@ TEST_CASE("unregistering fails queued requests and frees the name", "[runtime]")
   CHECK(engine.classify("tiny_cnn", png, 1, c.callback()) == 404);
   engine.register_model(tiny_spec("tiny_cnn"));
   CHECK(engine.model("tiny_cnn"));
+}
+
+TEST_CASE("a packed module keeps its tensors in one buffer and computes the same", "[runtime]") {
+  torch::jit::Module m = torch::jit::load(models_dir() + "/tiny_cnn.pt");
+  m.eval();
+  const at::Tensor x = torch::rand({4, 3, 32, 32});
+  const at::Tensor ref = forward(m, x);
+  const size_t n = tensors_of(m).size();
+  REQUIRE(storages_of(m).size() == n);  // the fixture: one storage per tensor
+
+  ModulePtr p = packed(m, /*pinned=*/false);
+  CHECK(storages_of(*p).size() == 1);
+  // Each slot is aligned to 256 bytes: at most 255 bytes of padding per tensor.
+  CHECK(tensor_bytes(*p) >= tensor_bytes(m));
+  CHECK(tensor_bytes(*p) < tensor_bytes(m) + 256 * n);
+  CHECK(torch::equal(forward(*p, x), ref));
+}
+
+TEST_CASE("a device copy has its own storage per host storage and leaves the host alone",
+          "[runtime]") {
+  torch::jit::Module m = torch::jit::load(models_dir() + "/tiny_cnn.pt");
+  m.eval();
+  const at::Tensor x = torch::rand({4, 3, 32, 32});
+  const at::Tensor ref = forward(m, x);
+  ModulePtr host = packed(m, /*pinned=*/false);
+
+  for (torch::jit::Module* from : {&m, host.get()}) {
+    ModulePtr copy = copy_to_device(*from, torch::kCPU);  // the CPU as the "device"
+    const std::set<const void*> theirs = storages_of(*from), ours = storages_of(*copy);
+    CHECK(ours.size() == theirs.size());
+    for (const void* s : ours) CHECK(theirs.count(s) == 0);
+    CHECK(torch::equal(forward(*copy, x), ref));
+    {
+      torch::NoGradGuard no_grad;
+      for (at::Tensor t : tensors_of(*copy)) t.zero_();
+    }
+    CHECK_FALSE(torch::equal(forward(*copy, x), ref));  // the copy's tensors are its own
+    CHECK(torch::equal(forward(*from, x), ref));        // and the source's are untouched
+  }
 }

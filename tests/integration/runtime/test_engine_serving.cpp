@@ -2,6 +2,7 @@
 // real reloads, timeouts, queue bounds, failing batches, metrics.
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "runtime_test_util.h"
@@ -45,6 +46,12 @@ TEST_CASE("three models with room for two: evictions and real reloads, all reque
           "[runtime]") {
   EngineOptions o = options(2, "max-delay", params({{"max_delay", "0.002"}}));
   o.control.budgets[static_cast<int>(Tier::Host)].models = 2;
+  std::mutex spans_mu;
+  std::vector<LoadSpan> spans;  // every load, as the loader thread reports it
+  o.on_load = [&](const LoadSpan& s) {
+    std::lock_guard lock(spans_mu);
+    spans.push_back(s);
+  };
   Engine engine(o);
   const char* names[] = {"m0", "m1", "m2"};
   for (const char* n : names) engine.register_model(tiny_spec("tiny_cnn", n));
@@ -93,6 +100,16 @@ TEST_CASE("three models with room for two: evictions and real reloads, all reque
   CHECK(loads >= 5);
   CHECK(evictions >= 5);
   CHECK(misses >= 5);
+  {
+    std::lock_guard lock(spans_mu);
+    CHECK(spans.size() == loads);  // on_load saw each load the counters count
+    for (size_t i = 0; i < spans.size(); ++i) {
+      CHECK(spans[i].ok);
+      CHECK((spans[i].from == Tier::Disk && spans[i].to == Tier::Host));
+      CHECK(spans[i].end >= spans[i].start);
+      if (i > 0) CHECK(spans[i].start >= spans[i - 1].end);  // one load at a time, in order
+    }
+  }
   std::string m = engine.metrics_text();
   CHECK(m.find("servelab_resident_models{tier=\"host\"} 2") != std::string::npos);
   // The same contract checks as the simulator's, on the real loads, evictions and batches.
