@@ -9,6 +9,7 @@
 #endif
 #include "engine/control/action_carrier.h"
 #include "engine/runtime/engine_impl.h"
+#include "engine/runtime/top_classes.h"
 
 namespace servelab::runtime {
 namespace {
@@ -32,24 +33,15 @@ std::unique_ptr<Executor> make_executor(const EngineOptions& o) {
   throw ConfigError("unknown executor '" + o.executor + "' (expected torch or profiled)");
 }
 
-// Softmax of `logits` and the `p->top_k` best classes with their labels, into p->top.
+// The `p->top_k` most probable classes of `logits` with their labels, into p->top.
 void top_classes(const std::vector<float>& logits, Pending* p) {
-  if (logits.empty()) return p->top.clear();
-  const float peak = *std::max_element(logits.begin(), logits.end());
-  std::vector<float> pr(logits.size());
-  double sum = 0;
-  for (size_t i = 0; i < pr.size(); ++i) sum += pr[i] = std::exp(logits[i] - peak);
-  for (float& v : pr) v = static_cast<float>(v / sum);
-  std::vector<size_t> idx(pr.size());
-  for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
-  size_t k = std::min<size_t>(static_cast<size_t>(std::max(p->top_k, 1)), idx.size());
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
-                    [&](size_t a, size_t c) { return pr[a] > pr[c]; });
+  thread_local std::vector<ClassProbability> best;  // plain memory: kept per worker thread
+  top_softmax(logits, static_cast<size_t>(std::max(p->top_k, 1)), best);
   const auto& labels = p->model->spec.labels;
   p->top.clear();
-  for (size_t j = 0; j < k; ++j)
-    p->top.emplace_back(idx[j] < labels.size() ? labels[idx[j]] : std::to_string(idx[j]),
-                        pr[idx[j]]);
+  for (const ClassProbability& c : best)
+    p->top.emplace_back(c.index < labels.size() ? labels[c.index] : std::to_string(c.index),
+                        c.probability);
 }
 
 }  // namespace
