@@ -95,6 +95,7 @@ std::vector<uint32_t> sequential_models(const AccessSpec&, uint32_t n, uint64_t 
 
 std::vector<uint32_t> uniform_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
   auto models = huge_vector<uint32_t>(count);
+  if (n == 1) return models;  // every draw would be 0 (the stream is this pattern's alone)
   Rng rng(spec.seed);
   for (auto& m : models) m = static_cast<uint32_t>(rng.below(n));
   return models;
