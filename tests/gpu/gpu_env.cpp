@@ -34,20 +34,11 @@ uint64_t cuda_allocated_bytes() {
   cuda_sync();
   return static_cast<uint64_t>(alloc::getDeviceStats(0).allocated_bytes[0].current);
 }
-uint64_t cuda_peak_allocated_bytes() {
-  cuda_sync();
-  return static_cast<uint64_t>(alloc::getDeviceStats(0).allocated_bytes[0].peak);
-}
-void cuda_reset_peak() { alloc::resetPeakStats(0); }
-void cuda_empty_cache() { alloc::emptyCache(); }
 #else
 [[noreturn]] static void no_cuda() {
   throw std::runtime_error("built without the CUDA headers: no CUDA allocator to ask");
 }
 uint64_t cuda_allocated_bytes() { no_cuda(); }
-uint64_t cuda_peak_allocated_bytes() { no_cuda(); }
-void cuda_reset_peak() { no_cuda(); }
-void cuda_empty_cache() { no_cuda(); }
 #endif
 
 std::string torch_version() { return TORCH_VERSION; }
@@ -69,10 +60,6 @@ runtime::ModelSpec model_spec(const std::string& model, const std::string& name)
   spec.preprocess.input_width = spec.preprocess.input_height = tiny ? 32 : 224;
   spec.preprocess.resize = tiny ? 36 : 256;
   return spec;
-}
-
-uint64_t file_bytes(const std::string& path) {
-  return static_cast<uint64_t>(std::filesystem::file_size(path));
 }
 
 runtime::Input random_crop(int height, int width, uint64_t seed) {

@@ -16,9 +16,6 @@ namespace servelab::gpu {
 bool cuda_ready();                // LibTorch sees a CUDA device
 void cuda_sync();                 // waits for all work on the device
 uint64_t cuda_allocated_bytes();  // the caching allocator's live bytes on device 0 (after a sync)
-uint64_t cuda_peak_allocated_bytes();
-void cuda_reset_peak();
-void cuda_empty_cache();          // returns cached, unused blocks to the driver
 std::string torch_version();      // LibTorch's version string, e.g. "2.11.0"
 // Whether cuDNN convolutions may use TF32 (LibTorch's default: yes). Process-wide.
 void allow_tf32_convolutions(bool allow);
@@ -28,7 +25,6 @@ std::string models_dir();
 // The spec of an exported model: tiny_cnn is 32x32 (resize 36), the torchvision models
 // 224x224 (resize 256); ImageNet mean and std for all, as make-models writes them.
 runtime::ModelSpec model_spec(const std::string& model, const std::string& name = "");
-uint64_t file_bytes(const std::string& path);
 
 // A uint8 RGB crop (H x W x 3) of pseudo-random pixels: what preprocessing hands a CUDA
 // executor. Distinct seeds give distinct images.

@@ -4,42 +4,19 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <vector>
 
 #include "tests/gpu/gpu_env.h"
+#include "tests/integration/runtime/runtime_test_util.h"  // Collector
 
 namespace servelab::gpu {
 namespace {
 
 using runtime::ClassifyResult;
 using runtime::Input;
-
-// Answers of infer() calls, waited for with a deadline.
-class Answers {
- public:
-  std::function<void(ClassifyResult)> callback() {
-    return [this](ClassifyResult r) {
-      std::lock_guard lock(mu_);
-      got_.push_back(std::move(r));
-      cv_.notify_all();
-    };
-  }
-  std::vector<ClassifyResult> wait(size_t n) {
-    std::unique_lock lock(mu_);
-    const bool ok = cv_.wait_for(lock, std::chrono::seconds(120), [&] { return got_.size() >= n; });
-    INFO("got " << got_.size() << " of " << n << " answers");
-    REQUIRE(ok);
-    return std::move(got_);
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<ClassifyResult> got_;
-};
+using runtime::test::Collector;
 
 // The loads the engine reports through EngineOptions::on_load, with CUDA's allocated bytes
 // just after each.
@@ -106,7 +83,7 @@ TEST_CASE("engine on the GPU: two models that do not both fit are served alterna
   SECTION("one request at a time, alternating: every switch loads one and evicts the other") {
     const int n = 12;
     for (int i = 0; i < n; ++i) {
-      Answers answers;
+      Collector answers;
       const bool to_a = i % 2 == 0;
       REQUIRE(engine.infer(to_a ? "a" : "b", image.chw, answers.callback()) == 0);
       check_answer(answers.wait(1).at(0), to_a ? ref_a : ref_b);
@@ -119,7 +96,7 @@ TEST_CASE("engine on the GPU: two models that do not both fit are served alterna
   }
   SECTION("a burst of both models' requests at once: all succeed") {
     const int n = 32;
-    Answers answers;
+    Collector answers;
     for (int i = 0; i < n; ++i)
       REQUIRE(engine.infer(i % 2 ? "b" : "a", image.chw, answers.callback()) == 0);
     for (const ClassifyResult& r : answers.wait(n)) REQUIRE(r.status == RequestStatus::Ok);
