@@ -228,6 +228,7 @@ size_t Controller::total_queued() const { return impl_->total_queued; }
 void Controller::Impl::advance_to(Time now, ActionBuffer& out) {
   assert(now >= last_now || now + 1e-9 >= last_now);
   last_now = std::max(last_now, now);
+  if (timeouts.empty() && deadlines.empty() && wakes.empty() && next_tick() > now) return;
   // Process due timeouts, late requests (drop_late), quantum ticks and event-mode wake-ups in
   // time order; at equal times in that order.
   for (;;) {
@@ -345,10 +346,12 @@ void Controller::Impl::drop_at_deadline(const WakeEntry& e, ActionBuffer& out) {
   else rekey(e.model);
 }
 
+// Every event ends here; most find nothing waiting, so each step is asked only when it has
+// something to do.
 void Controller::Impl::pump(Time now, ActionBuffer& out) {
-  start_waiting_loads(now, out);
-  dispatch_loop(now, out);
-  prune();
+  if (!load_waiters.empty()) start_waiting_loads(now, out);
+  if (!free_workers.empty() && any_ready()) dispatch_loop(now, out);
+  if (!timeouts.empty() || !wakes.empty() || !deadlines.empty()) prune();
 }
 
 // Drops stale heads so that next_wakeup() is exact.

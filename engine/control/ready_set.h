@@ -6,7 +6,8 @@
 // neighbours merge. So a thousand ready models cost O(log n) comparisons per change and touch
 // a few contiguous cache lines, where a red-black tree chased a dozen scattered nodes. Few
 // ready models (the common case: one per busy model) are one block: a sorted array.
-// Taking the least key, as a worker does, moves nothing (the block's front advances).
+// Taking the least key, as a worker does, moves nothing (the block's front advances); the
+// last key taken leaves its block in place, empty (the only block that may be).
 // Value type, owned by the controller; not thread-safe.
 #pragma once
 
@@ -60,7 +61,11 @@ class ReadySet {
       std::move(pos + 1, last, pos);
       --b.end;
     }
-    if (b.size() == 0) return remove_block(i);
+    if (b.size() == 0) {
+      if (blocks_.size() > 1) return remove_block(i);
+      b.head = b.end = 0;  // the one block stays, emptied, for the next insert: a model
+      return;              // that goes ready and is taken at once allocates nothing
+    }
     lasts_[i] = b.back();
     merge_small(i);
   }
@@ -156,7 +161,7 @@ class ReadySet {
     return b;
   }
 
-  std::vector<std::unique_ptr<Block>> blocks_;  // in key order, none empty
+  std::vector<std::unique_ptr<Block>> blocks_;  // in key order; none empty but a sole one
   std::vector<Key> lasts_;                      // blocks_[i]'s last key
   std::vector<std::unique_ptr<Block>> spare_;   // emptied blocks, reused
   size_t size_ = 0;

@@ -150,5 +150,12 @@ TEST_CASE("ReadySet keeps std::set's order as its blocks split and merge", "[que
     reference.erase(reference.begin());
   }
   REQUIRE(ready.empty());
-  REQUIRE(ready.blocks() == 0);
+  REQUIRE(ready.blocks() == 1);  // the last block stays, empty, for the next insert
+  REQUIRE(ready.first_where([](const Key&) { return true; }) == nullptr);
+  // Refilled from empty, in descending order (every insert in front), it keeps the order.
+  for (uint32_t m = 40; m-- > 0;) {
+    ready.insert(key_of(m));
+    reference.insert(key_of(m));
+  }
+  REQUIRE(whole_order() == std::vector<Key>(reference.begin(), reference.end()));
 }
