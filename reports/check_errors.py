@@ -15,8 +15,11 @@ the simulation rescaled to it: what is left when the machine's drift is taken ou
 Exit status 0 when every point is within bounds, 1 otherwise (or when a point lacks a mode).
 """
 import argparse
+import csv
+import glob
 import math
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -84,6 +87,73 @@ def profile_swings(d, names):
             ", ".join(parts)) if parts else ""
 
 
+def lag1_correlation(xs):
+    """Correlation of consecutive values (lag 1); NaN for fewer than 3 or no spread."""
+    if len(xs) < 3:
+        return math.nan
+    m = sum(xs) / len(xs)
+    var = sum((x - m) ** 2 for x in xs) / len(xs)
+    if var == 0:
+        return math.nan
+    cov = sum((a - m) * (b - m) for a, b in zip(xs, xs[1:])) / (len(xs) - 1)
+    return cov / var
+
+
+def batch_compute_ms(requests_csv):
+    """Compute time of each batch a run's records hold, in start order (a batch's members
+    share start and finish)."""
+    with open(requests_csv) as f:
+        spans = {(r["start"], r["finish"]) for r in csv.DictReader(f)
+                 if r.get("status") == "ok" and r.get("start") not in (None, "", "nan")}
+    return [1000 * (float(b) - float(a)) for a, b in sorted(spans, key=lambda s: float(s[0]))]
+
+
+def real_cost_correlation(d):
+    """Median over the real runs in RESULTS_DIR/runs of the lag-1 correlation of consecutive
+    batches' compute times: 0 when each batch's cost is an independent draw (as the
+    simulator's are), near 1 when the machine's speed moves slowly from batch to batch."""
+    rs = []
+    for run in sorted(glob.glob(os.path.join(d, "runs", "p*-real-r*", "requests.csv"))):
+        r = lag1_correlation(batch_compute_ms(run))
+        if not math.isnan(r):
+            rs.append(r)
+    return statistics.median(rs) if rs else math.nan
+
+
+def tail_widths(exp, pid):
+    """p99 minus mean latency (ms) of point `pid`: real, predicted and, where the runs have
+    it, at matched speed (NaN otherwise). The tail's width is what the machine's speed course
+    adds to queueing: a closed loop's latency is a sum of batch costs, which spreads more when
+    consecutive costs move together than when each is an independent draw."""
+    real = exp.value("real", pid, "latency_p99_ms")[0] - exp.value("real", pid, "latency_mean_ms")[0]
+    pred = predicted(exp, pid, "latency_p99_ms") - predicted(exp, pid, "latency_mean_ms")
+    matched = exp.value("sim", pid, "latency_p99_ms")[0] - exp.value("sim", pid, "latency_mean_ms")[0]
+    if math.isnan(exp.value("sim", pid, "cost_scale")[0]):
+        matched = math.nan
+    return real, pred, matched
+
+
+def print_tail_widths(exp, d):
+    """The tails' widths per point, and the real runs' cost correlation: where the prediction's
+    p99 runs low, this shows whether the machine's speed course (not modelled in a plain
+    prediction: its costs are independent draws) accounts for it."""
+    rows = [(exp.points[pid]["label"], *tail_widths(exp, pid)) for pid in sorted(exp.points)]
+    print(f"\ntail width, p99 - mean latency (ms): {'real':>8} {'predicted':>10} "
+          f"{'matched speed (diagnostic)':>27}")
+    for label, real, pred, matched in rows:
+        print(f"{label[:40]:<40} {real:8.1f} {pred:10.1f} {matched:27.1f}")
+    ratios = [p / r for _, r, p, _ in rows if r > 0 and not math.isnan(p)]
+    matched_ratios = [m / r for _, r, _, m in rows if r > 0 and not math.isnan(m)]
+    corr = real_cost_correlation(d)
+    if ratios:
+        print(f"median width predicted/real {statistics.median(ratios):.2f}" +
+              (f", at matched speed {statistics.median(matched_ratios):.2f}"
+               if matched_ratios else "") +
+              ("" if math.isnan(corr) else
+               f"; consecutive batches' compute times in the real runs correlate at "
+               f"{corr:.2f} (lag 1, median), the simulator draws them independently"))
+
+
 def predicted(exp, pid, metric):
     """The simulation on the profile as measured before the runs: with --match-speed the
     unscaled result the sim summary keeps beside the rescaled one, else the result itself."""
@@ -141,6 +211,7 @@ def main():
                   f"  {n:4d}  {spread}  {other_cell}" +
                   ("" if math.isnan(speed) else
                    f"  {speed:5.2f} " + "/".join(f"{e:+.0%}" for e in matched)))
+        print_tail_widths(exp, d)
     print(f"\nbounds: throughput {a.tput:.0%}, mean latency {a.mean:.0%}, p99 {a.p99:.0%} "
           f"(cells: predicted/real error); {misses} point(s) miss")
     if drift_misses:
