@@ -139,11 +139,26 @@ ColdBursts parse_front_end(const YAML::Node& n, const Where& w) {
                              : ColdBursts{};
 }
 
+// `speed_drift: {share, tau_ms}`: the machine's speed course.
+SpeedDrift parse_speed_drift(const YAML::Node& n, const Where& w) {
+  require_map(n, w);
+  check_keys(n, w, {"share", "tau_ms"});
+  SpeedDrift d;
+  if (n["share"]) d.share = as_double(n["share"], w.child("share"));
+  if (n["tau_ms"]) d.tau = as_double(n["tau_ms"], w.child("tau_ms")) / 1e3;
+  try {
+    d.validate();
+  } catch (const ConfigError& e) {
+    fail(w, n, e.what());
+  }
+  return d;
+}
+
 }  // namespace
 
 ProfileFile parse_profile_file(const YAML::Node& root, const std::string& file) {
   Where w{file, ""};
-  check_keys(root, w, {"description", "source", "models", "front_end"});
+  check_keys(root, w, {"description", "source", "models", "front_end", "speed_drift"});
   const YAML::Node& models = root["models"];
   if (!models || !models.IsMap() || models.size() == 0) {
     fail(w.child("models"), models ? models : root, "needs a mapping of model name -> profile");
@@ -176,6 +191,8 @@ ProfileFile parse_profile_file(const YAML::Node& root, const std::string& file) 
     ColdBursts bursts = parse_front_end(fe, w.child("front_end"));
     if (!old_bursts) p.front_end.cold_bursts = std::move(bursts);
   }
+  if (const YAML::Node& d = root["speed_drift"])
+    p.speed_drift = parse_speed_drift(d, w.child("speed_drift"));
   return p;
 }
 
@@ -243,6 +260,10 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
     b.SetStyle(YAML::EmitterStyle::Flow);
     for (double x : burst) b.push_back(x * 1e3);
     root["front_end"]["cold_bursts_ms"].push_back(b);
+  }
+  if (profile.speed_drift.on()) {
+    root["speed_drift"]["share"] = profile.speed_drift.share;
+    root["speed_drift"]["tau_ms"] = profile.speed_drift.tau * 1e3;
   }
   return root;
 }

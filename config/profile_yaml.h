@@ -9,6 +9,7 @@
 
 #include "engine/control/cost_profile.h"
 #include "profiles/front_end_profile.h"
+#include "profiles/speed_course.h"
 
 namespace servelab::config {
 
@@ -16,6 +17,9 @@ namespace servelab::config {
 struct ProfileFile {
   CostProfile costs;
   FrontEndProfile front_end;
+  // `speed_drift: {share, tau_ms}`: the machine's speed course (profiles/speed_course.h), as
+  // the profiler measured it; none in paper profiles and older files.
+  SpeedDrift speed_drift{};
   // Cores' worth of CPU other processes took while the profiler measured (negative: unknown).
   // Written into the file's `source` line by the profiler; not read back.
   double background_cores = -1;

@@ -72,6 +72,8 @@ struct SimulationSection {
   double cost_scale = 1;
   std::vector<sim::SimulationSetup::SpeedWindow> speed_trace;
   double jitter = -1;  // < 0: the profile's own noise
+  // speed_drift: profile (the profile's measured speed course, where it has one) | off.
+  bool speed_drift = true;
   Time client_timeout = kNever;
   Time cancel_delay = 0;
 };

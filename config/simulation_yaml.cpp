@@ -65,7 +65,7 @@ std::string parse_event_list(const YAML::Node& n, const Where& w) {
   return v;
 }
 
-// The machine-speed knobs: cost_scale, speed_trace, jitter, noise.
+// The machine-speed knobs: cost_scale, speed_trace, jitter, noise, speed_drift.
 void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
   if (const YAML::Node& v = n["cost_scale"]) {
     s.cost_scale = as_double(v, w.child("cost_scale"));
@@ -79,6 +79,11 @@ void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
       fail(w.child("jitter"), v, "expected a relative standard deviation >= 0");
   }
   if (n["noise"]) s.noise = parse_noise(n["noise"], w.child("noise"));
+  if (const YAML::Node& v = n["speed_drift"]) {
+    const std::string d = as_string(v, w.child("speed_drift"));
+    if (d != "profile" && d != "off") fail(w.child("speed_drift"), v, "expected profile or off");
+    s.speed_drift = d == "profile";
+  }
 }
 
 // client_timeout_s (> 0, or none) and cancel_delay_s (>= 0).
@@ -97,7 +102,7 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
   require_map(n, w);
   check_keys(n, w,
              {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale",
-              "speed_trace", "jitter", "client_timeout_s", "cancel_delay_s"});
+              "speed_trace", "jitter", "speed_drift", "client_timeout_s", "cancel_delay_s"});
   if (!n.IsMap()) return s;
   parse_speed(n, w, s);
   if (n["seed"]) s.seed = as_uint(n["seed"], w.child("seed"));
@@ -163,6 +168,7 @@ YAML::Node emit_simulation_section(const SimulationSection& s) {
   if (s.client_timeout < kNever) n["client_timeout_s"] = s.client_timeout;
   n["cancel_delay_s"] = s.cancel_delay;
   if (s.jitter >= 0) n["jitter"] = s.jitter;
+  if (!s.speed_drift) n["speed_drift"] = "off";
   return n;
 }
 

@@ -59,6 +59,7 @@ config::ProfileFile rescale_to_probe(const config::ProfileFile& base, const Cost
 void write_calibrated_profile(const std::string& base, const std::string& out,
                               ProfileOptions options) {
   options.cold_bursts = 0;        // the base's bursts stay
+  options.course_seconds = 0;     // and its speed course
   options.overhead_requests = 1;  // overheads are not taken from the probe
   options.load_samples = 1;
   options.samples = 3;

@@ -8,7 +8,11 @@ namespace servelab::sim {
 Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed)
     : ctx_(ctx), sink_(sink), index_(index), ctl_(ctx.setup.control),
       contract_(ctx.setup.control), rng_(seed), load_rng_(seed ^ 0x9e3779b97f4a7c15ULL),
-      workers_(ctx.setup.control.workers) {}
+      workers_(ctx.setup.control.workers) {
+  const SimulationSetup& s = ctx.setup;
+  if (s.speed_drift.on() && s.noise != CostNoise::None && s.jitter < 0 && s.speed_trace.empty())
+    course_.emplace(s.speed_drift, seed ^ 0x5851f42d4c957f2dULL);
+}
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the
 // setup's preload tier (the controller's initial placement, as in the engine).
@@ -132,15 +136,20 @@ void Server::dispatch(const Batch& b, Time now) {
   ++busy_workers_;
   ++batches_;
   batched_requests_ += b.requests.size();
-  uint32_t size = static_cast<uint32_t>(b.requests.size());
-  const SimulationSetup& s = ctx_.setup;
-  const ModelProfile& p = ctx_.profile(b.model);
-  Time cost = (s.jitter >= 0 && s.noise != CostNoise::None
-                   ? p.sample_batch_latency(size, s.jitter, rng_)
-                   : p.sample_batch_latency(size, s.noise, rng_)) *
-              s.speed_at(now);
+  Time cost = batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now);
   ++ctx_.in_flight;
   ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
+}
+
+// A draw from the profile: at the speed course's score where there is one, else independent
+// (the profile's noise, or a real run's jitter), times the speed trace's factor.
+Time Server::batch_cost(ModelId model, uint32_t size, Time now) {
+  const SimulationSetup& s = ctx_.setup;
+  const ModelProfile& p = ctx_.profile(model);
+  if (course_) return course_->cost(p, size, s.noise, course_->score_at(now));
+  return (s.jitter >= 0 && s.noise != CostNoise::None ? p.sample_batch_latency(size, s.jitter, rng_)
+                                                       : p.sample_batch_latency(size, s.noise, rng_)) *
+         s.speed_at(now);
 }
 
 void Server::load(const LoadAction& l, Time now) {

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "engine/control/action_carrier.h"
 #include "engine/control/contract_monitor.h"
 #include "engine/control/controller.h"
+#include "profiles/speed_course.h"
 #include "simulator/run_context.h"
 
 namespace servelab::sim {
@@ -85,6 +87,7 @@ class Server {
   struct Carrier;
   void carry_out(Time now);
   void dispatch(const Batch& b, Time now);
+  Time batch_cost(ModelId model, uint32_t size, Time now);
   void check_requests(const Batch& b);
   void load(const LoadAction& l, Time now);
   void complete(const RequestOutcome& o, Time now);
@@ -101,6 +104,9 @@ class Server {
   std::mt19937_64 rng_;       // batch latency draws
   std::mt19937_64 load_rng_;  // load time draws (own stream: profiles without load samples
                               // draw nothing, and batch draws do not shift when they do)
+  // The machine's speed course, where the setup has one and the profile's noise is on: batch
+  // costs are drawn at its scores instead of from rng_.
+  std::optional<SpeedCourse> course_;
 
   std::vector<Worker> workers_;
   uint32_t busy_workers_ = 0;

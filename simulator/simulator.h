@@ -17,6 +17,7 @@
 #include "engine/control/cost_profile.h"
 #include "engine/control/ensemble.h"
 #include "profiles/front_end_profile.h"
+#include "profiles/speed_course.h"
 #include "results/records.h"
 #include "workloads/workload.h"
 
@@ -90,6 +91,11 @@ struct SimulationSetup {
   // this relative standard deviation around the mean (--match-speed: the real run's
   // pass-to-pass spread within its speed windows). < 0: the profile's own noise.
   double jitter = -1;
+  // The machine's speed course (profiles/speed_course.h): each server draws its batches'
+  // costs (with noise on) at its course's score instead of independently. From the profile
+  // (simulation.speed_drift: profile, the default); off with a speed trace or jitter, which
+  // give a real run's own course. share 0: none.
+  SpeedDrift speed_drift{};
   // simulation.cluster: N servers, each with the whole engine above (its own controller,
   // workers, tiers and IO threads), and the router (router.h) that picks one per request.
   struct Cluster {

@@ -70,16 +70,20 @@ double interpolate_batch_seconds(const std::vector<BatchSeconds>& points, uint32
   return interpolate(points, b, [](const BatchSeconds& p) { return p.seconds; });
 }
 
+const BatchCost& ModelProfile::nearest_measured(uint32_t b) const {
+  const BatchCost* best = &batches.front();
+  for (const BatchCost& c : batches) {
+    if (std::abs(double(c.batch) - b) < std::abs(double(best->batch) - b)) best = &c;
+  }
+  return *best;
+}
+
 double ModelProfile::sample_batch_latency(uint32_t b, CostNoise noise,
                                           std::mt19937_64& rng) const {
   double mean = batch_latency(b);
   if (noise == CostNoise::None) return mean;
   if (noise == CostNoise::Empirical) {
-    // Nearest measured size (ties to the smaller).
-    const BatchCost* best = &batches.front();
-    for (const BatchCost& c : batches) {
-      if (std::abs(double(c.batch) - b) < std::abs(double(best->batch) - b)) best = &c;
-    }
+    const BatchCost* best = &nearest_measured(b);
     if (!best->samples.empty() && best->mean > 0) {
       size_t i = std::min(best->samples.size() - 1,
                           size_t(uniform01(rng) * double(best->samples.size())));

@@ -50,6 +50,8 @@ struct ModelProfile {
   double batch_stddev(uint32_t b) const;  // interpolated the same way
   // The measured mean of every batch size, as a prior for ModelInfo::batch_seconds.
   std::vector<BatchSeconds> mean_batch_seconds() const;
+  // The measured size nearest to b (ties to the smaller): where empirical draws take samples.
+  const BatchCost& nearest_measured(uint32_t b) const;
   // One draw of a batch latency (> 0) according to `noise`. Empirical draws use the raw
   // samples of the nearest measured size, scaled by batch_latency(b) / that size's mean.
   // Draws are our own arithmetic over the engine's output: the same seed gives the same

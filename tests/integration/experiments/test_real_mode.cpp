@@ -40,6 +40,7 @@ ex::ProfileOptions reduced_probe(std::vector<uint32_t> batch_sizes) {
   probe.min_seconds_per_size = 0.05;
   probe.max_seconds_per_size = 0.5;
   probe.load_samples = 3;
+  probe.course_seconds = 0.2;
   probe.overhead_requests = 30;
   probe.cold_burst_sizes = {2, 4, 8};
   probe.cold_bursts = 2;

@@ -1,0 +1,177 @@
+// The machine's speed course (profiles/speed_course.h). Ground truth: normal tables, the
+// Ornstein-Uhlenbeck correlation share * exp(-dt / tau) of the model's own definition checked
+// on long runs, a fit against a course generated here with known parameters, and a closed
+// loop whose latency (a sum of batch costs) spreads more when consecutive costs move together.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <vector>
+
+#include "config/profile_yaml.h"
+#include "engine/control/draws.h"
+#include "profiles/speed_course.h"
+#include "simulator/sim_config.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/simulator/sim_test_util.h"
+
+using namespace servelab;
+using Catch::Matchers::Contains;
+
+namespace {
+
+double correlation_at(const std::vector<double>& z, size_t lag) {
+  double mean = 0, var = 0, cov = 0;
+  for (double v : z) mean += v;
+  mean /= double(z.size());
+  for (double v : z) var += (v - mean) * (v - mean);
+  for (size_t i = 0; i + lag < z.size(); ++i) cov += (z[i] - mean) * (z[i + lag] - mean);
+  return (cov / double(z.size() - lag)) / (var / double(z.size()));
+}
+
+// One worker, no batching, event mode, a closed loop of 8: each latency is about the sum of
+// the 8 batch costs before it. Batch 1 costs one of 41 samples, 18..26 ms.
+sim::SimulationSetup loop_setup(SpeedDrift drift) {
+  ModelProfile p = sim::test::constant_profile(0.022);
+  p.batches = {{1, 0.022, 0.0024, {}}};
+  for (int i = 0; i <= 40; ++i) p.batches[0].samples.push_back(0.018 + 0.0002 * i);
+  sim::SimulationSetup s = sim::test::cache_setup(1, 1, p);
+  s.control.exec_tier = Tier::Host;
+  s.control.quantum = 0;
+  s.noise = CostNoise::Empirical;
+  s.speed_drift = drift;
+  return s;
+}
+
+struct Spread {
+  double mean = 0, width = 0;  // latency mean and p99 - mean, seconds
+};
+
+Spread latency_spread(const sim::SimulationSetup& s) {
+  sim::SimulationResult r = sim::simulate(s, sim::test::closed_loop(std::vector<uint32_t>(4000, 0), 8));
+  std::vector<double> lat;
+  for (const auto& x : r.records.requests) lat.push_back(x.finish - x.arrival);
+  std::sort(lat.begin(), lat.end());
+  Spread out;
+  for (double v : lat) out.mean += v / double(lat.size());
+  out.width = lat[size_t(0.99 * double(lat.size() - 1))] - out.mean;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("normal quantile and distribution function match the tables", "[simulator][speed]") {
+  CHECK(normal_quantile(0.975) == Approx(1.959963985).margin(1e-8));
+  CHECK(normal_quantile(0.5) == Approx(0).margin(1e-10));
+  CHECK(normal_quantile(0.001) == Approx(-3.090232306).margin(1e-8));
+  CHECK(normal_cdf(1.0) == Approx(0.841344746).margin(1e-9));
+  for (double p : {1e-6, 0.1, 0.37, 0.9, 0.999999}) CHECK(normal_cdf(normal_quantile(p)) == Approx(p));
+}
+
+TEST_CASE("the course's scores are standard normal and correlate as share * exp(-dt / tau)",
+          "[simulator][speed]") {
+  const SpeedDrift d{0.6, 0.1};
+  SpeedCourse course(d, 11), again(d, 11);
+  std::vector<double> z;
+  const double dt = 0.02;  // tau / 5
+  for (int i = 0; i < 40000; ++i) {
+    z.push_back(course.score_at(i * dt));
+    REQUIRE(again.score_at(i * dt) == z.back());  // one seed, one course
+  }
+  double mean = 0, var = 0;
+  for (double v : z) mean += v / double(z.size());
+  for (double v : z) var += (v - mean) * (v - mean) / double(z.size());
+  CHECK(mean == Approx(0).margin(0.06));
+  CHECK(var == Approx(1).margin(0.05));
+  CHECK(correlation_at(z, 1) == Approx(0.6 * std::exp(-0.2)).margin(0.03));
+  CHECK(correlation_at(z, 5) == Approx(0.6 * std::exp(-1.0)).margin(0.03));
+  CHECK(correlation_at(z, 50) == Approx(0).margin(0.03));
+  CHECK_THROWS_AS(SpeedCourse(SpeedDrift{1.0, 0.1}, 1), ConfigError);
+  CHECK_THROWS_AS(SpeedCourse(SpeedDrift{0.5, 0}, 1), ConfigError);
+}
+
+TEST_CASE("fit_speed_drift recovers a course generated with known share and tau",
+          "[simulator][speed]") {
+  std::mt19937_64 rng(5);
+  const double share = 0.7, tau = 0.2, dt = 0.02;
+  const double a = std::exp(-dt / tau);
+  std::vector<Time> starts;
+  std::vector<double> costs, independent;
+  double x = standard_normal(rng);
+  for (int i = 0; i < 6000; ++i) {
+    x = a * x + std::sqrt(1 - a * a) * standard_normal(rng);
+    const double z = std::sqrt(share) * x + std::sqrt(1 - share) * standard_normal(rng);
+    starts.push_back(i * dt);
+    costs.push_back(0.02 * std::exp(0.1 * z));  // any increasing map of the score
+    independent.push_back(0.02 * std::exp(0.1 * standard_normal(rng)));
+  }
+  const SpeedDrift d = fit_speed_drift(starts, costs);
+  CHECK(d.share == Approx(share).margin(0.1));
+  CHECK(d.tau == Approx(tau).epsilon(0.3));
+  CHECK_FALSE(fit_speed_drift(starts, independent).on());  // each pass its own draw
+  CHECK_FALSE(fit_speed_drift({0, 1, 2}, {1, 2, 3}).on());   // too short to tell
+}
+
+TEST_CASE("a cost at a score is that quantile of the nearest measured size", "[simulator][speed]") {
+  ModelProfile p = sim::test::constant_profile(0.010);
+  p.batches = {{1, 0.010, 0.001, {0.011, 0.009, 0.010}}, {4, 0.016, 0.002, {}}};
+  SpeedCourse c(SpeedDrift{0.5, 1}, 1);
+  CHECK(c.cost(p, 1, CostNoise::Empirical, -3) == 0.009);
+  CHECK(c.cost(p, 1, CostNoise::Empirical, 0) == 0.010);
+  CHECK(c.cost(p, 1, CostNoise::Empirical, 3) == 0.011);
+  // Batch 2 draws batch 1's samples scaled to its interpolated mean, 12 ms.
+  CHECK(c.cost(p, 2, CostNoise::Empirical, 3) == Approx(0.011 * 0.012 / 0.010));
+  CHECK(c.cost(p, 4, CostNoise::Normal, 1) == Approx(0.018));
+  CHECK(c.cost(p, 4, CostNoise::Normal, -9) == Approx(0.016));  // not above 0: the mean
+  CHECK(c.cost(p, 4, CostNoise::None, 2) == 0.016);
+}
+
+TEST_CASE("a closed loop's latency spreads wider on a speed course, around the same mean",
+          "[simulator][speed]") {
+  const Spread independent = latency_spread(loop_setup({}));
+  const Spread course = latency_spread(loop_setup(SpeedDrift{0.8, 0.5}));
+  CHECK(course.mean == Approx(independent.mean).epsilon(0.03));
+  CHECK(course.width > 1.5 * independent.width);
+  // A real run's own course (jitter or a speed trace) replaces the profile's.
+  sim::SimulationSetup with_jitter = loop_setup(SpeedDrift{0.8, 0.5});
+  with_jitter.jitter = 0.05;
+  sim::SimulationSetup plain_jitter = loop_setup({});
+  plain_jitter.jitter = 0.05;
+  const auto w = sim::test::closed_loop(std::vector<uint32_t>(200, 0), 8);
+  const auto a = sim::simulate(with_jitter, w).records.requests;
+  const auto b = sim::simulate(plain_jitter, w).records.requests;
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) REQUIRE(a[i].finish == b[i].finish);
+}
+
+TEST_CASE("the profile's speed_drift reaches the setup unless the run turns it off",
+          "[simulator][speed][profile]") {
+  servelab::testutil::TempDir tmp_dir("servelab-speed-drift");
+  const std::filesystem::path dir = tmp_dir.path();
+  std::ofstream(dir / "profile.yaml")
+      << "models: {m: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 10}], "
+         "load_ms: {disk->host: 5}}}\nspeed_drift: {share: 0.6, tau_ms: 250}\n";
+  auto setup_with = [&](const std::string& simulation) {
+    return sim::parse_sim_config(
+               YAML::Load("models: [m]\nprofile: profile.yaml\n"
+                          "workload: {requests: 5, arrival: {type: closed, concurrency: 1}}\n"
+                          "simulation: {noise: empirical" + simulation + "}\n"),
+               "c.yaml", dir.string())
+        .setup;
+  };
+  const sim::SimulationSetup s = setup_with("");
+  CHECK(s.speed_drift.share == Approx(0.6));
+  CHECK(s.speed_drift.tau == Approx(0.25));
+  CHECK_FALSE(setup_with(", speed_drift: off").speed_drift.on());
+  CHECK_THROWS_WITH(setup_with(", speed_drift: maybe"), Contains("expected profile or off"));
+  // Written back with the profile; a share of 1 would leave no pass-to-pass spread.
+  const config::ProfileFile f = config::load_profile_file((dir / "profile.yaml").string());
+  const config::ProfileFile back = config::parse_profile_file(config::profile_to_yaml(f), "back");
+  CHECK(back.speed_drift.tau == Approx(0.25));
+  YAML::Node bad = config::profile_to_yaml(f);
+  bad["speed_drift"]["share"] = 1.0;
+  CHECK_THROWS_WITH(config::parse_profile_file(bad, "p.yaml"), Contains("share must be in [0, 1)"));
+}
