@@ -139,13 +139,23 @@ ColdBursts parse_front_end(const YAML::Node& n, const Where& w) {
                              : ColdBursts{};
 }
 
-// `speed_drift: {share, tau_ms}`: the machine's speed course.
-SpeedDrift parse_speed_drift(const YAML::Node& n, const Where& w) {
+// `{share, tau_ms}`: one course of the machine's speed.
+SpeedDrift::Course parse_course(const YAML::Node& n, const Where& w) {
   require_map(n, w);
   check_keys(n, w, {"share", "tau_ms"});
+  SpeedDrift::Course c;
+  if (n["share"]) c.share = as_double(n["share"], w.child("share"));
+  if (n["tau_ms"]) c.tau = as_double(n["tau_ms"], w.child("tau_ms")) / 1e3;
+  return c;
+}
+
+// `speed_drift: {fast: {share, tau_ms}, slow: {share, tau_ms}}`: the machine's speed course.
+SpeedDrift parse_speed_drift(const YAML::Node& n, const Where& w) {
+  require_map(n, w);
+  check_keys(n, w, {"fast", "slow"});
   SpeedDrift d;
-  if (n["share"]) d.share = as_double(n["share"], w.child("share"));
-  if (n["tau_ms"]) d.tau = as_double(n["tau_ms"], w.child("tau_ms")) / 1e3;
+  if (n["fast"]) d.fast = parse_course(n["fast"], w.child("fast"));
+  if (n["slow"]) d.slow = parse_course(n["slow"], w.child("slow"));
   try {
     d.validate();
   } catch (const ConfigError& e) {
@@ -261,9 +271,11 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
     for (double x : burst) b.push_back(x * 1e3);
     root["front_end"]["cold_bursts_ms"].push_back(b);
   }
-  if (profile.speed_drift.on()) {
-    root["speed_drift"]["share"] = profile.speed_drift.share;
-    root["speed_drift"]["tau_ms"] = profile.speed_drift.tau * 1e3;
+  const SpeedDrift& d = profile.speed_drift;
+  for (const auto& [key, c] : {std::pair{"fast", d.fast}, std::pair{"slow", d.slow}}) {
+    if (!(c.share > 0)) continue;
+    root["speed_drift"][key]["share"] = c.share;
+    root["speed_drift"][key]["tau_ms"] = c.tau * 1e3;
   }
   return root;
 }

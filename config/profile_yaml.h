@@ -17,7 +17,7 @@ namespace servelab::config {
 struct ProfileFile {
   CostProfile costs;
   FrontEndProfile front_end;
-  // `speed_drift: {share, tau_ms}`: the machine's speed course (profiles/speed_course.h), as
+  // `speed_drift: {fast, slow}`: the machine's speed course (profiles/speed_course.h), as
   // the profiler measured it; none in paper profiles and older files.
   SpeedDrift speed_drift{};
   // Cores' worth of CPU other processes took while the profiler measured (negative: unknown).

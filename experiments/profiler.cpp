@@ -79,15 +79,29 @@ runtime::ModelSpec model_spec(const ProfileOptions& o, const std::string& name) 
 // loads are the executor's Disk -> Host load (what the loader thread does), batches are the
 // executor's run() on preprocessed copies of the request image (stacking, normalization,
 // forward under InferenceMode, softmax), with the engine's intra-op thread setting.
-// Batches of 1 back to back for o.course_seconds (at most 20,000): how the machine's speed
-// moves from pass to pass, which the rounds above (each size's passes spread over the whole
-// measurement) cannot show.
+// The model whose batch of 1 costs most: its passes are long enough to show the machine's
+// slow speed changes rather than cache and scheduler noise.
+size_t slowest_batch_of_one(const std::vector<ModelProfile>& models) {
+  size_t k = 0;
+  for (size_t i = 1; i < models.size(); ++i)
+    if (models[i].batch_latency(1) > models[k].batch_latency(1)) k = i;
+  return k;
+}
+
+// Batches of 1 of model `name` back to back for o.course_seconds (at most 20,000): how the
+// machine's speed moves from pass to pass, which the rounds of measure_model (each size's
+// passes spread over the whole measurement) cannot show. The model is added under `id` and
+// removed after.
 SpeedDrift measure_speed_course(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
-                                const runtime::Input& input, const std::string& name,
+                                const std::string& name, const std::string& image,
                                 const std::function<void(const std::string&)>& log) {
   if (!(o.course_seconds > 0)) return {};
+  const runtime::ModelSpec spec = model_spec(o, name);
+  exec.add(id, spec, 1, 1);
+  const runtime::Input input = runtime::preprocess_image(image, spec.preprocess, true);
   std::vector<const runtime::Input*> one(1, &input);
   std::vector<std::vector<float>> probs;
+  exec.run(id, Tier::Host, one, probs);  // warm
   std::vector<Time> starts;
   std::vector<double> costs;
   const auto begin = Clock::now();
@@ -97,17 +111,18 @@ SpeedDrift measure_speed_course(const ProfileOptions& o, runtime::Executor& exec
     costs.push_back(seconds_since(t0));
     starts.push_back(std::chrono::duration<double>(t0 - begin).count());
   }
+  exec.remove(id);
   const SpeedDrift d = fit_speed_drift(starts, costs);
   if (log) log(name + ": speed course over " + std::to_string(costs.size()) +
-               " passes of batch 1: share " + std::to_string(d.share) + ", tau " +
-               std::to_string(d.tau * 1e3) + " ms");
+               " passes of batch 1: fast share " + std::to_string(d.fast.share) + ", tau " +
+               std::to_string(d.fast.tau * 1e3) + " ms; slow share " +
+               std::to_string(d.slow.share) + ", tau " + std::to_string(d.slow.tau * 1e3) + " ms");
   return d;
 }
 
 ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
                            const std::string& name, const std::string& image,
-                           double* preprocess_s, SpeedDrift* course,
-                           const std::function<void(const std::string&)>& log) {
+                           double* preprocess_s, const std::function<void(const std::string&)>& log) {
   const runtime::ModelSpec spec = model_spec(o, name);
   uint32_t max_batch = *std::max_element(o.batch_sizes.begin(), o.batch_sizes.end());
   runtime::ModelMeasure mm;
@@ -167,7 +182,6 @@ ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, Mod
                  std::to_string(c.mean * 1e3) + " ms (sd " + std::to_string(c.stddev * 1e3) +
                  ", n=" + std::to_string(c.samples.size()) + ")");
   }
-  *course = measure_speed_course(o, exec, id, input, name, log);
   // A load as the engine pays it: the executor's Disk -> Host load, plus what the first batch
   // on the fresh module costs beyond a warm one (TorchScript optimizes a module's graph on its
   // first runs). The engine loads a model only for a batch that waits, so the sum is the
@@ -228,15 +242,6 @@ void log_cold_bursts(const std::vector<std::vector<double>>& bursts,
         std::to_string(median(fl.second) * 1e3) + " ms (medians)");
 }
 
-// The model whose batch of 1 costs most: its passes are long enough to show the machine's
-// slow speed changes rather than cache and scheduler noise.
-size_t slowest_batch_of_one(const std::vector<ModelProfile>& models) {
-  size_t k = 0;
-  for (size_t i = 1; i < models.size(); ++i)
-    if (models[i].batch_latency(1) > models[k].batch_latency(1)) k = i;
-  return k;
-}
-
 void log_background(double cores, const std::function<void(const std::string&)>& log) {
   if (cores < 0) return;
   char line[256];
@@ -262,7 +267,6 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
   auto exec = runtime::make_torch_executor("cpu", std::max(1, o.threads));
   config::ProfileFile profile;
   std::vector<double> preprocess_s(o.models.size());
-  std::vector<SpeedDrift> courses(o.models.size());
   // On a thread of its own, as the engine runs batches on worker threads and loads on its
   // loader thread (per-thread OpenMP settings then match the engine's), prepared as the
   // engine prepares its workers: without it, TorchScript's graph optimizer (a thread-local
@@ -275,15 +279,16 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
       exec->prepare_thread();
       for (size_t i = 0; i < o.models.size(); ++i)
         profile.costs.models.push_back(
-            measure_model(o, *exec, ModelId(i), o.models[i], image, &preprocess_s[i],
-                          &courses[i], log));
+            measure_model(o, *exec, ModelId(i), o.models[i], image, &preprocess_s[i], log));
+      const size_t k = slowest_batch_of_one(profile.costs.models);
+      profile.speed_drift =
+          measure_speed_course(o, *exec, ModelId(o.models.size()), o.models[k], image, log);
     } catch (...) {
       error = std::current_exception();
     }
   }).join();
   if (error) std::rethrow_exception(error);
   exec.reset();
-  profile.speed_drift = courses[slowest_batch_of_one(profile.costs.models)];
   // Each model's overhead is its real round trip less load and compute; it holds the
   // preprocessing (on the IO thread, before the arrival); the rest (HTTP, hand-offs) is split
   // evenly between request and response. The simulator queues the preprocessing part on

@@ -38,9 +38,9 @@ struct ProfileOptions {
   uint32_t max_samples = 200;
   double max_seconds_per_size = 2.0;        // stop sampling a size after this much time
   uint32_t load_samples = 15;               // timed loads (+ first batch) per model
-  // Batches of 1 back to back for this long per model: the machine's speed course
-  // (profiles/speed_course.h), fitted on the model whose batch of 1 costs most. 0: none.
-  double course_seconds = 3.0;
+  // Batches of 1 back to back for this long, on the model whose batch of 1 costs most: the
+  // machine's speed course (profiles/speed_course.h). 0: none.
+  double course_seconds = 10.0;
   int threads = 1;                          // LibTorch intra-op threads (the engine default)
   std::string image;                        // request image; default models_dir/images/gradient.jpg
   uint32_t overhead_requests = 100;         // probe round trips for the request overhead

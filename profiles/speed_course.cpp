@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -12,9 +13,10 @@ namespace servelab {
 
 namespace {
 
-constexpr double kMinCorrelation = 0.1;  // lags correlated less are noise in a short series
+constexpr double kMinCorrelation = 0.1;  // below this at the first lags: no course to fit
 constexpr size_t kMinPasses = 20;
 constexpr double kMaxShare = 0.95;
+constexpr int kGrid = 24;                // correlation times tried per course
 
 // Rank-based normal scores of xs: the (rank + 0.5) / n quantiles, ties in index order.
 std::vector<double> normal_scores(const std::vector<double>& xs) {
@@ -27,24 +29,81 @@ std::vector<double> normal_scores(const std::vector<double>& xs) {
   return z;
 }
 
-// Autocorrelation of z at `lag` (z has mean ~0 and variance ~1 by construction, but both are
-// taken from the scores themselves).
-double autocorrelation(const std::vector<double>& z, size_t lag) {
+// Autocorrelation of z at lags 1..max_lag (index 0 unused).
+std::vector<double> autocorrelations(const std::vector<double>& z, size_t max_lag) {
   const double n = double(z.size());
   const double mean = std::accumulate(z.begin(), z.end(), 0.0) / n;
-  double var = 0, cov = 0;
+  double var = 0;
   for (double v : z) var += (v - mean) * (v - mean);
-  for (size_t i = 0; i + lag < z.size(); ++i) cov += (z[i] - mean) * (z[i + lag] - mean);
-  return (cov / (n - double(lag))) / (var / n);
+  std::vector<double> r(max_lag + 1, 0);
+  for (size_t lag = 1; lag <= max_lag; ++lag) {
+    double cov = 0;
+    for (size_t i = 0; i + lag < z.size(); ++i) cov += (z[i] - mean) * (z[i + lag] - mean);
+    r[lag] = (cov / (n - double(lag))) / (var / n);
+  }
+  return r;
+}
+
+struct Fit {
+  SpeedDrift drift;
+  double error = std::numeric_limits<double>::infinity();
+};
+
+// Shares a, b >= 0 of exp(-lag dt / t1) and exp(-lag dt / t2) that best match r (least
+// squares, non-negative), and the squared error left. Lag k weighs 1/k: every octave of lags
+// counts alike, so the many long lags (mostly noise in a series of seconds) do not outweigh
+// the first few, where a fast course shows.
+Fit fit_shares(const std::vector<double>& r, Time dt, Time t1, Time t2) {
+  double s11 = 0, s12 = 0, s22 = 0, y1 = 0, y2 = 0;
+  for (size_t k = 1; k < r.size(); ++k) {
+    const double e1 = std::exp(-double(k) * dt / t1), e2 = std::exp(-double(k) * dt / t2);
+    const double w = 1.0 / double(k);
+    s11 += w * e1 * e1, s12 += w * e1 * e2, s22 += w * e2 * e2;
+    y1 += w * e1 * r[k], y2 += w * e2 * r[k];
+  }
+  const double det = s11 * s22 - s12 * s12;
+  double a = det > 0 ? (y1 * s22 - y2 * s12) / det : 0;
+  double b = det > 0 ? (y2 * s11 - y1 * s12) / det : 0;
+  if (a < 0 || det <= 0) a = 0, b = std::max(0.0, y2 / s22);
+  if (b < 0) b = 0, a = std::max(0.0, y1 / s11);
+  if (a + b > kMaxShare) {
+    // On the line a + b = kMaxShare: a = t, least squares in t, within [0, kMaxShare].
+    // Sum of w (r - cap e2 - t (e1 - e2))^2 is least at t = <r - cap e2, e1 - e2> / |e1 - e2|^2.
+    const double num = (y1 - y2) - kMaxShare * (s12 - s22);
+    const double den = s11 - 2 * s12 + s22;
+    a = den > 0 ? std::clamp(num / den, 0.0, kMaxShare) : kMaxShare / 2;
+    b = kMaxShare - a;
+  }
+  Fit f;
+  f.drift.fast = {a, t1};
+  f.drift.slow = {b, t2};
+  f.error = 0;
+  for (size_t k = 1; k < r.size(); ++k) {
+    const double e = f.drift.correlation(double(k) * dt) - r[k];
+    f.error += e * e / double(k);
+  }
+  return f;
 }
 
 }  // namespace
 
+double SpeedDrift::correlation(Time dt) const {
+  double c = 0;
+  if (fast.share > 0) c += fast.share * std::exp(-dt / fast.tau);
+  if (slow.share > 0) c += slow.share * std::exp(-dt / slow.tau);
+  return c;
+}
+
 void SpeedDrift::validate() const {
-  if (!(share >= 0 && share < 1))
-    throw ConfigError("speed_drift: share must be in [0, 1), got " + std::to_string(share));
-  if (share > 0 && !(tau > 0 && std::isfinite(tau)))
-    throw ConfigError("speed_drift: tau must be a positive time, got " + std::to_string(tau));
+  for (const Course* c : {&fast, &slow}) {
+    if (!(c->share >= 0))
+      throw ConfigError("speed_drift: a share must be >= 0, got " + std::to_string(c->share));
+    if (c->share > 0 && !(c->tau > 0 && std::isfinite(c->tau)))
+      throw ConfigError("speed_drift: tau must be a positive time, got " + std::to_string(c->tau));
+  }
+  if (!(fast.share + slow.share < 1))
+    throw ConfigError("speed_drift: shares must sum to less than 1, got " +
+                      std::to_string(fast.share + slow.share));
 }
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
@@ -59,28 +118,28 @@ double normal_quantile(double p) {
 }
 
 SpeedDrift fit_speed_drift(const std::vector<Time>& starts, const std::vector<double>& costs) {
-  SpeedDrift d;
   const size_t n = std::min(starts.size(), costs.size());
-  if (n < kMinPasses) return d;
-  const double spacing = (starts[n - 1] - starts[0]) / double(n - 1);
-  if (!(spacing > 0)) return d;
-  const std::vector<double> z =
-      normal_scores(std::vector<double>(costs.begin(), costs.begin() + std::ptrdiff_t(n)));
-  // Least squares of log(correlation) on lag, over the lags before the first weak one.
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  size_t m = 0;
-  for (size_t lag = 1; lag < n / 4; ++lag, ++m) {
-    const double r = autocorrelation(z, lag);
-    if (!(r > kMinCorrelation)) break;
-    const double x = double(lag), y = std::log(r);
-    sx += x, sy += y, sxx += x * x, sxy += x * y;
-  }
-  if (m < 2) return d;
-  const double slope = (double(m) * sxy - sx * sy) / (double(m) * sxx - sx * sx);
-  const double intercept = (sy - slope * sx) / double(m);
-  const double duration = spacing * double(n - 1);
-  d.share = std::min(kMaxShare, std::exp(intercept));
-  d.tau = slope < 0 ? std::min(duration, -spacing / slope) : duration;
+  if (n < kMinPasses) return {};
+  const Time dt = (starts[n - 1] - starts[0]) / double(n - 1);  // mean spacing of passes
+  if (!(dt > 0)) return {};
+  const size_t max_lag = std::min<size_t>(n / 4, 400);
+  const std::vector<double> r = autocorrelations(
+      normal_scores(std::vector<double>(costs.begin(), costs.begin() + std::ptrdiff_t(n))), max_lag);
+  if (!(std::max({r[1], r[2], r[3]}) > kMinCorrelation)) return {};
+  // Correlation times from one pass (shorter ones barely reach the first lag, so their
+  // share is not measurable) to the longest lag, geometrically.
+  std::vector<Time> taus;
+  for (int i = 0; i < kGrid; ++i)
+    taus.push_back(dt * std::pow(double(max_lag), double(i) / (kGrid - 1)));
+  Fit best;
+  for (size_t i = 0; i < taus.size(); ++i)
+    for (size_t j = i + 1; j < taus.size(); ++j) {
+      Fit f = fit_shares(r, dt, taus[i], taus[j]);
+      if (f.error < best.error) best = f;
+    }
+  SpeedDrift& d = best.drift;
+  if (!(d.fast.share > 0)) d.fast = {};
+  if (!(d.slow.share > 0)) d.slow = {};
   return d;
 }
 
@@ -90,16 +149,25 @@ SpeedCourse::SpeedCourse(SpeedDrift drift, uint64_t seed) : drift_(drift), rng_(
 
 double SpeedCourse::standard_normal() { return servelab::standard_normal(rng_); }
 
+// Each course moves by its exact Ornstein-Uhlenbeck step over t - last_; both start anywhere
+// in their stationary spread.
 double SpeedCourse::score_at(Time t) {
+  auto step = [&](double& x, Time tau) {
+    const double a = std::exp(-(t - last_) / tau);
+    x = a * x + std::sqrt(1 - a * a) * standard_normal();
+  };
   if (!started_) {
-    x_ = standard_normal();  // the course starts anywhere in its stationary spread
+    fast_ = standard_normal();
+    slow_ = standard_normal();
     started_ = true;
   } else if (t > last_) {
-    const double a = std::exp(-(t - last_) / drift_.tau);
-    x_ = a * x_ + std::sqrt(1 - a * a) * standard_normal();
+    if (drift_.fast.share > 0) step(fast_, drift_.fast.tau);
+    if (drift_.slow.share > 0) step(slow_, drift_.slow.tau);
   }
   last_ = std::max(last_, t);
-  return std::sqrt(drift_.share) * x_ + std::sqrt(1 - drift_.share) * standard_normal();
+  const double own = 1 - drift_.fast.share - drift_.slow.share;
+  return std::sqrt(drift_.fast.share) * fast_ + std::sqrt(drift_.slow.share) * slow_ +
+         std::sqrt(own) * standard_normal();
 }
 
 double SpeedCourse::cost(const ModelProfile& p, uint32_t b, CostNoise noise, double z) {

@@ -7,11 +7,12 @@
 // front-end profile; engine/control knows nothing of it.
 //
 // Model: each batch's cost is the quantile of its size's measured cost distribution at the
-// normal score z = sqrt(share) * X(t) + sqrt(1 - share) * e, with X a stationary
-// Ornstein-Uhlenbeck process of unit variance and correlation time `tau` (the course) and e
-// an independent standard normal per batch (the pass-to-pass spread). Each cost alone is
-// distributed as the profile measured it; two batches dt apart have scores correlated by
-// share * exp(-dt / tau).
+// normal score z = sqrt(a) * X1(t) + sqrt(b) * X2(t) + sqrt(1 - a - b) * e: X1 and X2 are
+// stationary Ornstein-Uhlenbeck processes of unit variance, a fast and a slow course with
+// correlation times tau1 < tau2 (a CPU's short stretches and a shared machine's phases of a
+// second or so), and e an independent standard normal per batch (the pass-to-pass spread).
+// Each cost alone is distributed as the profile measured it; two batches dt apart have scores
+// correlated by a * exp(-dt / tau1) + b * exp(-dt / tau2).
 #pragma once
 
 #include <cstdint>
@@ -25,20 +26,24 @@
 namespace servelab {
 
 struct SpeedDrift {
-  double share = 0;  // of a cost's score variance the course carries, in [0, 1); 0: none
-  Time tau = 0;      // the course's correlation time, seconds (> 0 when share > 0)
-  bool on() const { return share > 0; }
-  // share in [0, 1), tau > 0 and finite where share > 0; throws ConfigError.
+  struct Course {
+    double share = 0;  // of a cost's score variance this course carries
+    Time tau = 0;      // its correlation time, seconds (> 0 when share > 0)
+  };
+  Course fast, slow;   // shares sum to < 1; none: both 0
+  bool on() const { return fast.share > 0 || slow.share > 0; }
+  // Score correlation of two batches dt apart.
+  double correlation(Time dt) const;
+  // Shares >= 0 summing to < 1, taus > 0 and finite where a share is; throws ConfigError.
   void validate() const;
 };
 
 // Fits the model above to one batch size's costs measured back to back (`starts`: each pass's
-// start, seconds, increasing; `costs`: its duration). The scores' autocorrelation at lags
-// 1, 2, ... (rank-based normal scores, so any monotone cost distribution fits) decays as
-// share * exp(-lag * spacing / tau); a least-squares line through the logs of the
-// correlations above 0.1 gives both. No drift (share 0) when fewer than two lags are that
-// correlated or the series is shorter than 20 passes. Share is capped at 0.95, tau at the
-// series' duration.
+// start, seconds, increasing; `costs`: its duration). Rank-based normal scores (any monotone
+// cost distribution fits); their autocorrelation over lags up to a quarter of the series is
+// matched by least squares over a grid of (tau1, tau2), with the shares for each pair from
+// non-negative least squares (their sum at most 0.95). No drift when the series has fewer
+// than 20 passes or none of its first three lags correlates above 0.1.
 SpeedDrift fit_speed_drift(const std::vector<Time>& starts, const std::vector<double>& costs);
 
 // Standard normal quantile of p in (0, 1) (to 1e-12).
@@ -64,7 +69,7 @@ class SpeedCourse {
 
   SpeedDrift drift_;
   std::mt19937_64 rng_;
-  double x_ = 0;      // the course's state X(last_)
+  double fast_ = 0, slow_ = 0;  // the courses' states X1, X2 at last_
   Time last_ = 0;
   bool started_ = false;
   std::unordered_map<const BatchCost*, std::vector<double>> sorted_;  // by measured size

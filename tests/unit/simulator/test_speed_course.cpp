@@ -1,6 +1,6 @@
 // The machine's speed course (profiles/speed_course.h). Ground truth: normal tables, the
-// Ornstein-Uhlenbeck correlation share * exp(-dt / tau) of the model's own definition checked
-// on long runs, a fit against a course generated here with known parameters, and a closed
+// Ornstein-Uhlenbeck correlations a * exp(-dt / tau1) + b * exp(-dt / tau2) of the model's
+// definition checked on long runs, a fit against a course generated here with known parameters, and a closed
 // loop whose latency (a sum of batch costs) spreads more when consecutive costs move together.
 #include <catch2/catch.hpp>
 
@@ -71,12 +71,12 @@ TEST_CASE("normal quantile and distribution function match the tables", "[simula
   for (double p : {1e-6, 0.1, 0.37, 0.9, 0.999999}) CHECK(normal_cdf(normal_quantile(p)) == Approx(p));
 }
 
-TEST_CASE("the course's scores are standard normal and correlate as share * exp(-dt / tau)",
+TEST_CASE("the course's scores are standard normal and correlate as its two courses say",
           "[simulator][speed]") {
-  const SpeedDrift d{0.6, 0.1};
+  const SpeedDrift d{{0.3, 0.02}, {0.4, 0.4}};
   SpeedCourse course(d, 11), again(d, 11);
   std::vector<double> z;
-  const double dt = 0.02;  // tau / 5
+  const double dt = 0.02;
   for (int i = 0; i < 40000; ++i) {
     z.push_back(course.score_at(i * dt));
     REQUIRE(again.score_at(i * dt) == z.back());  // one seed, one course
@@ -84,33 +84,43 @@ TEST_CASE("the course's scores are standard normal and correlate as share * exp(
   double mean = 0, var = 0;
   for (double v : z) mean += v / double(z.size());
   for (double v : z) var += (v - mean) * (v - mean) / double(z.size());
-  CHECK(mean == Approx(0).margin(0.06));
-  CHECK(var == Approx(1).margin(0.05));
-  CHECK(correlation_at(z, 1) == Approx(0.6 * std::exp(-0.2)).margin(0.03));
-  CHECK(correlation_at(z, 5) == Approx(0.6 * std::exp(-1.0)).margin(0.03));
-  CHECK(correlation_at(z, 50) == Approx(0).margin(0.03));
-  CHECK_THROWS_AS(SpeedCourse(SpeedDrift{1.0, 0.1}, 1), ConfigError);
-  CHECK_THROWS_AS(SpeedCourse(SpeedDrift{0.5, 0}, 1), ConfigError);
+  // About three standard errors: the slow course leaves ~2,300 independent stretches.
+  CHECK(mean == Approx(0).margin(0.07));
+  CHECK(var == Approx(1).margin(0.09));
+  for (size_t lag : {1, 5, 50, 200}) {
+    INFO("lag " << lag);
+    CHECK(correlation_at(z, lag) == Approx(0.3 * std::exp(-double(lag)) +
+                                           0.4 * std::exp(-double(lag) / 20)).margin(0.03));
+  }
+  CHECK(d.correlation(0.02) == Approx(0.3 * std::exp(-1) + 0.4 * std::exp(-0.05)));
+  CHECK_THROWS_AS(SpeedCourse(SpeedDrift{{0.6, 0.1}, {0.4, 1}}, 1), ConfigError);  // sum 1
+  CHECK_THROWS_AS(SpeedCourse(SpeedDrift{{0.5, 0}, {}}, 1), ConfigError);
 }
 
-TEST_CASE("fit_speed_drift recovers a course generated with known share and tau",
+TEST_CASE("fit_speed_drift recovers a course generated with known shares and times",
           "[simulator][speed]") {
   std::mt19937_64 rng(5);
-  const double share = 0.7, tau = 0.2, dt = 0.02;
-  const double a = std::exp(-dt / tau);
+  const SpeedDrift truth{{0.35, 0.02}, {0.45, 0.4}};
+  const double dt = 0.02;
+  const double a1 = std::exp(-dt / truth.fast.tau), a2 = std::exp(-dt / truth.slow.tau);
   std::vector<Time> starts;
   std::vector<double> costs, independent;
-  double x = standard_normal(rng);
-  for (int i = 0; i < 6000; ++i) {
-    x = a * x + std::sqrt(1 - a * a) * standard_normal(rng);
-    const double z = std::sqrt(share) * x + std::sqrt(1 - share) * standard_normal(rng);
+  double x1 = standard_normal(rng), x2 = standard_normal(rng);
+  for (int i = 0; i < 20000; ++i) {
+    x1 = a1 * x1 + std::sqrt(1 - a1 * a1) * standard_normal(rng);
+    x2 = a2 * x2 + std::sqrt(1 - a2 * a2) * standard_normal(rng);
+    const double z = std::sqrt(0.35) * x1 + std::sqrt(0.45) * x2 + std::sqrt(0.2) * standard_normal(rng);
     starts.push_back(i * dt);
     costs.push_back(0.02 * std::exp(0.1 * z));  // any increasing map of the score
     independent.push_back(0.02 * std::exp(0.1 * standard_normal(rng)));
   }
   const SpeedDrift d = fit_speed_drift(starts, costs);
-  CHECK(d.share == Approx(share).margin(0.1));
-  CHECK(d.tau == Approx(tau).epsilon(0.3));
+  for (double lag : {1.0, 5.0, 20.0, 60.0}) {
+    INFO("lag " << lag);
+    CHECK(d.correlation(lag * dt) == Approx(truth.correlation(lag * dt)).margin(0.05));
+  }
+  CHECK(d.fast.share + d.slow.share == Approx(0.8).margin(0.1));
+  CHECK(d.slow.tau == Approx(0.4).epsilon(0.4));
   CHECK_FALSE(fit_speed_drift(starts, independent).on());  // each pass its own draw
   CHECK_FALSE(fit_speed_drift({0, 1, 2}, {1, 2, 3}).on());   // too short to tell
 }
@@ -118,7 +128,7 @@ TEST_CASE("fit_speed_drift recovers a course generated with known share and tau"
 TEST_CASE("a cost at a score is that quantile of the nearest measured size", "[simulator][speed]") {
   ModelProfile p = sim::test::constant_profile(0.010);
   p.batches = {{1, 0.010, 0.001, {0.011, 0.009, 0.010}}, {4, 0.016, 0.002, {}}};
-  SpeedCourse c(SpeedDrift{0.5, 1}, 1);
+  SpeedCourse c(SpeedDrift{{0.5, 1}, {}}, 1);
   CHECK(c.cost(p, 1, CostNoise::Empirical, -3) == 0.009);
   CHECK(c.cost(p, 1, CostNoise::Empirical, 0) == 0.010);
   CHECK(c.cost(p, 1, CostNoise::Empirical, 3) == 0.011);
@@ -132,11 +142,11 @@ TEST_CASE("a cost at a score is that quantile of the nearest measured size", "[s
 TEST_CASE("a closed loop's latency spreads wider on a speed course, around the same mean",
           "[simulator][speed]") {
   const Spread independent = latency_spread(loop_setup({}));
-  const Spread course = latency_spread(loop_setup(SpeedDrift{0.8, 0.5}));
+  const Spread course = latency_spread(loop_setup(SpeedDrift{{0.3, 0.02}, {0.5, 0.5}}));
   CHECK(course.mean == Approx(independent.mean).epsilon(0.03));
   CHECK(course.width > 1.5 * independent.width);
   // A real run's own course (jitter or a speed trace) replaces the profile's.
-  sim::SimulationSetup with_jitter = loop_setup(SpeedDrift{0.8, 0.5});
+  sim::SimulationSetup with_jitter = loop_setup(SpeedDrift{{0.3, 0.02}, {0.5, 0.5}});
   with_jitter.jitter = 0.05;
   sim::SimulationSetup plain_jitter = loop_setup({});
   plain_jitter.jitter = 0.05;
@@ -153,7 +163,8 @@ TEST_CASE("the profile's speed_drift reaches the setup unless the run turns it o
   const std::filesystem::path dir = tmp_dir.path();
   std::ofstream(dir / "profile.yaml")
       << "models: {m: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 10}], "
-         "load_ms: {disk->host: 5}}}\nspeed_drift: {share: 0.6, tau_ms: 250}\n";
+         "load_ms: {disk->host: 5}}}\n"
+         "speed_drift: {fast: {share: 0.3, tau_ms: 20}, slow: {share: 0.4, tau_ms: 250}}\n";
   auto setup_with = [&](const std::string& simulation) {
     return sim::parse_sim_config(
                YAML::Load("models: [m]\nprofile: profile.yaml\n"
@@ -163,15 +174,16 @@ TEST_CASE("the profile's speed_drift reaches the setup unless the run turns it o
         .setup;
   };
   const sim::SimulationSetup s = setup_with("");
-  CHECK(s.speed_drift.share == Approx(0.6));
-  CHECK(s.speed_drift.tau == Approx(0.25));
+  CHECK(s.speed_drift.fast.share == Approx(0.3));
+  CHECK(s.speed_drift.slow.tau == Approx(0.25));
   CHECK_FALSE(setup_with(", speed_drift: off").speed_drift.on());
   CHECK_THROWS_WITH(setup_with(", speed_drift: maybe"), Contains("expected profile or off"));
-  // Written back with the profile; a share of 1 would leave no pass-to-pass spread.
+  // Written back with the profile; shares summing to 1 would leave no pass-to-pass spread.
   const config::ProfileFile f = config::load_profile_file((dir / "profile.yaml").string());
   const config::ProfileFile back = config::parse_profile_file(config::profile_to_yaml(f), "back");
-  CHECK(back.speed_drift.tau == Approx(0.25));
+  CHECK(back.speed_drift.slow.tau == Approx(0.25));
+  CHECK(back.speed_drift.fast.share == Approx(0.3));
   YAML::Node bad = config::profile_to_yaml(f);
-  bad["speed_drift"]["share"] = 1.0;
-  CHECK_THROWS_WITH(config::parse_profile_file(bad, "p.yaml"), Contains("share must be in [0, 1)"));
+  bad["speed_drift"]["slow"]["share"] = 0.7;
+  CHECK_THROWS_WITH(config::parse_profile_file(bad, "p.yaml"), Contains("sum to less than 1"));
 }
