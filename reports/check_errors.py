@@ -53,6 +53,21 @@ def machine_drift(d):
     return "machine drift (profile before -> after the runs): " + ", ".join(parts) if parts else ""
 
 
+def speed_course(d):
+    """The speed course the profile measured before the runs (profile-before.yaml's
+    speed_drift), as the plain prediction used it; "" when it has none."""
+    try:
+        import yaml
+        with open(os.path.join(d, "profile-before.yaml")) as f:
+            drift = yaml.safe_load(f).get("speed_drift") or {}
+    except (OSError, AttributeError):
+        return ""
+    parts = [f"{name} share {c.get('share', 0):.2f}, tau {c.get('tau_ms', 0):.0f} ms"
+             for name, c in drift.items() if isinstance(c, dict)]
+    return ("speed course in the profile (simulated unless speed-matched): " +
+            "; ".join(parts)) if parts else ""
+
+
 def profiled_models(models):
     """The profile entries a run config's `models` uses: names, {name} entries, or
     {count, prefix, profile_model} copies."""
@@ -181,6 +196,9 @@ def main():
         swings = profile_swings(d, names)
         if swings:
             print(swings)
+        course = speed_course(d)
+        if course:
+            print(course)
         print(f"{'point':<40} " + "  ".join(f"{s:>24}" for _, _, s in bounds) +
               "  ok    reps  real tput sd  other CPU  "
               "diagnostic --match-speed: speed tput/mean/p99 error")

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Test: check_errors.py's tail-width diagnostic. Consecutive batches' cost correlation on
 hand-made sequences (closed forms), batch compute times from hand-made records (members of a
-batch counted once, failures left out, start order), and each point's p99 - mean widths."""
+batch counted once, failures left out, start order), the profile's speed course, and each
+point's p99 - mean widths."""
 import math
 import os
 import sys
@@ -10,7 +11,7 @@ import tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.abspath(os.path.join(here, "..", "..", "..", "reports")))
 from check_errors import (batch_compute_ms, lag1_correlation, real_cost_correlation,  # noqa: E402
-                          tail_widths)
+                          speed_course, tail_widths)
 
 # Alternating costs: every neighbour on the other side of the mean, correlation -1.
 assert abs(lag1_correlation([1.0, -1.0] * 10) + 1) < 1e-12
@@ -39,6 +40,12 @@ with tempfile.TemporaryDirectory() as d:
             f.write(f"{i},m,0,0,0,{start:.3f},{start + (0.01 if i % 2 else 0.03):.3f},1,0,ok\n")
     assert abs(real_cost_correlation(d) + 1) < 1e-9
     assert math.isnan(real_cost_correlation(os.path.join(d, "runs")))  # no runs below
+    # The speed course the prediction was simulated with, from the profile measured before.
+    assert speed_course(d) == ""
+    with open(os.path.join(d, "profile-before.yaml"), "w") as f:
+        f.write("models: {}\nspeed_drift: {fast: {share: 0.3, tau_ms: 22}, "
+                "slow: {share: 0.45, tau_ms: 400}}\n")
+    assert speed_course(d).endswith("fast share 0.30, tau 22 ms; slow share 0.45, tau 400 ms")
 
 
 class Exp:
