@@ -150,8 +150,8 @@ def tail_widths(exp, pid):
 
 def print_tail_widths(exp, d):
     """The tails' widths per point, and the real runs' cost correlation: where the prediction's
-    p99 runs low, this shows whether the machine's speed course (not modelled in a plain
-    prediction: its costs are independent draws) accounts for it."""
+    p99 misses, this shows whether the machine's speed course (simulated from the profile's
+    speed_drift where it has one, else not at all) accounts for it."""
     rows = [(exp.points[pid]["label"], *tail_widths(exp, pid)) for pid in sorted(exp.points)]
     print(f"\ntail width, p99 - mean latency (ms): {'real':>8} {'predicted':>10} "
           f"{'matched speed (diagnostic)':>27}")
@@ -160,13 +160,15 @@ def print_tail_widths(exp, d):
     ratios = [p / r for _, r, p, _ in rows if r > 0 and not math.isnan(p)]
     matched_ratios = [m / r for _, r, _, m in rows if r > 0 and not math.isnan(m)]
     corr = real_cost_correlation(d)
+    drawn = ("the prediction draws them on the profile's speed course" if speed_course(d)
+             else "the prediction draws them independently (the profile has no speed course)")
     if ratios:
         print(f"median width predicted/real {statistics.median(ratios):.2f}" +
               (f", at matched speed {statistics.median(matched_ratios):.2f}"
                if matched_ratios else "") +
               ("" if math.isnan(corr) else
                f"; consecutive batches' compute times in the real runs correlate at "
-               f"{corr:.2f} (lag 1, median), the simulator draws them independently"))
+               f"{corr:.2f} (lag 1, median), {drawn}"))
 
 
 def predicted(exp, pid, metric):
