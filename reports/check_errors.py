@@ -148,10 +148,10 @@ def tail_widths(exp, pid):
     return real, pred, matched
 
 
-def print_tail_widths(exp, d):
+def print_tail_widths(exp, d, course):
     """The tails' widths per point, and the real runs' cost correlation: where the prediction's
     p99 misses, this shows whether the machine's speed course (simulated from the profile's
-    speed_drift where it has one, else not at all) accounts for it."""
+    speed_drift where it has one, `course`: speed_course(d); else not at all) accounts for it."""
     rows = [(exp.points[pid]["label"], *tail_widths(exp, pid)) for pid in sorted(exp.points)]
     print(f"\ntail width, p99 - mean latency (ms): {'real':>8} {'predicted':>10} "
           f"{'matched speed (diagnostic)':>27}")
@@ -160,7 +160,7 @@ def print_tail_widths(exp, d):
     ratios = [p / r for _, r, p, _ in rows if r > 0 and not math.isnan(p)]
     matched_ratios = [m / r for _, r, _, m in rows if r > 0 and not math.isnan(m)]
     corr = real_cost_correlation(d)
-    drawn = ("the prediction draws them on the profile's speed course" if speed_course(d)
+    drawn = ("the prediction draws them on the profile's speed course" if course
              else "the prediction draws them independently (the profile has no speed course)")
     if ratios:
         print(f"median width predicted/real {statistics.median(ratios):.2f}" +
@@ -231,7 +231,7 @@ def main():
                   f"  {n:4d}  {spread}  {other_cell}" +
                   ("" if math.isnan(speed) else
                    f"  {speed:5.2f} " + "/".join(f"{e:+.0%}" for e in matched)))
-        print_tail_widths(exp, d)
+        print_tail_widths(exp, d, course)
     print(f"\nbounds: throughput {a.tput:.0%}, mean latency {a.mean:.0%}, p99 {a.p99:.0%} "
           f"(cells: predicted/real error); {misses} point(s) miss")
     if drift_misses:
