@@ -75,10 +75,6 @@ runtime::ModelSpec model_spec(const ProfileOptions& o, const std::string& name) 
   return spec;
 }
 
-// Measures through the engine's own code paths, so the profile costs what the engine runs:
-// loads are the executor's Disk -> Host load (what the loader thread does), batches are the
-// executor's run() on preprocessed copies of the request image (stacking, normalization,
-// forward under InferenceMode, softmax), with the engine's intra-op thread setting.
 // The model whose batch of 1 costs most: its passes are long enough to show the machine's
 // slow speed changes rather than cache and scheduler noise.
 size_t slowest_batch_of_one(const std::vector<ModelProfile>& models) {
@@ -120,6 +116,10 @@ SpeedDrift measure_speed_course(const ProfileOptions& o, runtime::Executor& exec
   return d;
 }
 
+// Measures through the engine's own code paths, so the profile costs what the engine runs:
+// loads are the executor's Disk -> Host load (what the loader thread does), batches are the
+// executor's run() on preprocessed copies of the request image (stacking, normalization,
+// forward under InferenceMode, softmax), with the engine's intra-op thread setting.
 ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
                            const std::string& name, const std::string& image,
                            double* preprocess_s, const std::function<void(const std::string&)>& log) {
