@@ -32,6 +32,15 @@ class ReadySet {
 
   // `k` must not be in the set (keys are distinct: they end with the model id).
   void insert(const Key& k) {
+    if (size_ == 0 && !blocks_.empty()) {  // the sole block, emptied: nothing to search
+      Block& b = *blocks_[0];
+      b.head = 0;
+      b.keys[0] = k;
+      b.end = 1;
+      lasts_[0] = k;
+      size_ = 1;
+      return;
+    }
     ++size_;
     if (blocks_.empty()) {
       blocks_.push_back(new_block());
@@ -46,6 +55,12 @@ class ReadySet {
 
   // `k` must be in the set.
   void erase(const Key& k) {
+    if (size_ == 1) {  // the one key of the sole block: it stays, emptied
+      assert(blocks_.size() == 1 && blocks_[0]->size() == 1 && blocks_[0]->back() == k);
+      blocks_[0]->head = blocks_[0]->end = 0;
+      size_ = 0;
+      return;
+    }
     --size_;
     const size_t i = block_for(k);
     Block& b = *blocks_[i];
