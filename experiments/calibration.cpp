@@ -30,6 +30,18 @@ double ratio_at(const std::vector<std::pair<uint32_t, double>>& r, uint32_t b) {
   return lo->second + t * (hi->second - lo->second);
 }
 
+// Each load pair both measured: probe / base, applied to the base's time and its samples.
+void rescale_loads(ModelProfile& base, const ModelProfile& probe) {
+  for (int f = 0; f < kTierCount; ++f)
+    for (int t = f + 1; t < kTierCount; ++t) {
+      const double before = base.load_time[f][t], now = probe.load_time[f][t];
+      if (!(before > 0) || !(now > 0)) continue;  // NaN: not measured
+      const double k = now / before;
+      base.load_time[f][t] = now;
+      for (double& s : base.load_samples[f][t]) s *= k;
+    }
+}
+
 }  // namespace
 
 std::vector<uint32_t> probe_sizes(uint32_t max_batch) {
@@ -44,6 +56,7 @@ config::ProfileFile rescale_to_probe(const config::ProfileFile& base, const Cost
   for (ModelProfile& m : out.costs.models) {
     const ModelProfile* p = probe.find(m.name);
     if (!p) continue;
+    rescale_loads(m, *p);
     const auto ratios = speed_ratios(m, *p);
     if (ratios.empty()) continue;
     for (BatchCost& c : m.batches) {
@@ -61,7 +74,8 @@ void write_calibrated_profile(const std::string& base, const std::string& out,
   options.cold_bursts = 0;        // the base's bursts stay
   options.course_seconds = 0;     // and its speed course
   options.overhead_requests = 1;  // overheads are not taken from the probe
-  options.load_samples = 1;
+  options.load_samples = 10;  // a miss's cost drifts with the machine too (Rafiqi figure 2)
+  options.min_load_seconds = 0;
   options.samples = 3;
   options.min_seconds_per_size = 0.25;
   options.max_seconds_per_size = 0.5;

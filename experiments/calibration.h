@@ -19,11 +19,12 @@ std::vector<uint32_t> probe_sizes(uint32_t max_batch);
 // `base` with each model of `probe` rescaled: at every probed size b the batch cost becomes
 // probe(b) / base(b) times the base's (mean, stddev and samples), and between probed sizes by
 // the ratio interpolated linearly in b (outside them: the nearest one's), so the base's dense
-// shape is kept while its speed is today's. Models `probe` lacks are left as they are.
+// shape is kept while its speed is today's. A load pair both measured takes the probe's time,
+// its samples scaled by probe / base. Models `probe` lacks are left as they are.
 config::ProfileFile rescale_to_probe(const config::ProfileFile& base, const CostProfile& probe);
 
-// Times options.models' batches now (options.batch_sizes, short sampling, no request
-// overheads or bursts) and writes rescale_to_probe(the profile at `base`, that) to `out`.
+// Times options.models' batches and a few loads now (options.batch_sizes, short sampling, no
+// request overheads or bursts) and writes rescale_to_probe(the profile at `base`, that) to `out`.
 void write_calibrated_profile(const std::string& base, const std::string& out,
                               ProfileOptions options);
 

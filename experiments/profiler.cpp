@@ -17,6 +17,7 @@
 #include "engine/runtime/preprocess.h"
 #include "engine/runtime/task_thread.h"
 #include "experiments/background_load.h"
+#include "experiments/speed_probe.h"
 
 
 namespace servelab::experiments {
@@ -84,36 +85,101 @@ size_t slowest_batch_of_one(const std::vector<ModelProfile>& models) {
   return k;
 }
 
-// Batches of 1 of model `name` back to back for o.course_seconds (at most 20,000): how the
-// machine's speed moves from pass to pass, which the rounds of measure_model (each size's
-// passes spread over the whole measurement) cannot show. The model is added under `id` and
-// removed after.
-SpeedDrift measure_speed_course(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
-                                const std::string& name, const std::string& image,
-                                const std::function<void(const std::string&)>& log) {
-  if (!(o.course_seconds > 0)) return {};
-  const runtime::ModelSpec spec = model_spec(o, name);
-  exec.add(id, spec, 1, 1);
-  const runtime::Input input = runtime::preprocess_image(image, spec.preprocess, true);
+// Batch latency per size, in rounds over all sizes, so each size's samples span the whole
+// measurement and its spread includes the machine's drift (a shared machine's load), not one
+// quiet moment.
+void measure_batches(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
+                     const runtime::Input& input, ModelProfile& p,
+                     const std::function<void(const std::string&)>& log) {
+  std::vector<std::vector<float>> probs;
+  for (uint32_t b : o.batch_sizes) {
+    std::vector<const runtime::Input*> inputs(b, &input);
+    for (uint32_t i = 0; i < o.warmup; ++i) exec.run(id, Tier::Host, inputs, probs);
+    p.batches.push_back(BatchCost{b, 0, 0, {}});
+  }
+  std::vector<double> spent(o.batch_sizes.size(), 0);
+  auto wants_more = [&](size_t k) {
+    const size_t n = p.batches[k].samples.size();
+    if (n < 3) return true;
+    if (spent[k] > o.max_seconds_per_size || n >= std::max(o.samples, o.max_samples)) return false;
+    return n < o.samples || spent[k] < o.min_seconds_per_size;
+  };
+  for (bool any = true; any;) {
+    any = false;
+    for (size_t k = 0; k < p.batches.size(); ++k) {
+      BatchCost& c = p.batches[k];
+      if (!wants_more(k)) continue;
+      any = true;
+      std::vector<const runtime::Input*> inputs(c.batch, &input);
+      auto t0 = Clock::now();
+      exec.run(id, Tier::Host, inputs, probs);
+      c.samples.push_back(seconds_since(t0));
+      spent[k] += c.samples.back();
+    }
+  }
+  for (BatchCost& c : p.batches) {
+    mean_stddev(c.samples, &c.mean, &c.stddev);
+    if (log) log(p.name + ": batch " + std::to_string(c.batch) + " " +
+                 std::to_string(c.mean * 1e3) + " ms (sd " + std::to_string(c.stddev * 1e3) +
+                 ", n=" + std::to_string(c.samples.size()) + ")");
+  }
+}
+
+// A load as the engine pays it: the executor's Disk -> Host load, plus what the first batch
+// on the fresh module costs beyond a warm one (TorchScript optimizes a module's graph on its
+// first runs). The engine loads a model only for a batch that waits, so the sum is the
+// delay a miss adds; the simulator's batches then cost warm time.
+// As in the engine, the eviction and the load run on a loader thread of their own and the
+// batch on this one: a module deserialized on another core costs its first batch more
+// (measured on squeezenet1_1: ~30% more load plus penalty than on one thread).
+// One untimed load first: a fresh loader thread's first load often costs more (squeezenet1_1:
+// up to ~90 against ~50 ms), which the engine's long-lived loader paid before any measured
+// run (real mode warms up). Then loads on a time budget (ProfileOptions::min_load_seconds),
+// as batch sizes sample: with 15 loads, the largest one set the simulated p99 of Rafiqi
+// figure 2's sequential access (the predicted p99 was that sample plus about 32 ms).
+void measure_loads(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
+                   const runtime::Input& input, ModelProfile& p,
+                   const std::function<void(const std::string&)>& log) {
+  std::vector<double> loads, colds;
   std::vector<const runtime::Input*> one(1, &input);
   std::vector<std::vector<float>> probs;
-  exec.run(id, Tier::Host, one, probs);  // warm
-  std::vector<Time> starts;
-  std::vector<double> costs;
-  const auto begin = Clock::now();
-  while (seconds_since(begin) < o.course_seconds && costs.size() < 20000) {
-    const auto t0 = Clock::now();
+  runtime::TaskThread loader;
+  double spent = 0;
+  auto wants_load = [&] {
+    const size_t n = loads.size();
+    if (n < std::max(1u, o.load_samples)) return true;
+    return n < o.max_load_samples && spent < o.min_load_seconds;
+  };
+  for (uint32_t i = 0; i == 0 || wants_load(); ++i) {
+    std::promise<double> loaded;
+    loader.post([&] {
+      try {
+        exec.evict(id, Tier::Host);
+        auto t0 = Clock::now();
+        exec.load(id, Tier::Disk, Tier::Host);
+        loaded.set_value(seconds_since(t0));
+      } catch (...) {
+        loaded.set_exception(std::current_exception());
+      }
+    });
+    const double load_s = loaded.get_future().get();
+    auto t1 = Clock::now();
     exec.run(id, Tier::Host, one, probs);
-    costs.push_back(seconds_since(t0));
-    starts.push_back(std::chrono::duration<double>(t0 - begin).count());
+    const double first_batch_s = seconds_since(t1);
+    if (i == 0) continue;  // the warm-up
+    spent += load_s + first_batch_s;
+    loads.push_back(load_s);
+    colds.push_back(std::max(0.0, first_batch_s - p.batch_latency(1)));
   }
-  exec.remove(id);
-  const SpeedDrift d = fit_speed_drift(starts, costs);
-  if (log) log(name + ": speed course over " + std::to_string(costs.size()) +
-               " passes of batch 1: fast share " + std::to_string(d.fast.share) + ", tau " +
-               std::to_string(d.fast.tau * 1e3) + " ms; slow share " +
-               std::to_string(d.slow.share) + ", tau " + std::to_string(d.slow.tau * 1e3) + " ms");
-  return d;
+  // Medians: one disturbed sample of five (a neighbour's burst) moved the mean from ~32 to
+  // ~98 ms. The samples keep the spread for the simulator's noisy draws (load_samples_ms).
+  double load_mean = median(loads), cold_mean = median(colds);
+  p.set_load_time(Tier::Disk, Tier::Host, load_mean + cold_mean);
+  for (size_t i = 0; i < loads.size(); ++i)  // each miss as paid: load + its first batch
+    p.load_samples[int(Tier::Disk)][int(Tier::Host)].push_back(loads[i] + colds[i]);
+  if (log) log(p.name + ": disk->host load " + std::to_string(load_mean * 1e3) +
+               " ms + first-batch penalty " + std::to_string(cold_mean * 1e3) + " ms (n=" +
+               std::to_string(loads.size()) + ")");
 }
 
 // Measures through the engine's own code paths, so the profile costs what the engine runs:
@@ -148,80 +214,8 @@ ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, Mod
   *preprocess_s = pre_mean;
   if (log) log(name + ": " + std::to_string(p.size_bytes / 1024) + " KiB, preprocessing " +
                std::to_string(pre_mean * 1e3) + " ms");
-  std::vector<std::vector<float>> probs;
-  for (uint32_t b : o.batch_sizes) {
-    std::vector<const runtime::Input*> inputs(b, &input);
-    for (uint32_t i = 0; i < o.warmup; ++i) exec.run(id, Tier::Host, inputs, probs);
-    p.batches.push_back(BatchCost{b, 0, 0, {}});
-  }
-  // Samples in rounds over all sizes, so each size's samples span the whole measurement and
-  // its spread includes the machine's drift (a shared machine's load), not one quiet moment.
-  std::vector<double> spent(o.batch_sizes.size(), 0);
-  auto wants_more = [&](size_t k) {
-    const size_t n = p.batches[k].samples.size();
-    if (n < 3) return true;
-    if (spent[k] > o.max_seconds_per_size || n >= std::max(o.samples, o.max_samples)) return false;
-    return n < o.samples || spent[k] < o.min_seconds_per_size;
-  };
-  for (bool any = true; any;) {
-    any = false;
-    for (size_t k = 0; k < p.batches.size(); ++k) {
-      BatchCost& c = p.batches[k];
-      if (!wants_more(k)) continue;
-      any = true;
-      std::vector<const runtime::Input*> inputs(c.batch, &input);
-      auto t0 = Clock::now();
-      exec.run(id, Tier::Host, inputs, probs);
-      c.samples.push_back(seconds_since(t0));
-      spent[k] += c.samples.back();
-    }
-  }
-  for (BatchCost& c : p.batches) {
-    mean_stddev(c.samples, &c.mean, &c.stddev);
-    if (log) log(name + ": batch " + std::to_string(c.batch) + " " +
-                 std::to_string(c.mean * 1e3) + " ms (sd " + std::to_string(c.stddev * 1e3) +
-                 ", n=" + std::to_string(c.samples.size()) + ")");
-  }
-  // A load as the engine pays it: the executor's Disk -> Host load, plus what the first batch
-  // on the fresh module costs beyond a warm one (TorchScript optimizes a module's graph on its
-  // first runs). The engine loads a model only for a batch that waits, so the sum is the
-  // delay a miss adds; the simulator's batches then cost warm time.
-  // As in the engine, the eviction and the load run on a loader thread of their own and the
-  // batch on this one: a module deserialized on another core costs its first batch more
-  // (measured on squeezenet1_1: ~30% more load plus penalty than on one thread).
-  // One untimed load first: a fresh loader thread's first load often costs more (squeezenet1_1:
-  // up to ~90 against ~50 ms), which the engine's long-lived loader paid before any measured
-  // run (real mode warms up); as one of 15 samples it set the simulated p99 of uniform access.
-  std::vector<double> loads, colds;
-  std::vector<const runtime::Input*> one(1, &input);
-  runtime::TaskThread loader;
-  for (uint32_t i = 0; i <= std::max(1u, o.load_samples); ++i) {
-    std::promise<double> loaded;
-    loader.post([&] {
-      try {
-        exec.evict(id, Tier::Host);
-        auto t0 = Clock::now();
-        exec.load(id, Tier::Disk, Tier::Host);
-        loaded.set_value(seconds_since(t0));
-      } catch (...) {
-        loaded.set_exception(std::current_exception());
-      }
-    });
-    const double load_s = loaded.get_future().get();
-    auto t1 = Clock::now();
-    exec.run(id, Tier::Host, one, probs);
-    if (i == 0) continue;  // the warm-up
-    loads.push_back(load_s);
-    colds.push_back(std::max(0.0, seconds_since(t1) - p.batch_latency(1)));
-  }
-  // Medians: one disturbed sample of five (a neighbour's burst) moved the mean from ~32 to
-  // ~98 ms. The samples keep the spread for the simulator's noisy draws (load_samples_ms).
-  double load_mean = median(loads), cold_mean = median(colds);
-  p.set_load_time(Tier::Disk, Tier::Host, load_mean + cold_mean);
-  for (size_t i = 0; i < loads.size(); ++i)  // each miss as paid: load + its first batch
-    p.load_samples[int(Tier::Disk)][int(Tier::Host)].push_back(loads[i] + colds[i]);
-  if (log) log(name + ": disk->host load " + std::to_string(load_mean * 1e3) +
-               " ms + first-batch penalty " + std::to_string(cold_mean * 1e3) + " ms");
+  measure_batches(o, exec, id, input, p, log);
+  measure_loads(o, exec, id, input, p, log);
   exec.remove(id);
   p.validate();
   return p;
@@ -281,8 +275,8 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
         profile.costs.models.push_back(
             measure_model(o, *exec, ModelId(i), o.models[i], image, &preprocess_s[i], log));
       const size_t k = slowest_batch_of_one(profile.costs.models);
-      profile.speed_drift =
-          measure_speed_course(o, *exec, ModelId(o.models.size()), o.models[k], image, log);
+      profile.speed_drift = measure_speed_course(o.course_seconds, *exec, ModelId(o.models.size()),
+                                                 model_spec(o, o.models[k]), image, log);
     } catch (...) {
       error = std::current_exception();
     }

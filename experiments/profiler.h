@@ -37,7 +37,13 @@ struct ProfileOptions {
   double min_seconds_per_size = 1.0;
   uint32_t max_samples = 200;
   double max_seconds_per_size = 2.0;        // stop sampling a size after this much time
-  uint32_t load_samples = 15;               // timed loads (+ first batch) per model
+  // Timed loads (+ first batch) per model: at least load_samples, then on until
+  // min_load_seconds are spent, up to max_load_samples. A miss's cost decides tail latencies
+  // where most requests miss (Rafiqi figure 2); with the simulator drawing from the samples,
+  // the p99 of its draws is the largest sample until there are 100 of them.
+  uint32_t load_samples = 15;
+  double min_load_seconds = 8.0;
+  uint32_t max_load_samples = 200;
   // Batches of 1 back to back for this long, on the model whose batch of 1 costs most: the
   // machine's speed course (profiles/speed_course.h). 0: none.
   double course_seconds = 10.0;

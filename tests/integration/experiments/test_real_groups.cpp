@@ -119,6 +119,7 @@ workload:
   probe.min_seconds_per_size = 0.02;
   probe.max_seconds_per_size = 0.2;
   probe.load_samples = 2;
+  probe.min_load_seconds = 0;
   probe.course_seconds = 0.1;
   probe.overhead_requests = 10;
   probe.cold_burst_sizes = {2};

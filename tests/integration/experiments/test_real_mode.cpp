@@ -40,6 +40,7 @@ ex::ProfileOptions reduced_probe(std::vector<uint32_t> batch_sizes) {
   probe.min_seconds_per_size = 0.05;
   probe.max_seconds_per_size = 0.5;
   probe.load_samples = 3;
+  probe.min_load_seconds = 0;
   probe.course_seconds = 0.2;
   probe.overhead_requests = 30;
   probe.cold_burst_sizes = {2, 4, 8};
@@ -59,6 +60,10 @@ TEST_CASE("both modes with matched speed: real records carry the engine's split"
   const config::ProfileFile measured = config::load_profile_file(profile);
   CHECK(!measured.front_end.cold_bursts.empty());
   CHECK(measured.front_end.overhead("tiny_cnn") != nullptr);
+  // The probe's three timed loads (after an untimed one), no time budget.
+  const ModelProfile* tiny = measured.costs.find("tiny_cnn");
+  REQUIRE(tiny != nullptr);
+  CHECK(tiny->load_samples[int(Tier::Disk)][int(Tier::Host)].size() == 3);
 
   ex::ExperimentSpec spec = ex::parse_experiment(YAML::Load(R"(
 name: real-mode-test
@@ -192,6 +197,13 @@ workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type:
     auto factor = [&](uint32_t b) { return after->batch_latency(b) / before->batch_latency(b); };
     CHECK(factor(3) >= std::min(factor(2), factor(4)) - 1e-9);
     CHECK(factor(3) <= std::max(factor(2), factor(4)) + 1e-9);
+    // Loads too: the probe's load time, the base's samples scaled by probe / base.
+    const double k = after->load_seconds(Tier::Disk, Tier::Host) /
+                     before->load_seconds(Tier::Disk, Tier::Host);
+    const auto& was = before->load_samples[int(Tier::Disk)][int(Tier::Host)];
+    const auto& now = after->load_samples[int(Tier::Disk)][int(Tier::Host)];
+    REQUIRE(now.size() == was.size());
+    for (size_t i = 0; i < now.size(); ++i) CHECK(now[i] == Approx(was[i] * k));
   }
   ro.modes = {"sim"};
   CHECK_THROWS_WITH(ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}}),

@@ -52,4 +52,28 @@ TEST_CASE("a profile rescaled to a probe keeps its shape and takes today's speed
   // A model the probe did not measure is left as it was.
   CHECK(out.costs.models[1].batches[0].mean == 0.5);
 }
+
+// Base load 50 ms (samples 40, 60), the probe's 60 ms: x1.2. A pair the probe lacks stays.
+TEST_CASE("a rescaled profile takes the probe's load time, its samples scaled alike",
+          "[calibration]") {
+  config::ProfileFile base;
+  base.costs.models.push_back(model("m", {{1, 0.010, 0, {}}}));
+  ModelProfile& m = base.costs.models[0];
+  m.set_load_time(Tier::Disk, Tier::Host, 0.050);
+  m.load_samples[int(Tier::Disk)][int(Tier::Host)] = {0.040, 0.060};
+  m.set_load_time(Tier::Host, Tier::Device, 0.010);
+  CostProfile probe;
+  probe.models.push_back(model("m", {{1, 0.010, 0, {}}}));
+  probe.models[0].set_load_time(Tier::Disk, Tier::Host, 0.060);
+
+  const config::ProfileFile rescaled = rescale_to_probe(base, probe);
+  const ModelProfile& out = rescaled.costs.models[0];
+  CHECK(out.load_seconds(Tier::Disk, Tier::Host) == Approx(0.060));
+  const auto& s = out.load_samples[int(Tier::Disk)][int(Tier::Host)];
+  REQUIRE(s.size() == 2);
+  CHECK(s[0] == Approx(0.048));
+  CHECK(s[1] == Approx(0.072));
+  CHECK(out.load_seconds(Tier::Host, Tier::Device) == Approx(0.010));
+  CHECK(out.batches[0].mean == Approx(0.010));
+}
 #endif
