@@ -33,10 +33,25 @@ BatchCost parse_batch(const YAML::Node& n, const Where& w) {
   return c;
 }
 
+// `evict_ms: {host: 3.2}`: freeing the model's copy in a tier (not disk).
+void parse_evicts(const YAML::Node& e, const Where& we, ModelProfile& m) {
+  require_map(e, we);
+  if (!e || !e.IsMap()) return;
+  for (const auto& kv : e) {
+    const std::string key = kv.first.as<std::string>();
+    Tier t;
+    if (!parse_tier(key, &t) || t == Tier::Disk)
+      fail(we.child(key), kv.first, "unknown key '" + key + "' (expected host or device)");
+    const double v = as_double(kv.second, we.child(key));
+    if (!(v >= 0) || !std::isfinite(v)) fail(we.child(key), kv.second, "expected milliseconds >= 0");
+    m.evict_time[int(t)] = v / 1e3;
+  }
+}
+
 // Costs of one model; its front-end terms are read by parse_overhead and parse_bursts.
 ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Where& w) {
   check_keys(n, w, {"size_bytes", "size_mb", "batch_latency_ms", "load_ms", "load_samples_ms",
-                    "request_overhead_ms", "request_image", "cold_bursts_ms", "note"});
+                    "evict_ms", "request_overhead_ms", "request_image", "cold_bursts_ms", "note"});
   ModelProfile m;
   m.name = name;
   if (n["size_bytes"] && n["size_mb"]) fail(w, n, "give size_bytes or size_mb, not both");
@@ -86,6 +101,7 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
       }
     }
   }
+  parse_evicts(n["evict_ms"], w.child("evict_ms"), m);
   try {
     m.validate();
   } catch (const ConfigError& e) {
@@ -253,6 +269,8 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
           load_samples[std::string(tier_name(Tier(f))) + "->" + tier_name(Tier(t))] = xs;
         }
     if (load_samples.size()) n["load_samples_ms"] = load_samples;
+    for (int t = int(Tier::Host); t < kTierCount; ++t)
+      if (m.evict_time[t] > 0) n["evict_ms"][tier_name(Tier(t))] = m.evict_time[t] * 1e3;
     const RequestOverhead* o = profile.front_end.overhead(m.name);
     if (o && (o->before > 0 || o->after > 0)) {
       n["request_overhead_ms"]["before"] = o->before * 1e3;

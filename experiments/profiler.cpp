@@ -140,7 +140,7 @@ void measure_batches(const ProfileOptions& o, runtime::Executor& exec, ModelId i
 void measure_loads(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
                    const runtime::Input& input, ModelProfile& p,
                    const std::function<void(const std::string&)>& log) {
-  std::vector<double> loads, colds;
+  std::vector<double> loads, colds, evicts;
   std::vector<const runtime::Input*> one(1, &input);
   std::vector<std::vector<float>> probs;
   runtime::TaskThread loader;
@@ -151,23 +151,26 @@ void measure_loads(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
     return n < o.max_load_samples && spent < o.min_load_seconds;
   };
   for (uint32_t i = 0; i == 0 || wants_load(); ++i) {
-    std::promise<double> loaded;
+    std::promise<std::pair<double, double>> loaded;  // eviction, load
     loader.post([&] {
       try {
-        exec.evict(id, Tier::Host);
         auto t0 = Clock::now();
+        exec.evict(id, Tier::Host);
+        const double evict_s = seconds_since(t0);
+        auto t_load = Clock::now();
         exec.load(id, Tier::Disk, Tier::Host);
-        loaded.set_value(seconds_since(t0));
+        loaded.set_value({evict_s, seconds_since(t_load)});
       } catch (...) {
         loaded.set_exception(std::current_exception());
       }
     });
-    const double load_s = loaded.get_future().get();
+    const auto [evict_s, load_s] = loaded.get_future().get();
     auto t1 = Clock::now();
     exec.run(id, Tier::Host, one, probs);
     const double first_batch_s = seconds_since(t1);
     if (i == 0) continue;  // the warm-up
-    spent += load_s + first_batch_s;
+    spent += evict_s + load_s + first_batch_s;
+    evicts.push_back(evict_s);
     loads.push_back(load_s);
     colds.push_back(std::max(0.0, first_batch_s - p.batch_latency(1)));
   }
@@ -175,11 +178,13 @@ void measure_loads(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
   // ~98 ms. The samples keep the spread for the simulator's noisy draws (load_samples_ms).
   double load_mean = median(loads), cold_mean = median(colds);
   p.set_load_time(Tier::Disk, Tier::Host, load_mean + cold_mean);
+  p.evict_time[int(Tier::Host)] = median(evicts);  // a miss at a full tier waits for it too
   for (size_t i = 0; i < loads.size(); ++i)  // each miss as paid: load + its first batch
     p.load_samples[int(Tier::Disk)][int(Tier::Host)].push_back(loads[i] + colds[i]);
   if (log) log(p.name + ": disk->host load " + std::to_string(load_mean * 1e3) +
-               " ms + first-batch penalty " + std::to_string(cold_mean * 1e3) + " ms (n=" +
-               std::to_string(loads.size()) + ")");
+               " ms + first-batch penalty " + std::to_string(cold_mean * 1e3) +
+               " ms, eviction " + std::to_string(p.evict_time[int(Tier::Host)] * 1e3) +
+               " ms (n=" + std::to_string(loads.size()) + ")");
 }
 
 // Measures through the engine's own code paths, so the profile costs what the engine runs:

@@ -106,7 +106,10 @@ void Server::arm_timer(Time now) {
 struct Server::Carrier {
   Server& s;
   Time now;
-  void evict(const EvictAction& e) { s.ctl_.on_evict_done(e.model, e.tier, now, s.out_); }
+  void evict(const EvictAction& e) {
+    s.occupy_loader(e, now);
+    s.ctl_.on_evict_done(e.model, e.tier, now, s.out_);
+  }
   void load(const LoadAction& l) { s.load(l, now); }
   void dispatch(const Batch& b, bool contract_ok) {
     if (contract_ok) s.dispatch(b, now);  // refused: dropped, and the violation reported
@@ -152,12 +155,21 @@ Time Server::batch_cost(ModelId model, uint32_t size, Time now) {
          s.speed_at(now);
 }
 
+// An eviction the profile costs keeps the loader busy (the engine frees the victim on its
+// loader thread): the loads emitted after it start when it is done. The controller counts the
+// space as free at once, as the engine's does.
+void Server::occupy_loader(const EvictAction& e, Time now) {
+  const double cost = ctx_.profile(e.model).evict_time[int(e.tier)];
+  if (cost > 0) loader_busy_until_ = std::max(now, loader_busy_until_) + cost * ctx_.setup.speed_at(now);
+}
+
 void Server::load(const LoadAction& l, Time now) {
   Time cost = ctx_.profile(l.model).sample_load_seconds(l.from, l.to, ctx_.setup.noise,
                                                         load_rng_) *
               ctx_.setup.speed_at(now);
   ++ctx_.in_flight;
-  ctx_.sim.schedule<&Server::on_load_done>(now + cost, this, LoadDone{l.model, l.to});
+  const Time start = std::max(now, loader_busy_until_);
+  ctx_.sim.schedule<&Server::on_load_done>(start + cost, this, LoadDone{l.model, l.to});
 }
 
 void Server::complete(const RequestOutcome& o, Time now) {

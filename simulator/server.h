@@ -1,9 +1,11 @@
 // A simulated server: the Controller (engine/control) with simulated workers, loader and tiers
 // in virtual time. A dispatch of b requests of model m finishes at now + cost(m, b) from the
 // model's cost profile (a draw from the measured distribution when noise is on); a load
-// finishes at now + load time(m, from, to); evictions complete at once. The server checks
-// the controller's contract as it carries the actions out, with the engine's checker
-// (engine/control/contract_monitor.h), and the run reports its violations. Completions go to the server's OutcomeSink (the cluster).
+// finishes at now + load time(m, from, to), after the evictions emitted before it where the
+// profile costs them (else they complete at once). The server checks the controller's
+// contract as it carries the actions out, with the engine's checker
+// (engine/control/contract_monitor.h), and the run reports its violations. Completions go to
+// the server's OutcomeSink (the cluster).
 // A part of one run (run_context.h); one thread.
 #pragma once
 
@@ -89,6 +91,7 @@ class Server {
   void dispatch(const Batch& b, Time now);
   Time batch_cost(ModelId model, uint32_t size, Time now);
   void check_requests(const Batch& b);
+  void occupy_loader(const EvictAction& e, Time now);
   void load(const LoadAction& l, Time now);
   void complete(const RequestOutcome& o, Time now);
   void arm_timer(Time now);
@@ -113,6 +116,7 @@ class Server {
   uint64_t outstanding_ = 0;
   uint64_t batches_ = 0, batched_requests_ = 0;
 
+  Time loader_busy_until_ = 0;  // costed evictions in flight on the loader end then
   Time timer_at_ = kNever;  // the earliest timer event that is still current
   uint64_t timer_gen_ = 0;  // timers of older generations are stale and skipped
   Time last_timer_ = -1;

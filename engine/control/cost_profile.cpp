@@ -158,6 +158,7 @@ void ModelProfile::scale_costs(double k) {
   for (auto& row : load_samples)
     for (auto& xs : row)
       for (double& x : xs) x *= k;
+  for (double& t : evict_time) t *= k;
 }
 
 void ModelProfile::validate() const {
@@ -179,6 +180,8 @@ void ModelProfile::validate() const {
       if (v < 0) fail("negative load time");
     }
   }
+  for (double v : evict_time)
+    if (!(v >= 0) || !std::isfinite(v)) fail("negative or non-finite eviction time");
 }
 
 const ModelProfile* CostProfile::find(const std::string& name) const {

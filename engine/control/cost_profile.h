@@ -38,6 +38,10 @@ struct ModelProfile {
   std::array<std::array<double, kTierCount>, kTierCount> load_time;
   // Optional raw measurements of a measured pair's load (seconds), for noisy draws.
   std::array<std::array<std::vector<double>, kTierCount>, kTierCount> load_samples;
+  // evict_time[tier]: seconds to free the model's copy in that tier (0: not measured). The
+  // engine's loader frees a victim on its own thread just before the load that needs the
+  // room, so a miss at a full tier waits for it too.
+  std::array<double, kTierCount> evict_time{};
   // Front-end terms (request overheads, cold bursts) are not here: they belong to the
   // simulator and the profiler (profiles/front_end_profile.h).
 
@@ -76,7 +80,7 @@ struct ModelProfile {
   void validate() const;
 
   // Multiplies every time in the profile (batch latencies with their spread and samples, load
-  // times and their samples) by `k` > 0: the same machine running k times slower.
+  // and eviction times, load samples) by `k` > 0: the same machine running k times slower.
   void scale_costs(double k);
 };
 

@@ -98,3 +98,23 @@ TEST_CASE("LRU thrashes under sequential access with one model too many",
     CHECK(r.records.evictions == 996);  // every miss finds the cache full
   }
 }
+
+// Two models, room for one on the device: the second request misses, and its load (50 ms)
+// waits for the victim's eviction (5 ms) on the loader, as the engine's loader frees it
+// first. Without an eviction cost the load starts at the dispatch.
+TEST_CASE("a miss at a full tier waits for the eviction the profile costs",
+          "[simulator][ground-truth][cache]") {
+  for (double evict : {0.0, 0.005}) {
+    CAPTURE(evict);
+    ModelProfile p = test::constant_profile(0.010, 0, 0.050);
+    p.evict_time[int(Tier::Device)] = evict;
+    SimulationResult r = simulate(test::cache_setup(2, 1, p), test::closed_loop({0, 1}));
+    REQUIRE(r.violations.empty());
+    REQUIRE(r.records.requests.size() == 2);
+    const auto& q = r.records.requests[1];
+    CHECK(q.waited_for_load);
+    CHECK(q.dispatch == Approx(0.010));
+    CHECK(q.start == Approx(0.010 + evict + 0.050));
+    CHECK(q.finish == Approx(0.010 + evict + 0.050 + 0.010));
+  }
+}

@@ -109,6 +109,25 @@ models:
   CHECK_THROWS_WITH(config::load_profile("/nonexistent/p.yaml"), Contains("cannot read"));
 }
 
+TEST_CASE("profile eviction times are read, written back, scaled and checked",
+          "[simulator][profile]") {
+  YAML::Node n = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
+                            "load_ms: {disk->host: 40}, evict_ms: {host: 3.5}}}");
+  CostProfile p = config::parse_profile(n, "p.yaml");
+  CHECK(p.models[0].evict_time[int(Tier::Host)] == Approx(0.0035));
+  CHECK(p.models[0].evict_time[int(Tier::Device)] == 0);  // not measured
+  CostProfile back = config::parse_profile(config::profile_to_yaml({p, {}}), "back");
+  CHECK(back.models[0].evict_time[int(Tier::Host)] == Approx(0.0035));
+  p.models[0].scale_costs(2);
+  CHECK(p.models[0].evict_time[int(Tier::Host)] == Approx(0.007));
+  for (const char* bad : {"{disk: 1}", "{gpu: 1}", "{host: -1}", "[1]"}) {
+    CAPTURE(bad);
+    YAML::Node b = YAML::Clone(n);
+    b["models"]["a"]["evict_ms"] = YAML::Load(bad);
+    CHECK_THROWS_WITH(config::parse_profile(b, "p.yaml"), Contains("evict_ms"));
+  }
+}
+
 TEST_CASE("profile request overheads are read, written back and checked", "[simulator][profile]") {
   YAML::Node n = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 5}], "
                             "request_overhead_ms: {before: 2, after: 0.5, preprocess: 1.5}}}");
