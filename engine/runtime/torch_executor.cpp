@@ -17,6 +17,7 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 #include <ATen/Parallel.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #if __has_include(<torch/csrc/jit/python/update_graph_executor_opt.h>)
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #else  // LibTorch installs that leave out the jit/python headers: the functions are exported
@@ -75,7 +76,16 @@ class TorchExecutor final : public Executor {
   // while warm runs were no faster (CPU, LibTorch 1.13: 87 vs 85-92 ms). The switch is
   // thread-local in LibTorch, so it is set on every worker thread (it used to be set only
   // on the thread that built the engine, and workers ran with the optimizer on).
-  void prepare_thread() override { torch::jit::setGraphExecutorOptimize(false); }
+  // CUDA: each worker issues its batches on a stream of its own from LibTorch's pool (the
+  // switch is thread-local too). On the one default stream, a worker's wait for its logits
+  // (the device-to-host copy) also waited for the kernels another worker had queued before
+  // that copy. Weights need no ordering against these streams: a load synchronizes the device.
+  void prepare_thread() override {
+    torch::jit::setGraphExecutorOptimize(false);
+    if (!use_cuda_) return;
+    const auto* cuda = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+    cuda->exchangeStream(cuda->getStreamFromGlobalPool(cuda->getDevice()));
+  }
 
   ModelMeasure add(ModelId id, const ModelSpec& spec, uint32_t max_batch,
                    uint32_t contexts) override {

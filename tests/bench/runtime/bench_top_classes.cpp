@@ -12,9 +12,11 @@
 
 namespace {
 
-std::vector<float> logits(size_t n) {
+// n logits drawn around 0 with the given spread (a trained classifier's: a few units; an
+// untrained one's can be tens).
+std::vector<float> logits(size_t n, float spread = 3.0f) {
   std::mt19937 rng(11);
-  std::normal_distribution<float> d(0.0f, 3.0f);
+  std::normal_distribution<float> d(0.0f, spread);
   std::vector<float> v(n);
   for (float& x : v) x = d(rng);
   return v;
@@ -37,14 +39,16 @@ void previous(const std::vector<float>& l, size_t k, std::vector<std::pair<size_
 }
 
 void BM_TopSoftmax(benchmark::State& state) {
-  const auto l = logits(static_cast<size_t>(state.range(0)));
+  const auto l = logits(static_cast<size_t>(state.range(0)),
+                        state.range(2) ? static_cast<float>(state.range(2)) : 3.0f);
   std::vector<servelab::runtime::ClassProbability> out;
   for (auto _ : state) {
     servelab::runtime::top_softmax(l, static_cast<size_t>(state.range(1)), out);
     benchmark::DoNotOptimize(out.data());
   }
 }
-BENCHMARK(BM_TopSoftmax)->Args({1000, 1})->Args({1000, 5})->Args({10, 5});
+BENCHMARK(BM_TopSoftmax)->Args({1000, 1, 3})->Args({1000, 5, 3})->Args({10, 5, 3})
+    ->Args({1000, 1, 30});  // the third: the logits' spread
 
 void BM_Previous(benchmark::State& state) {
   const auto l = logits(static_cast<size_t>(state.range(0)));
