@@ -14,7 +14,7 @@ namespace servelab::gpu {
 struct BenchOptions {
   std::string out_dir = ".";
   std::string gpu = "unknown GPU";      // the device's name, for the profile's description
-  double seconds_per_variant = 0.1;     // timed per variant and round (P5b)
+  double seconds_per_variant = 0.2;     // timed per variant and round (P5b)
   int rounds = 9;                       // alternating rounds; the median round is reported
 };
 

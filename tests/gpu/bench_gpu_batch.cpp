@@ -3,14 +3,21 @@
 // the batch's b uint8 crops in separate host buffers (as requests arrive) and ends with the
 // logits on the host (which synchronizes); the forward runs under InferenceMode.
 //   raw:         the module alone: the crops gathered into one reused pinned buffer, one copy
-//                to the device, normalization there (graph optimizer off and on: the better
-//                counts as the raw loop);
+//                to the device, normalization there (graph optimizer off and on, and off on a
+//                thread prepared as an engine worker is: the best counts as the raw loop);
 //   prebatched:  the raw loop given the batch already gathered (what the gather costs);
-//   executor:    TorchExecutor::run on the batch's requests (the worker's call);
+//   executor:    TorchExecutor::run on the batch's requests (the worker's call), on the main
+//                thread; again on a thread prepared as an engine worker is (its own CUDA
+//                stream), and on a plain thread (the default stream): what the thread costs;
 //   engine:      the whole engine, one batch in flight: b requests submitted together, a
 //                fixed-size batching policy, the controller, a worker thread, per-request
-//                answers (softmax, top-1);
-//   engine x2:   the same with two workers and two batches in flight (the engine under load).
+//                answers (softmax, top-1); the controller's time split of its requests says
+//                where the batch's time went (queue: submit to dispatch; compute: dispatch to
+//                the worker's answer, the worker's hand-off included);
+//   engine q2:   one worker with two batches outstanding: the next batch waits in the queue
+//                while one runs (the engine under load, one batch at a time on the GPU as in
+//                the raw loop);
+//   engine x2:   two workers and two batches in flight (each worker on its own CUDA stream).
 // Variants alternate in rounds; each round times each variant for seconds_per_variant.
 #include <torch/script.h>
 
@@ -18,9 +25,12 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <memory>
 #include <mutex>
 
+#include "engine/runtime/task_thread.h"
+#include "engine/runtime/top_classes.h"
 #include "tests/gpu/bench_gpu.h"
 #include "tests/gpu/gpu_env.h"
 
@@ -44,6 +54,30 @@ double batches_per_second(F&& step, double seconds) {
     ++n;
   }
   return n / seconds_since(t0);
+}
+
+// `f()` run as a task on `thread` (a worker-like thread), its result returned here.
+double on_thread(runtime::TaskThread& thread, const std::function<double()>& f) {
+  std::promise<double> result;
+  thread.post([&] {
+    try {
+      result.set_value(f());
+    } catch (...) {
+      result.set_exception(std::current_exception());
+    }
+  });
+  return result.get_future().get();
+}
+
+// Milliseconds the per-request answers (top-1 softmax, as the engine computes them after a
+// batch) take for the batch's logits on this thread.
+double answers_ms(const std::vector<std::vector<float>>& logits) {
+  std::vector<runtime::ClassProbability> best;
+  const int reps = 200;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < reps; ++r)
+    for (const auto& row : logits) runtime::top_softmax(row, 1, best);
+  return seconds_since(t0) / reps * 1e3;
 }
 
 // The raw loop: a module moved to the device and the same data path as the engine's.
@@ -89,9 +123,14 @@ struct EngineLoop {
   std::vector<size_t> answered;  // per slot
   std::deque<size_t> done;       // slots whose batch was fully answered
   size_t failed = 0;
+  double queue_s = 0, compute_s = 0;  // summed over the requests answered in this round
+  size_t requests = 0;
+  std::vector<double> round_queue_ms, round_compute_ms;  // their means, per round
 
-  EngineLoop(const runtime::ModelSpec& spec, const std::vector<Input>& crops, uint32_t workers)
-      : answered(workers, 0) {
+  // `in_flight` batches outstanding on `workers` workers.
+  EngineLoop(const runtime::ModelSpec& spec, const std::vector<Input>& crops, uint32_t workers,
+             uint32_t in_flight)
+      : answered(in_flight, 0) {
     runtime::EngineOptions o;
     o.device = "cuda";
     o.control.workers = workers;
@@ -108,6 +147,9 @@ struct EngineLoop {
         model, inputs, opts, 1, [this, slot](size_t, runtime::ClassifyResult r) {
           std::lock_guard lock(mu);
           failed += r.status != RequestStatus::Ok;
+          queue_s += r.queue_s;
+          compute_s += r.compute_s;
+          ++requests;
           if (++answered[slot] == inputs.size()) {
             answered[slot] = 0;
             done.push_back(slot);
@@ -129,6 +171,11 @@ struct EngineLoop {
     for (size_t s = 0; s < slots; ++s) submit(s);
     for (int i = 0; i < 3; ++i) submit(wait_done());  // warm-up
     int n = 0;
+    {
+      std::lock_guard lock(mu);
+      queue_s = compute_s = 0;
+      requests = 0;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     double elapsed = 0;
     while (true) {
@@ -139,26 +186,55 @@ struct EngineLoop {
       submit(slot);
     }
     for (size_t s = 1; s < slots; ++s) wait_done();  // drain the others
+    std::lock_guard lock(mu);
+    const double answers = static_cast<double>(std::max<size_t>(requests, 1));
+    round_queue_ms.push_back(queue_s / answers * 1e3);
+    round_compute_ms.push_back(compute_s / answers * 1e3);
     return n / elapsed;
+  }
+  // A request's time in the queue and in compute (ms): the median round's means.
+  std::pair<double, double> split_ms() const {
+    return {median(round_queue_ms), median(round_compute_ms)};
   }
 };
 
-std::string batch_record(const char* model, size_t b, const std::vector<double> (&bps)[6]) {
-  const double raw = std::max(median(bps[0]), median(bps[1]));
-  const double pre = median(bps[2]), exec = median(bps[3]), eng = median(bps[4]);
-  const double eng2 = median(bps[5]);
+// The variants, in the order each round measures them.
+enum Variant { kRawOff, kRawOn, kRawWorker, kPrebatched, kExec, kExecWorker, kExecPlain, kEngine,
+               kEngineQ2, kEngineX2, kVariants };
+
+std::string batch_record(const char* model, size_t b, const std::vector<double> (&bps)[kVariants],
+                         std::pair<double, double> split, double answers) {
+  const double raw = std::max({median(bps[kRawOff]), median(bps[kRawOn]),
+                               median(bps[kRawWorker])});
+  const double pre = median(bps[kPrebatched]), exec = median(bps[kExec]);
+  const double exec_worker = median(bps[kExecWorker]), exec_plain = median(bps[kExecPlain]);
+  const double eng = median(bps[kEngine]), q2 = median(bps[kEngineQ2]);
+  const double eng2 = median(bps[kEngineX2]);
   std::printf("P5b %-8s batch %2zu: raw %7.0f img/s (prebatched %7.0f) | executor %7.0f (%.3f) "
-              "| engine %7.0f (%.3f, +%.3f ms/batch) | engine x2 %7.0f (%.3f)\n", model, b,
-              raw * b, pre * b, exec * b, exec / raw, eng * b, eng / raw,
-              (1 / eng - 1 / raw) * 1e3, eng2 * b, eng2 / raw);
+              "| engine %7.0f (%.3f, +%.3f ms/batch; queue %.3f, compute %.3f ms) "
+              "| engine q2 %7.0f (%.3f) | engine x2 %7.0f (%.3f)\n", model, b, raw * b, pre * b,
+              exec * b, exec / raw, eng * b, eng / raw, (1 / eng - 1 / raw) * 1e3, split.first,
+              split.second, q2 * b, q2 / raw, eng2 * b, eng2 / raw);
+  std::printf("    raw on a worker's thread %7.0f; executor on a worker's thread %7.0f (%.3f), "
+              "on a plain thread %7.0f (%.3f); answers %.3f ms/batch\n",
+              median(bps[kRawWorker]) * b, exec_worker * b, exec_worker / raw, exec_plain * b,
+              exec_plain / raw, answers);
   return jobj({{"model", jstr(model)}, {"batch", jnum(double(b))},
-               {"raw_opt_off_ips", jnum(median(bps[0]) * b)},
-               {"raw_opt_on_ips", jnum(median(bps[1]) * b)}, {"raw_ips", jnum(raw * b)},
+               {"raw_opt_off_ips", jnum(median(bps[kRawOff]) * b)},
+               {"raw_opt_on_ips", jnum(median(bps[kRawOn]) * b)},
+               {"raw_worker_thread_ips", jnum(median(bps[kRawWorker]) * b)},
+               {"raw_ips", jnum(raw * b)},
                {"prebatched_ips", jnum(pre * b)}, {"executor_ips", jnum(exec * b)},
-               {"engine_ips", jnum(eng * b)}, {"engine2_ips", jnum(eng2 * b)},
-               {"executor_ratio", jnum(exec / raw)}, {"engine_ratio", jnum(eng / raw)},
+               {"executor_worker_thread_ips", jnum(exec_worker * b)},
+               {"executor_plain_thread_ips", jnum(exec_plain * b)},
+               {"answers_ms", jnum(answers)},
+               {"engine_ips", jnum(eng * b)}, {"engine_q2_ips", jnum(q2 * b)},
+               {"engine2_ips", jnum(eng2 * b)}, {"executor_ratio", jnum(exec / raw)},
+               {"engine_ratio", jnum(eng / raw)}, {"engine_q2_ratio", jnum(q2 / raw)},
                {"engine2_ratio", jnum(eng2 / raw)},
-               {"engine_added_ms", jnum((1 / eng - 1 / raw) * 1e3)}});
+               {"engine_added_ms", jnum((1 / eng - 1 / raw) * 1e3)},
+               {"executor_batch_ms", jnum(1e3 / exec)}, {"engine_batch_ms", jnum(1e3 / eng)},
+               {"engine_queue_ms", jnum(split.first)}, {"engine_compute_ms", jnum(split.second)}});
 }
 
 }  // namespace
@@ -177,21 +253,33 @@ void bench_batch(const BenchOptions& o) {
       auto exec = runtime::make_torch_executor("cuda", 1);
       exec->add(0, spec, static_cast<uint32_t>(b), 1);
       exec->load(0, Tier::Host, Tier::Device);
-      EngineLoop engine(spec, crops, 1), engine2(spec, crops, 2);
+      EngineLoop engine(spec, crops, 1, 1), engine_q2(spec, crops, 1, 2),
+          engine2(spec, crops, 2, 2);
+      runtime::TaskThread worker_like([&] { exec->prepare_thread(); });
+      runtime::TaskThread plain([] { torch::jit::setGraphExecutorOptimize(false); });
       std::vector<std::vector<float>> out;
-      std::vector<double> bps[6];
+      auto exec_step = [&] { exec->run(0, Tier::Device, ptrs, out); };
+      auto exec_bps = [&] { return batches_per_second(exec_step, s); };
+      std::vector<double> bps[kVariants];
       for (int r = 0; r < o.rounds; ++r) {
         torch::jit::setGraphExecutorOptimize(false);
-        bps[0].push_back(batches_per_second([&] { raw.gather(), raw.forward(); }, s));
+        bps[kRawOff].push_back(batches_per_second([&] { raw.gather(), raw.forward(); }, s));
         torch::jit::setGraphExecutorOptimize(true);
-        bps[1].push_back(batches_per_second([&] { raw.gather(), raw.forward(); }, s));
+        bps[kRawOn].push_back(batches_per_second([&] { raw.gather(), raw.forward(); }, s));
+        bps[kRawWorker].push_back(on_thread(worker_like, [&] {
+          return batches_per_second([&] { raw.gather(), raw.forward(); }, s);
+        }));
         torch::jit::setGraphExecutorOptimize(false);  // as the engine's workers run
-        bps[2].push_back(batches_per_second([&] { raw.forward(); }, s));
-        bps[3].push_back(batches_per_second([&] { exec->run(0, Tier::Device, ptrs, out); }, s));
-        bps[4].push_back(engine.batches_per_second(s));
-        bps[5].push_back(engine2.batches_per_second(s));
+        bps[kPrebatched].push_back(batches_per_second([&] { raw.forward(); }, s));
+        bps[kExec].push_back(exec_bps());
+        bps[kExecWorker].push_back(on_thread(worker_like, exec_bps));
+        bps[kExecPlain].push_back(on_thread(plain, exec_bps));
+        bps[kEngine].push_back(engine.batches_per_second(s));
+        bps[kEngineQ2].push_back(engine_q2.batches_per_second(s));
+        bps[kEngineX2].push_back(engine2.batches_per_second(s));
       }
-      records.push_back(batch_record(model, b, bps));
+      exec_step();
+      records.push_back(batch_record(model, b, bps, engine.split_ms(), answers_ms(out)));
     }
   }
   write_records(o, "batch.json", records);
