@@ -150,9 +150,10 @@ Time Server::batch_cost(ModelId model, uint32_t size, Time now) {
   const SimulationSetup& s = ctx_.setup;
   const ModelProfile& p = ctx_.profile(model);
   if (course_) return course_->cost(p, size, s.noise, course_->score_at(now));
-  return (s.jitter >= 0 && s.noise != CostNoise::None ? p.sample_batch_latency(size, s.jitter, rng_)
-                                                       : p.sample_batch_latency(size, s.noise, rng_)) *
-         s.speed_at(now);
+  const bool jittered = s.jitter >= 0 && s.noise != CostNoise::None;
+  const double cost = jittered ? p.sample_batch_latency(size, s.jitter, rng_)
+                               : p.sample_batch_latency(size, s.noise, rng_);
+  return cost * s.speed_at(now);
 }
 
 // An eviction the profile costs keeps the loader busy (the engine frees the victim on its
@@ -160,7 +161,8 @@ Time Server::batch_cost(ModelId model, uint32_t size, Time now) {
 // space as free at once, as the engine's does.
 void Server::occupy_loader(const EvictAction& e, Time now) {
   const double cost = ctx_.profile(e.model).evict_time[int(e.tier)];
-  if (cost > 0) loader_busy_until_ = std::max(now, loader_busy_until_) + cost * ctx_.setup.speed_at(now);
+  if (cost <= 0) return;
+  loader_busy_until_ = std::max(now, loader_busy_until_) + cost * ctx_.setup.speed_at(now);
 }
 
 void Server::load(const LoadAction& l, Time now) {
