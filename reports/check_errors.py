@@ -37,20 +37,56 @@ def profile_models(d, which):
         return None
 
 
+def profile_pairs(d):
+    """(batch, mean before, mean after) per batch size of each model in both the calibrated
+    profile and its re-measurement after the runs (profile-before/after.yaml); [] unless the
+    check left both."""
+    before, after = profile_models(d, "before"), profile_models(d, "after")
+    if before is None or after is None:
+        return []
+    pairs = []
+    for name, m in after.items():
+        b = {c["batch"]: c["mean"] for c in before.get(name, {}).get("batch_latency_ms", [])}
+        pairs += [(c["batch"], b[c["batch"]], c["mean"]) for c in m.get("batch_latency_ms", [])
+                  if b.get(c["batch"], 0) > 0]
+    return pairs
+
+
 def machine_drift(d):
     """Batch costs of the calibrated profile against a re-measurement after the runs, if the
     check left both (profile-before.yaml, profile-after.yaml): how much the machine drifted."""
-    before, after = profile_models(d, "before"), profile_models(d, "after")
-    if before is None or after is None:
-        return ""
-    parts = []
-    for name, m in after.items():
-        b = {c["batch"]: c["mean"] for c in before.get(name, {}).get("batch_latency_ms", [])}
-        for c in m.get("batch_latency_ms", []):
-            if c["batch"] in b:
-                parts.append(f"b{c['batch']} {b[c['batch']]:.0f}->{c['mean']:.0f} ms "
-                             f"({c['mean'] / b[c['batch']] - 1:+.0%})")
+    parts = [f"b{batch} {was:.0f}->{now:.0f} ms ({now / was - 1:+.0%})"
+             for batch, was, now in profile_pairs(d)]
     return "machine drift (profile before -> after the runs): " + ", ".join(parts) if parts else ""
+
+
+def profile_ratios(d):
+    """Each batch size's cost after the runs over before; [] when the check did not leave both
+    profiles."""
+    return [now / was for _, was, now in profile_pairs(d)]
+
+
+def miss_cause(speeds, ratios, margin=0.05):
+    """Why points missed that fall within bounds at their real runs' speed (`speeds`: each
+    one's real cost over the profile's). Drift between profile and run, unless every one ran
+    slower (or every one faster) than the profiles taken before AND after the runs
+    (`ratios`: after over before, per batch size), by more than `margin`: then the runs
+    differed from both profiles, which drift between them does not explain."""
+    if not speeds:
+        return ""
+    lo, hi = min(speeds), max(speeds)
+    span = f"speeds {lo:.2f}-{hi:.2f}"
+    if ratios:
+        top, bottom = max(1.0, max(ratios)), min(1.0, min(ratios))
+        profiles = f"after/before {min(ratios):.2f}-{max(ratios):.2f}"
+        if lo > top + margin:
+            return (f"the real runs ran slower than the profiles taken before and after them "
+                    f"({span}; {profiles}): a slowdown while serving that neither profile saw, "
+                    "not drift alone")
+        if hi < bottom - margin:
+            return (f"the real runs ran faster than the profiles taken before and after them "
+                    f"({span}; {profiles}): not drift alone")
+    return f"the machine's drift between profile and run ({span})"
 
 
 def speed_course(d):
@@ -187,10 +223,13 @@ def main():
     a = ap.parse_args()
     bounds = [("throughput_rps", a.tput, "tput"), ("latency_mean_ms", a.mean, "mean"),
               ("latency_p99_ms", a.p99, "p99")]
-    misses = drift_misses = 0
+    misses = 0
+    matched_misses = []  # per directory: (name, speeds of its points that miss only off speed)
     for d in a.dirs:
         exp = load(d)
         print(f"\n{exp.spec.get('name', d)}  ({d})")
+        drift_speeds = []
+        matched_misses.append((exp.spec.get("name", d), drift_speeds, profile_ratios(d)))
         drift = machine_drift(d)
         if drift:
             print(drift)
@@ -219,7 +258,8 @@ def main():
             misses += not ok
             matched_ok = all(not math.isnan(e) and abs(e) <= b
                              for e, (_, b, _) in zip(matched, bounds))
-            drift_misses += (not ok) and not math.isnan(speed) and matched_ok
+            if (not ok) and not math.isnan(speed) and matched_ok:
+                drift_speeds.append(speed)
             mean, sd, n = exp.value("real", pid, "throughput_rps")
             spread = f"{sd / mean:12.1%}" if n > 1 and mean else f"{'-':>12}"
             # Cores' worth of CPU other processes took during the real runs (mean): a point
@@ -234,9 +274,10 @@ def main():
         print_tail_widths(exp, d, course)
     print(f"\nbounds: throughput {a.tput:.0%}, mean latency {a.mean:.0%}, p99 {a.p99:.0%} "
           f"(cells: predicted/real error); {misses} point(s) miss")
-    if drift_misses:
-        print(f"of those, {drift_misses} fall within bounds at the speed the machine had during "
-              "their real runs (diagnostic): the machine's drift between profile and run")
+    for name, speeds, ratios in matched_misses:
+        if speeds:
+            print(f"{name}: of those, {len(speeds)} fall within bounds at the speed the machine "
+                  f"had during their real runs (diagnostic): {miss_cause(speeds, ratios)}")
     return 1 if misses else 0
 
 
