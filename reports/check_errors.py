@@ -71,7 +71,9 @@ def miss_cause(speeds, ratios, margin=0.05):
     one's real cost over the profile's). Drift between profile and run, unless every one ran
     slower (or every one faster) than the profiles taken before AND after the runs
     (`ratios`: after over before, per batch size), by more than `margin`: then the runs
-    differed from both profiles, which drift between them does not explain."""
+    differed from both profiles, which a drift from one to the other does not explain (this
+    machine also swings by 1.3x within minutes: a check cannot tell such a swing from a
+    slowdown that serving causes)."""
     if not speeds:
         return ""
     lo, hi = min(speeds), max(speeds)
@@ -81,11 +83,11 @@ def miss_cause(speeds, ratios, margin=0.05):
         profiles = f"after/before {min(ratios):.2f}-{max(ratios):.2f}"
         if lo > top + margin:
             return (f"the real runs ran slower than the profiles taken before and after them "
-                    f"({span}; {profiles}): a slowdown while serving that neither profile saw, "
-                    "not drift alone")
+                    f"({span}; {profiles}): not a drift from one profile to the other; a "
+                    "swing between them, or a slowdown while serving")
         if hi < bottom - margin:
             return (f"the real runs ran faster than the profiles taken before and after them "
-                    f"({span}; {profiles}): not drift alone")
+                    f"({span}; {profiles}): not a drift from one profile to the other")
     return f"the machine's drift between profile and run ({span})"
 
 
