@@ -18,8 +18,13 @@
 //                while one runs (the engine under load, one batch at a time on the GPU as in
 //                the raw loop);
 //   engine x2:   two workers and two batches in flight (each worker on its own CUDA stream).
-// Variants alternate in rounds; each round times each variant for seconds_per_variant.
+// Variants alternate in rounds; each round times each variant for seconds_per_variant. For the
+// variants timed on one thread (raw, executor) the record also gives that thread's CPU time per
+// batch and how often it was preempted: a launch-bound batch runs as fast as its thread issues.
+#include <sys/resource.h>
 #include <torch/script.h>
+
+#include <ctime>
 
 #include <condition_variable>
 #include <cstdio>
@@ -43,22 +48,42 @@ namespace {
 
 using runtime::Input;
 
-// Batches per second of `step`, run for at least `seconds` (and 5 batches) after 3 warm-ups.
+// A variant's pace in one round: batches per second, and the timing thread's CPU time per
+// batch and involuntary context switches per second (zero for the engine's variants).
+struct Rate {
+  double bps = 0, cpu_ms = 0, preempted_per_s = 0;
+};
+
+// This thread's CPU time (s) and involuntary context switches so far.
+std::pair<double, long> thread_usage() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  return {static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9, ru.ru_nivcsw};
+}
+
+// The pace of `step` on this thread, run for at least `seconds` (and 5 batches) after 3
+// warm-ups.
 template <class F>
-double batches_per_second(F&& step, double seconds) {
+Rate timed_rate(F&& step, double seconds) {
   for (int i = 0; i < 3; ++i) step();
   int n = 0;
+  const auto usage0 = thread_usage();
   const auto t0 = std::chrono::steady_clock::now();
   while (n < 5 || seconds_since(t0) < seconds) {
     step();
     ++n;
   }
-  return n / seconds_since(t0);
+  const double wall = seconds_since(t0);
+  const auto usage1 = thread_usage();
+  return {n / wall, (usage1.first - usage0.first) / n * 1e3,
+          static_cast<double>(usage1.second - usage0.second) / wall};
 }
 
 // `f()` run as a task on `thread` (a worker-like thread), its result returned here.
-double on_thread(runtime::TaskThread& thread, const std::function<double()>& f) {
-  std::promise<double> result;
+Rate on_thread(runtime::TaskThread& thread, const std::function<Rate()>& f) {
+  std::promise<Rate> result;
   thread.post([&] {
     try {
       result.set_value(f());
@@ -202,14 +227,44 @@ struct EngineLoop {
 enum Variant { kRawOff, kRawOn, kRawWorker, kPrebatched, kExec, kExecWorker, kExecPlain, kEngine,
                kEngineQ2, kEngineX2, kVariants };
 
-std::string batch_record(const char* model, size_t b, const std::vector<double> (&bps)[kVariants],
+// One variant's paces over the rounds.
+struct Rounds {
+  std::vector<double> bps, cpu_ms, preempted_per_s;
+  void add(Rate r) {
+    bps.push_back(r.bps);
+    cpu_ms.push_back(r.cpu_ms);
+    preempted_per_s.push_back(r.preempted_per_s);
+  }
+  double pace() const { return median(bps); }
+};
+using AllRounds = Rounds[kVariants];
+
+// The variants timed on one thread, by their record's key: their thread's CPU time per batch
+// (median round) and involuntary context switches per second.
+std::vector<std::pair<std::string, std::string>> thread_fields(const AllRounds& v) {
+  const std::pair<const char*, Variant> named[] = {
+      {"raw_opt_off", kRawOff}, {"raw_opt_on", kRawOn}, {"raw_worker_thread", kRawWorker},
+      {"executor", kExec}, {"executor_worker_thread", kExecWorker},
+      {"executor_plain_thread", kExecPlain}};
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::printf("    thread CPU ms per batch (wall ms), preemptions/s:");
+  for (const auto& [key, variant] : named) {
+    const Rounds& r = v[variant];
+    std::printf(" %s %.3f (%.3f) %.0f;", key, median(r.cpu_ms), 1e3 / r.pace(),
+                median(r.preempted_per_s));
+    fields.emplace_back(std::string(key) + "_cpu_ms", jnum(median(r.cpu_ms)));
+    fields.emplace_back(std::string(key) + "_preempted_per_s", jnum(median(r.preempted_per_s)));
+  }
+  std::printf("\n");
+  return fields;
+}
+
+std::string batch_record(const char* model, size_t b, const AllRounds& v,
                          std::pair<double, double> split, double answers) {
-  const double raw = std::max({median(bps[kRawOff]), median(bps[kRawOn]),
-                               median(bps[kRawWorker])});
-  const double pre = median(bps[kPrebatched]), exec = median(bps[kExec]);
-  const double exec_worker = median(bps[kExecWorker]), exec_plain = median(bps[kExecPlain]);
-  const double eng = median(bps[kEngine]), q2 = median(bps[kEngineQ2]);
-  const double eng2 = median(bps[kEngineX2]);
+  const double raw = std::max({v[kRawOff].pace(), v[kRawOn].pace(), v[kRawWorker].pace()});
+  const double pre = v[kPrebatched].pace(), exec = v[kExec].pace();
+  const double exec_worker = v[kExecWorker].pace(), exec_plain = v[kExecPlain].pace();
+  const double eng = v[kEngine].pace(), q2 = v[kEngineQ2].pace(), eng2 = v[kEngineX2].pace();
   std::printf("P5b %-8s batch %2zu: raw %7.0f img/s (prebatched %7.0f) | executor %7.0f (%.3f) "
               "| engine %7.0f (%.3f, +%.3f ms/batch; queue %.3f, compute %.3f ms) "
               "| engine q2 %7.0f (%.3f) | engine x2 %7.0f (%.3f)\n", model, b, raw * b, pre * b,
@@ -217,24 +272,24 @@ std::string batch_record(const char* model, size_t b, const std::vector<double> 
               split.second, q2 * b, q2 / raw, eng2 * b, eng2 / raw);
   std::printf("    raw on a worker's thread %7.0f; executor on a worker's thread %7.0f (%.3f), "
               "on a plain thread %7.0f (%.3f); answers %.3f ms/batch\n",
-              median(bps[kRawWorker]) * b, exec_worker * b, exec_worker / raw, exec_plain * b,
+              v[kRawWorker].pace() * b, exec_worker * b, exec_worker / raw, exec_plain * b,
               exec_plain / raw, answers);
-  return jobj({{"model", jstr(model)}, {"batch", jnum(double(b))},
-               {"raw_opt_off_ips", jnum(median(bps[kRawOff]) * b)},
-               {"raw_opt_on_ips", jnum(median(bps[kRawOn]) * b)},
-               {"raw_worker_thread_ips", jnum(median(bps[kRawWorker]) * b)},
-               {"raw_ips", jnum(raw * b)},
-               {"prebatched_ips", jnum(pre * b)}, {"executor_ips", jnum(exec * b)},
-               {"executor_worker_thread_ips", jnum(exec_worker * b)},
-               {"executor_plain_thread_ips", jnum(exec_plain * b)},
-               {"answers_ms", jnum(answers)},
-               {"engine_ips", jnum(eng * b)}, {"engine_q2_ips", jnum(q2 * b)},
-               {"engine2_ips", jnum(eng2 * b)}, {"executor_ratio", jnum(exec / raw)},
-               {"engine_ratio", jnum(eng / raw)}, {"engine_q2_ratio", jnum(q2 / raw)},
-               {"engine2_ratio", jnum(eng2 / raw)},
-               {"engine_added_ms", jnum((1 / eng - 1 / raw) * 1e3)},
-               {"executor_batch_ms", jnum(1e3 / exec)}, {"engine_batch_ms", jnum(1e3 / eng)},
-               {"engine_queue_ms", jnum(split.first)}, {"engine_compute_ms", jnum(split.second)}});
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"model", jstr(model)}, {"batch", jnum(double(b))},
+      {"raw_opt_off_ips", jnum(v[kRawOff].pace() * b)},
+      {"raw_opt_on_ips", jnum(v[kRawOn].pace() * b)},
+      {"raw_worker_thread_ips", jnum(v[kRawWorker].pace() * b)}, {"raw_ips", jnum(raw * b)},
+      {"prebatched_ips", jnum(pre * b)}, {"executor_ips", jnum(exec * b)},
+      {"executor_worker_thread_ips", jnum(exec_worker * b)},
+      {"executor_plain_thread_ips", jnum(exec_plain * b)}, {"answers_ms", jnum(answers)},
+      {"engine_ips", jnum(eng * b)}, {"engine_q2_ips", jnum(q2 * b)},
+      {"engine2_ips", jnum(eng2 * b)}, {"executor_ratio", jnum(exec / raw)},
+      {"engine_ratio", jnum(eng / raw)}, {"engine_q2_ratio", jnum(q2 / raw)},
+      {"engine2_ratio", jnum(eng2 / raw)}, {"engine_added_ms", jnum((1 / eng - 1 / raw) * 1e3)},
+      {"executor_batch_ms", jnum(1e3 / exec)}, {"engine_batch_ms", jnum(1e3 / eng)},
+      {"engine_queue_ms", jnum(split.first)}, {"engine_compute_ms", jnum(split.second)}};
+  for (auto& f : thread_fields(v)) fields.push_back(std::move(f));
+  return jobj(fields);
 }
 
 }  // namespace
@@ -259,27 +314,27 @@ void bench_batch(const BenchOptions& o) {
       runtime::TaskThread plain([] { torch::jit::setGraphExecutorOptimize(false); });
       std::vector<std::vector<float>> out;
       auto exec_step = [&] { exec->run(0, Tier::Device, ptrs, out); };
-      auto exec_bps = [&] { return batches_per_second(exec_step, s); };
-      std::vector<double> bps[kVariants];
+      auto exec_rate = [&] { return timed_rate(exec_step, s); };
+      auto raw_rate = [&] { return timed_rate([&] { raw.gather(), raw.forward(); }, s); };
+      auto engine_rate = [&](EngineLoop& e) { return Rate{e.batches_per_second(s)}; };
+      AllRounds v;
       for (int r = 0; r < o.rounds; ++r) {
         torch::jit::setGraphExecutorOptimize(false);
-        bps[kRawOff].push_back(batches_per_second([&] { raw.gather(), raw.forward(); }, s));
+        v[kRawOff].add(raw_rate());
         torch::jit::setGraphExecutorOptimize(true);
-        bps[kRawOn].push_back(batches_per_second([&] { raw.gather(), raw.forward(); }, s));
-        bps[kRawWorker].push_back(on_thread(worker_like, [&] {
-          return batches_per_second([&] { raw.gather(), raw.forward(); }, s);
-        }));
+        v[kRawOn].add(raw_rate());
+        v[kRawWorker].add(on_thread(worker_like, raw_rate));
         torch::jit::setGraphExecutorOptimize(false);  // as the engine's workers run
-        bps[kPrebatched].push_back(batches_per_second([&] { raw.forward(); }, s));
-        bps[kExec].push_back(exec_bps());
-        bps[kExecWorker].push_back(on_thread(worker_like, exec_bps));
-        bps[kExecPlain].push_back(on_thread(plain, exec_bps));
-        bps[kEngine].push_back(engine.batches_per_second(s));
-        bps[kEngineQ2].push_back(engine_q2.batches_per_second(s));
-        bps[kEngineX2].push_back(engine2.batches_per_second(s));
+        v[kPrebatched].add(timed_rate([&] { raw.forward(); }, s));
+        v[kExec].add(exec_rate());
+        v[kExecWorker].add(on_thread(worker_like, exec_rate));
+        v[kExecPlain].add(on_thread(plain, exec_rate));
+        v[kEngine].add(engine_rate(engine));
+        v[kEngineQ2].add(engine_rate(engine_q2));
+        v[kEngineX2].add(engine_rate(engine2));
       }
       exec_step();
-      records.push_back(batch_record(model, b, bps, engine.split_ms(), answers_ms(out)));
+      records.push_back(batch_record(model, b, v, engine.split_ms(), answers_ms(out)));
     }
   }
   write_records(o, "batch.json", records);
