@@ -1,0 +1,191 @@
+// What a served batch pays that the profiler's batch does not: the executor's run() of one
+// model at batch 1, timed alone, on a thread prepared as an engine worker is, in the shapes
+// around it that differ between the profiler and a server at one request in flight:
+//   back-to-back:  the profiler's loop: the same preprocessed input, batch after batch;
+//   fresh inputs:  a different preprocessed input each time (as each request brings its own);
+//   idle gap:      the thread sleeps --gap-ms between batches (a round trip's pause);
+//   decoded there: the request image decoded and preprocessed on another thread first (the
+//                  server's IO thread), then the batch on this one, as at one in flight;
+//   decoded here:  the same on this thread (its caches see the decode first);
+//   core busy:     another thread spins while the batch runs (a second core kept busy, as the
+//                  load generator, the IO threads and the controller keep it while serving).
+// The modes take turns batch by batch, so a machine's swings reach all alike; each prints its
+// median batch time per round, and its ratio to back-to-back's within each round (median and
+// range over the rounds).
+//
+//   bench_serve_gap --model models/squeezenet1_1.pt [--image models/images/gradient.jpg]
+//                   [--size 224] [--threads 1] [--batches 30] [--rounds 6] [--gap-ms 3]
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <iterator>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/runtime/executor.h"
+#include "engine/runtime/preprocess.h"
+#include "engine/runtime/task_thread.h"
+
+using namespace servelab;
+using namespace servelab::runtime;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  std::string model = "models/squeezenet1_1.pt";
+  std::string image = "models/images/gradient.jpg";
+  int size = 224, threads = 1, batches = 30, rounds = 6;
+  double gap_ms = 3;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The whole bench on one thread prepared as an engine worker; `io` plays the IO thread.
+struct Bench {
+  const Options& o;
+  std::unique_ptr<Executor> exec;
+  ModelSpec spec;
+  std::string image;
+  std::vector<Input> inputs;  // distinct copies of the request's preprocessed input
+  TaskThread io;
+  std::vector<std::vector<float>> out;
+  std::atomic<bool> spin{false}, stop{false};
+  std::thread spinner;  // spins while `spin` is set, naps otherwise
+
+  explicit Bench(const Options& opts) : o(opts), exec(make_torch_executor("cpu", o.threads)) {
+    spec.name = "m";
+    spec.file = o.model;
+    spec.preprocess.input_height = spec.preprocess.input_width = o.size;
+    image = read_bytes(o.image);
+    for (int i = 0; i < 32; ++i) inputs.push_back(preprocess_image(image, spec.preprocess, true));
+    exec->prepare_thread();
+    exec->add(0, spec, 1, 1);
+    spinner = std::thread([this] {
+      while (!stop.load()) {
+        if (!spin.load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    });
+  }
+  ~Bench() {
+    stop = true;
+    spinner.join();
+  }
+
+  double timed_run(const Input& in) {
+    std::vector<const Input*> batch{&in};
+    const auto t0 = Clock::now();
+    exec->run(0, Tier::Host, batch, out);
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  }
+
+  Input decoded_on_io() {
+    std::promise<Input> p;
+    io.post([&] { p.set_value(preprocess_image(image, spec.preprocess, true)); });
+    return p.get_future().get();
+  }
+
+  // Milliseconds of one batch of mode `m` (the i-th of its round).
+  double one_batch(const std::string& m, int i) {
+    if (m == "back-to-back") return timed_run(inputs[0]);
+    if (m == "fresh inputs") return timed_run(inputs[size_t(i) % inputs.size()]);
+    if (m == "idle gap") {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.gap_ms));
+      return timed_run(inputs[0]);
+    }
+    if (m == "core busy") {
+      spin = true;
+      const double ms = timed_run(inputs[0]);
+      spin = false;
+      return ms;
+    }
+    if (m == "decoded there") {
+      Input in = decoded_on_io();
+      return timed_run(in);
+    }
+    Input in = preprocess_image(image, spec.preprocess, true);
+    return timed_run(in);
+  }
+};
+
+// Each round runs the modes in turn, one batch each, `o.batches` times (after one untimed
+// turn): the machine's swings, slower than a turn, reach every mode alike.
+void run(const Options& o) {
+  const std::vector<std::string> modes = {"back-to-back", "fresh inputs", "idle gap",
+                                          "decoded there", "decoded here", "core busy"};
+  Bench b(o);
+  std::map<std::string, std::vector<double>> ratios;  // per round, over back-to-back's
+  for (int r = 0; r < o.rounds; ++r) {
+    std::map<std::string, std::vector<double>> round;
+    for (int i = -1; i < o.batches; ++i)
+      for (const std::string& m : modes) {
+        const double ms = b.one_batch(m, i + 1);
+        if (i >= 0) round[m].push_back(ms);
+      }
+    const double base = median(round["back-to-back"]);
+    std::printf("round %d:", r);
+    for (const std::string& m : modes) {
+      std::printf(" %s %.2f ms;", m.c_str(), median(round[m]));
+      ratios[m].push_back(median(round[m]) / base);
+    }
+    std::printf("\n");
+  }
+  // The machine may change speed between rounds (this one: ~20 or ~26 ms a batch, for seconds
+  // at a time), so modes are compared within each round.
+  for (const std::string& m : modes) {
+    auto [lo, hi] = std::minmax_element(ratios[m].begin(), ratios[m].end());
+    std::printf("%-14s %.3f of back-to-back (median of the rounds; %.3f-%.3f)\n", m.c_str(),
+                median(ratios[m]), *lo, *hi);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--model") o.model = v;
+    else if (k == "--image") o.image = v;
+    else if (k == "--size") o.size = std::stoi(v);
+    else if (k == "--threads") o.threads = std::stoi(v);
+    else if (k == "--batches") o.batches = std::stoi(v);
+    else if (k == "--rounds") o.rounds = std::stoi(v);
+    else if (k == "--gap-ms") o.gap_ms = std::stod(v);
+    else {
+      std::fprintf(stderr, "bench_serve_gap: unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  try {
+    std::promise<void> done;  // the bench runs on a thread of its own, as a worker does
+    std::thread([&] {
+      try {
+        run(o);
+        done.set_value();
+      } catch (...) {
+        done.set_exception(std::current_exception());
+      }
+    }).join();
+    done.get_future().get();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_serve_gap: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
