@@ -5,6 +5,9 @@
 //   raw:         the module alone: the crops gathered into one reused pinned buffer, one copy
 //                to the device, normalization there (graph optimizer off and on, and off on a
 //                thread prepared as an engine worker is: the best counts as the raw loop);
+//   raw packed / raw staging: the raw loop with one of the executor's differences each (its
+//                device module's tensors views into one packed copy; a pinned staging buffer
+//                per batch from the caching host allocator): not counted as the raw loop;
 //   prebatched:  the raw loop given the batch already gathered (what the gather costs);
 //   executor:    TorchExecutor::run on the batch's requests (the worker's call), on the main
 //                thread; again on a thread prepared as an engine worker is (its own CUDA
@@ -26,17 +29,15 @@
 
 #include <ctime>
 
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <future>
 #include <memory>
-#include <mutex>
 
 #include "engine/runtime/task_thread.h"
 #include "engine/runtime/top_classes.h"
 #include "tests/gpu/bench_gpu.h"
+#include "tests/gpu/bench_gpu_loops.h"
 #include "tests/gpu/gpu_env.h"
 
 namespace torch::jit {
@@ -105,127 +106,9 @@ double answers_ms(const std::vector<std::vector<float>>& logits) {
   return seconds_since(t0) / reps * 1e3;
 }
 
-// The raw loop: a module moved to the device and the same data path as the engine's.
-struct RawLoop {
-  torch::jit::Module module;
-  const std::vector<Input>& crops;
-  at::Tensor staging, mean255, inv_std255;
-
-  RawLoop(const runtime::ModelSpec& spec, const std::vector<Input>& c) : crops(c) {
-    module = torch::jit::load(spec.file, torch::kCPU);
-    module.eval();
-    module.to(torch::Device(torch::kCUDA));
-    const int64_t item = static_cast<int64_t>(crops.front().hwc.size());
-    staging = torch::empty({static_cast<int64_t>(crops.size()), 224, 224, 3},
-                           torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
-    TORCH_CHECK(staging.numel() == item * static_cast<int64_t>(crops.size()));
-    const auto& pp = spec.preprocess;
-    auto opts = torch::TensorOptions().dtype(torch::kFloat).device(torch::kCUDA);
-    mean255 = torch::tensor({255 * pp.mean[0], 255 * pp.mean[1], 255 * pp.mean[2]}, opts)
-                  .view({1, 3, 1, 1});
-    inv_std255 = torch::tensor({1 / (255 * pp.std[0]), 1 / (255 * pp.std[1]),
-                                1 / (255 * pp.std[2])}, opts).view({1, 3, 1, 1});
-  }
-  void gather() {
-    uint8_t* dst = staging.data_ptr<uint8_t>();
-    for (const Input& in : crops) dst = std::copy(in.hwc.begin(), in.hwc.end(), dst);
-  }
-  void forward() {
-    c10::InferenceMode guard;
-    at::Tensor x = staging.to(torch::kCUDA, /*non_blocking=*/true);
-    x = x.permute({0, 3, 1, 2}).to(torch::kFloat).sub_(mean255).mul_(inv_std255);
-    at::Tensor out = module.forward({x}).toTensor().to(torch::kCPU);
-  }
-};
-
-// The whole engine in a closed loop: `in_flight` batches of b requests outstanding.
-struct EngineLoop {
-  std::unique_ptr<runtime::Engine> engine;
-  std::vector<std::shared_ptr<const Input>> inputs;
-  std::string model;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<size_t> answered;  // per slot
-  std::deque<size_t> done;       // slots whose batch was fully answered
-  size_t failed = 0;
-  double queue_s = 0, compute_s = 0;  // summed over the requests answered in this round
-  size_t requests = 0;
-  std::vector<double> round_queue_ms, round_compute_ms;  // their means, per round
-
-  // `in_flight` batches outstanding on `workers` workers.
-  EngineLoop(const runtime::ModelSpec& spec, const std::vector<Input>& crops, uint32_t workers,
-             uint32_t in_flight)
-      : answered(in_flight, 0) {
-    runtime::EngineOptions o;
-    o.device = "cuda";
-    o.control.workers = workers;
-    o.default_contexts = workers;  // two batches of the one model may run at once
-    o.control.max_batch = static_cast<uint32_t>(crops.size());
-    o.control.batching = {"fixed", PolicyParams({{"size", std::to_string(crops.size())}})};
-    engine = std::make_unique<runtime::Engine>(o);
-    model = engine->register_model(spec).name;
-    for (const Input& in : crops) inputs.push_back(std::make_shared<Input>(in));
-  }
-  void submit(size_t slot) {
-    std::vector<runtime::RequestOptions> opts(inputs.size());
-    const int rc = engine->submit_together(
-        model, inputs, opts, 1, [this, slot](size_t, runtime::ClassifyResult r) {
-          std::lock_guard lock(mu);
-          failed += r.status != RequestStatus::Ok;
-          queue_s += r.queue_s;
-          compute_s += r.compute_s;
-          ++requests;
-          if (++answered[slot] == inputs.size()) {
-            answered[slot] = 0;
-            done.push_back(slot);
-            cv.notify_all();
-          }
-        });
-    if (rc != 0) throw std::runtime_error("submit_together answered " + std::to_string(rc));
-  }
-  size_t wait_done() {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return !done.empty(); });
-    if (failed) throw std::runtime_error("the engine failed a request");
-    const size_t slot = done.front();
-    done.pop_front();
-    return slot;
-  }
-  double batches_per_second(double seconds) {
-    const size_t slots = answered.size();
-    for (size_t s = 0; s < slots; ++s) submit(s);
-    for (int i = 0; i < 3; ++i) submit(wait_done());  // warm-up
-    int n = 0;
-    {
-      std::lock_guard lock(mu);
-      queue_s = compute_s = 0;
-      requests = 0;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    double elapsed = 0;
-    while (true) {
-      const size_t slot = wait_done();
-      ++n;
-      elapsed = seconds_since(t0);
-      if (n >= 5 && elapsed >= seconds) break;
-      submit(slot);
-    }
-    for (size_t s = 1; s < slots; ++s) wait_done();  // drain the others
-    std::lock_guard lock(mu);
-    const double answers = static_cast<double>(std::max<size_t>(requests, 1));
-    round_queue_ms.push_back(queue_s / answers * 1e3);
-    round_compute_ms.push_back(compute_s / answers * 1e3);
-    return n / elapsed;
-  }
-  // A request's time in the queue and in compute (ms): the median round's means.
-  std::pair<double, double> split_ms() const {
-    return {median(round_queue_ms), median(round_compute_ms)};
-  }
-};
-
 // The variants, in the order each round measures them.
-enum Variant { kRawOff, kRawOn, kRawWorker, kPrebatched, kExec, kExecWorker, kExecPlain, kEngine,
-               kEngineQ2, kEngineX2, kVariants };
+enum Variant { kRawOff, kRawOn, kRawWorker, kRawPacked, kRawStaging, kPrebatched, kExec,
+               kExecWorker, kExecPlain, kEngine, kEngineQ2, kEngineX2, kVariants };
 
 // One variant's paces over the rounds.
 struct Rounds {
@@ -271,14 +154,19 @@ std::string batch_record(const char* model, size_t b, const AllRounds& v,
               exec * b, exec / raw, eng * b, eng / raw, (1 / eng - 1 / raw) * 1e3, split.first,
               split.second, q2 * b, q2 / raw, eng2 * b, eng2 / raw);
   std::printf("    raw on a worker's thread %7.0f; executor on a worker's thread %7.0f (%.3f), "
-              "on a plain thread %7.0f (%.3f); answers %.3f ms/batch\n",
+              "on a plain thread %7.0f (%.3f); answers %.3f ms/batch\n"
+              "    raw with the engine's device module %7.0f, with staging per batch %7.0f "
+              "(raw opt off %7.0f)\n",
               v[kRawWorker].pace() * b, exec_worker * b, exec_worker / raw, exec_plain * b,
-              exec_plain / raw, answers);
+              exec_plain / raw, answers, v[kRawPacked].pace() * b, v[kRawStaging].pace() * b,
+              v[kRawOff].pace() * b);
   std::vector<std::pair<std::string, std::string>> fields = {
       {"model", jstr(model)}, {"batch", jnum(double(b))},
       {"raw_opt_off_ips", jnum(v[kRawOff].pace() * b)},
       {"raw_opt_on_ips", jnum(v[kRawOn].pace() * b)},
       {"raw_worker_thread_ips", jnum(v[kRawWorker].pace() * b)}, {"raw_ips", jnum(raw * b)},
+      {"raw_packed_module_ips", jnum(v[kRawPacked].pace() * b)},
+      {"raw_staging_per_batch_ips", jnum(v[kRawStaging].pace() * b)},
       {"prebatched_ips", jnum(pre * b)}, {"executor_ips", jnum(exec * b)},
       {"executor_worker_thread_ips", jnum(exec_worker * b)},
       {"executor_plain_thread_ips", jnum(exec_plain * b)}, {"answers_ms", jnum(answers)},
@@ -304,7 +192,8 @@ void bench_batch(const BenchOptions& o) {
       for (size_t i = 0; i < b; ++i) crops.push_back(random_crop(224, 224, 1000 + i));
       std::vector<const Input*> ptrs;
       for (const Input& in : crops) ptrs.push_back(&in);
-      RawLoop raw(spec, crops);
+      RawLoop raw(spec, crops, false, false), raw_packed(spec, crops, true, false),
+          raw_staging(spec, crops, false, true);
       auto exec = runtime::make_torch_executor("cuda", 1);
       exec->add(0, spec, static_cast<uint32_t>(b), 1);
       exec->load(0, Tier::Host, Tier::Device);
@@ -315,7 +204,8 @@ void bench_batch(const BenchOptions& o) {
       std::vector<std::vector<float>> out;
       auto exec_step = [&] { exec->run(0, Tier::Device, ptrs, out); };
       auto exec_rate = [&] { return timed_rate(exec_step, s); };
-      auto raw_rate = [&] { return timed_rate([&] { raw.gather(), raw.forward(); }, s); };
+      auto rate_of = [&](RawLoop& l) { return timed_rate([&] { l.gather(), l.forward(); }, s); };
+      auto raw_rate = [&] { return rate_of(raw); };
       auto engine_rate = [&](EngineLoop& e) { return Rate{e.batches_per_second(s)}; };
       AllRounds v;
       for (int r = 0; r < o.rounds; ++r) {
@@ -325,6 +215,8 @@ void bench_batch(const BenchOptions& o) {
         v[kRawOn].add(raw_rate());
         v[kRawWorker].add(on_thread(worker_like, raw_rate));
         torch::jit::setGraphExecutorOptimize(false);  // as the engine's workers run
+        v[kRawPacked].add(rate_of(raw_packed));
+        v[kRawStaging].add(rate_of(raw_staging));
         v[kPrebatched].add(timed_rate([&] { raw.forward(); }, s));
         v[kExec].add(exec_rate());
         v[kExecWorker].add(on_thread(worker_like, exec_rate));

@@ -1,0 +1,159 @@
+// The loops P5b times (bench_gpu_batch.cpp): the raw LibTorch loop and the whole engine in a
+// closed loop. Included by bench_gpu_batch.cpp only (it includes LibTorch).
+#pragma once
+
+#include <torch/script.h>
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/engine.h"
+#include "engine/runtime/torch_tiers.h"
+#include "tests/gpu/gpu_env.h"
+
+namespace servelab::gpu {
+
+using runtime::Input;
+
+// The raw loop: a module moved to the device and the same data path as the engine's. Two
+// of the executor's differences can be switched on, one at a time, to price each:
+// `as_engine_loads` builds the device module as the executor's load does (its tensors views
+// into one packed copy); `staging_per_batch` takes each batch's pinned staging buffer from
+// LibTorch's caching host allocator, as the executor does, instead of reusing one.
+struct RawLoop {
+  torch::jit::Module module;
+  const std::vector<Input>& crops;
+  bool staging_per_batch = false;
+  at::Tensor staging, mean255, inv_std255;
+
+  RawLoop(const runtime::ModelSpec& spec, const std::vector<Input>& c, bool as_engine_loads,
+          bool fresh_staging)
+      : crops(c), staging_per_batch(fresh_staging) {
+    module = torch::jit::load(spec.file, torch::kCPU);
+    module.eval();
+    if (as_engine_loads) {
+      module = *runtime::copy_to_device(*runtime::packed(module, /*pinned=*/true),
+                                        torch::Device(torch::kCUDA));
+      cuda_sync();  // the copies are asynchronous
+    } else {
+      module.to(torch::Device(torch::kCUDA));
+    }
+    staging = new_staging();
+    const auto& pp = spec.preprocess;
+    auto opts = torch::TensorOptions().dtype(torch::kFloat).device(torch::kCUDA);
+    mean255 = torch::tensor({255 * pp.mean[0], 255 * pp.mean[1], 255 * pp.mean[2]}, opts)
+                  .view({1, 3, 1, 1});
+    inv_std255 = torch::tensor({1 / (255 * pp.std[0]), 1 / (255 * pp.std[1]),
+                                1 / (255 * pp.std[2])}, opts).view({1, 3, 1, 1});
+  }
+  at::Tensor new_staging() const {
+    const int64_t item = static_cast<int64_t>(crops.front().hwc.size());
+    at::Tensor t = torch::empty({static_cast<int64_t>(crops.size()), 224, 224, 3},
+                                torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+    TORCH_CHECK(t.numel() == item * static_cast<int64_t>(crops.size()));
+    return t;
+  }
+  void gather() {
+    if (staging_per_batch) staging = new_staging();
+    uint8_t* dst = staging.data_ptr<uint8_t>();
+    for (const Input& in : crops) dst = std::copy(in.hwc.begin(), in.hwc.end(), dst);
+  }
+  void forward() {
+    c10::InferenceMode guard;
+    at::Tensor x = staging.to(torch::kCUDA, /*non_blocking=*/true);
+    x = x.permute({0, 3, 1, 2}).to(torch::kFloat).sub_(mean255).mul_(inv_std255);
+    at::Tensor out = module.forward({x}).toTensor().to(torch::kCPU);
+  }
+};
+
+// The whole engine in a closed loop: `in_flight` batches of b requests outstanding.
+struct EngineLoop {
+  std::unique_ptr<runtime::Engine> engine;
+  std::vector<std::shared_ptr<const Input>> inputs;
+  std::string model;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<size_t> answered;  // per slot
+  std::deque<size_t> done;       // slots whose batch was fully answered
+  size_t failed = 0;
+  double queue_s = 0, compute_s = 0;  // summed over the requests answered in this round
+  size_t requests = 0;
+  std::vector<double> round_queue_ms, round_compute_ms;  // their means, per round
+
+  // `in_flight` batches outstanding on `workers` workers.
+  EngineLoop(const runtime::ModelSpec& spec, const std::vector<Input>& crops, uint32_t workers,
+             uint32_t in_flight)
+      : answered(in_flight, 0) {
+    runtime::EngineOptions o;
+    o.device = "cuda";
+    o.control.workers = workers;
+    o.default_contexts = workers;  // two batches of the one model may run at once
+    o.control.max_batch = static_cast<uint32_t>(crops.size());
+    o.control.batching = {"fixed", PolicyParams({{"size", std::to_string(crops.size())}})};
+    engine = std::make_unique<runtime::Engine>(o);
+    model = engine->register_model(spec).name;
+    for (const Input& in : crops) inputs.push_back(std::make_shared<Input>(in));
+  }
+  void submit(size_t slot) {
+    std::vector<runtime::RequestOptions> opts(inputs.size());
+    const int rc = engine->submit_together(
+        model, inputs, opts, 1, [this, slot](size_t, runtime::ClassifyResult r) {
+          std::lock_guard lock(mu);
+          failed += r.status != RequestStatus::Ok;
+          queue_s += r.queue_s;
+          compute_s += r.compute_s;
+          ++requests;
+          if (++answered[slot] == inputs.size()) {
+            answered[slot] = 0;
+            done.push_back(slot);
+            cv.notify_all();
+          }
+        });
+    if (rc != 0) throw std::runtime_error("submit_together answered " + std::to_string(rc));
+  }
+  size_t wait_done() {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return !done.empty(); });
+    if (failed) throw std::runtime_error("the engine failed a request");
+    const size_t slot = done.front();
+    done.pop_front();
+    return slot;
+  }
+  double batches_per_second(double seconds) {
+    const size_t slots = answered.size();
+    for (size_t s = 0; s < slots; ++s) submit(s);
+    for (int i = 0; i < 3; ++i) submit(wait_done());  // warm-up
+    int n = 0;
+    {
+      std::lock_guard lock(mu);
+      queue_s = compute_s = 0;
+      requests = 0;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    while (true) {
+      const size_t slot = wait_done();
+      ++n;
+      elapsed = seconds_since(t0);
+      if (n >= 5 && elapsed >= seconds) break;
+      submit(slot);
+    }
+    for (size_t s = 1; s < slots; ++s) wait_done();  // drain the others
+    std::lock_guard lock(mu);
+    const double answers = static_cast<double>(std::max<size_t>(requests, 1));
+    round_queue_ms.push_back(queue_s / answers * 1e3);
+    round_compute_ms.push_back(compute_s / answers * 1e3);
+    return n / elapsed;
+  }
+  // A request's time in the queue and in compute (ms): the median round's means.
+  std::pair<double, double> split_ms() const {
+    return {median(round_queue_ms), median(round_compute_ms)};
+  }
+};
+
+}  // namespace servelab::gpu
