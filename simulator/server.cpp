@@ -156,9 +156,10 @@ Time Server::batch_cost(ModelId model, uint32_t size, Time now) {
   return cost * s.speed_at(now);
 }
 
-// An eviction the profile costs keeps the loader busy (the engine frees the victim on its
-// loader thread): the loads emitted after it start when it is done. The controller counts the
-// space as free at once, as the engine's does.
+// The loader is one FIFO server, as the engine's loader thread is: a costed eviction (the
+// engine frees the victim there) and a load each hold it, and each starts when the jobs
+// posted before it are done. The controller counts an eviction's space as free at once, as
+// the engine's does.
 void Server::occupy_loader(const EvictAction& e, Time now) {
   const double cost = ctx_.profile(e.model).evict_time[int(e.tier)];
   if (cost <= 0) return;
@@ -171,6 +172,7 @@ void Server::load(const LoadAction& l, Time now) {
               ctx_.setup.speed_at(now);
   ++ctx_.in_flight;
   const Time start = std::max(now, loader_busy_until_);
+  loader_busy_until_ = start + cost;
   ctx_.sim.schedule<&Server::on_load_done>(start + cost, this, LoadDone{l.model, l.to});
 }
 

@@ -116,7 +116,7 @@ class Server {
   uint64_t outstanding_ = 0;
   uint64_t batches_ = 0, batched_requests_ = 0;
 
-  Time loader_busy_until_ = 0;  // costed evictions in flight on the loader end then
+  Time loader_busy_until_ = 0;  // the loader's jobs posted so far (loads, costed evictions) end then
   Time timer_at_ = kNever;  // the earliest timer event that is still current
   uint64_t timer_gen_ = 0;  // timers of older generations are stale and skipped
   Time last_timer_ = -1;

@@ -4,6 +4,7 @@
 // hits and misses per request.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim_test_util.h"
@@ -117,4 +118,30 @@ TEST_CASE("a miss at a full tier waits for the eviction the profile costs",
     CHECK(q.start == Approx(0.010 + evict + 0.050));
     CHECK(q.finish == Approx(0.010 + evict + 0.050 + 0.010));
   }
+}
+
+// Two loads allowed in flight (max_loads_in_flight 2) and both models missing at once: the
+// engine has one loader thread, which runs the loads one after the other, so the second
+// model's request starts after both loads (100 ms), not alongside the first (50 ms).
+TEST_CASE("loads allowed in flight together still queue on the one loader",
+          "[simulator][ground-truth][cache]") {
+  ModelProfile p = test::constant_profile(0.010, 0, 0.050);
+  SimulationSetup s = test::cache_setup(2, 2, p);
+  s.control.workers = 2;
+  s.control.max_loads_in_flight = 2;
+  s.preload_tier = Tier::Host;  // both models start off the device
+  workloads::Workload w = test::arrivals({0.0, 0.0});
+  w.models = {0, 1};
+  SimulationResult r = simulate(s, w);
+  REQUIRE(r.violations.empty());
+  REQUIRE(r.records.requests.size() == 2);
+  std::vector<double> starts;
+  for (const auto& q : r.records.requests) {
+    CHECK(q.waited_for_load);
+    starts.push_back(q.start);
+  }
+  std::sort(starts.begin(), starts.end());
+  CHECK(starts[0] == Approx(0.050));
+  CHECK(starts[1] == Approx(0.100));
+  CHECK(r.records.requests[0].finish != Approx(r.records.requests[1].finish));
 }
