@@ -73,7 +73,7 @@ def miss_cause(speeds, ratios, margin=0.05):
     (`ratios`: after over before, per batch size), by more than `margin`: then the runs
     differed from both profiles, which a drift from one to the other does not explain (this
     machine also swings by 1.3x within minutes: a check cannot tell such a swing from a
-    slowdown that serving causes)."""
+    slowdown that serving causes; bench_serve_gap measures the latter on its own)."""
     if not speeds:
         return ""
     lo, hi = min(speeds), max(speeds)
@@ -84,7 +84,8 @@ def miss_cause(speeds, ratios, margin=0.05):
         if lo > top + margin:
             return (f"the real runs ran slower than the profiles taken before and after them "
                     f"({span}; {profiles}): not a drift from one profile to the other; a "
-                    "swing between them, or a slowdown while serving")
+                    "swing between them, or a slowdown while serving (tests/bench/runtime/"
+                    "bench_serve_gap times a batch in serving's shapes against the profile's)")
         if hi < bottom - margin:
             return (f"the real runs ran faster than the profiles taken before and after them "
                     f"({span}; {profiles}): not a drift from one profile to the other")
