@@ -23,7 +23,6 @@
 #include <functional>
 #include <future>
 #include <iterator>
-#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,6 +43,11 @@ struct Options {
   int size = 224, threads = 1, batches = 30, rounds = 6;
   double gap_ms = 3;
 };
+
+// The shapes, in the order each turn runs them.
+enum Mode { kBackToBack, kFreshInputs, kIdleGap, kDecodedThere, kDecodedHere, kCoreBusy, kModes };
+constexpr const char* kModeNames[kModes] = {"back-to-back", "fresh inputs", "idle gap",
+                                            "decoded there", "decoded here", "core busy"};
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -101,65 +105,63 @@ struct Bench {
   }
 
   // Milliseconds of one batch of mode `m` (the i-th of its round).
-  double one_batch(const std::string& m, int i) {
-    if (m == "back-to-back") return timed_run(inputs[0]);
-    if (m == "fresh inputs") return timed_run(inputs[size_t(i) % inputs.size()]);
-    if (m == "idle gap") {
-      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.gap_ms));
-      return timed_run(inputs[0]);
+  double one_batch(Mode m, int i) {
+    switch (m) {
+      case kBackToBack: return timed_run(inputs[0]);
+      case kFreshInputs: return timed_run(inputs[size_t(i) % inputs.size()]);
+      case kIdleGap:
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.gap_ms));
+        return timed_run(inputs[0]);
+      case kDecodedThere: return timed_run(decoded_on_io());
+      case kDecodedHere: return timed_run(preprocess_image(image, spec.preprocess, true));
+      case kCoreBusy: {
+        spin = true;
+        const double ms = timed_run(inputs[0]);
+        spin = false;
+        return ms;
+      }
+      case kModes: break;
     }
-    if (m == "core busy") {
-      spin = true;
-      const double ms = timed_run(inputs[0]);
-      spin = false;
-      return ms;
-    }
-    if (m == "decoded there") {
-      Input in = decoded_on_io();
-      return timed_run(in);
-    }
-    Input in = preprocess_image(image, spec.preprocess, true);
-    return timed_run(in);
+    throw std::logic_error("bench_serve_gap: no such mode");
   }
 };
 
 // Each round runs the modes in turn, one batch each, `o.batches` times (after one untimed
 // turn): the machine's swings, slower than a turn, reach every mode alike.
 void run(const Options& o) {
-  const std::vector<std::string> modes = {"back-to-back", "fresh inputs", "idle gap",
-                                          "decoded there", "decoded here", "core busy"};
   Bench b(o);
-  std::map<std::string, std::vector<double>> ratios;  // per round, over back-to-back's
+  std::vector<double> ratios[kModes];  // per round, over back-to-back's
   for (int r = 0; r < o.rounds; ++r) {
-    std::map<std::string, std::vector<double>> round;
+    std::vector<double> round[kModes];
     for (int i = -1; i < o.batches; ++i)
-      for (const std::string& m : modes) {
-        const double ms = b.one_batch(m, i + 1);
+      for (int m = 0; m < kModes; ++m) {
+        const double ms = b.one_batch(Mode(m), i + 1);
         if (i >= 0) round[m].push_back(ms);
       }
-    const double base = median(round["back-to-back"]);
+    const double base = median(round[kBackToBack]);
     std::printf("round %d:", r);
-    for (const std::string& m : modes) {
-      std::printf(" %s %.2f ms;", m.c_str(), median(round[m]));
+    for (int m = 0; m < kModes; ++m) {
+      std::printf(" %s %.2f ms;", kModeNames[m], median(round[m]));
       ratios[m].push_back(median(round[m]) / base);
     }
     std::printf("\n");
   }
   // The machine may change speed between rounds (this one: ~20 or ~26 ms a batch, for seconds
   // at a time), so modes are compared within each round.
-  for (const std::string& m : modes) {
+  for (int m = 0; m < kModes; ++m) {
     auto [lo, hi] = std::minmax_element(ratios[m].begin(), ratios[m].end());
-    std::printf("%-14s %.3f of back-to-back (median of the rounds; %.3f-%.3f)\n", m.c_str(),
+    std::printf("%-14s %.3f of back-to-back (median of the rounds; %.3f-%.3f)\n", kModeNames[m],
                 median(ratios[m]), *lo, *hi);
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Options from `--name value` pairs; throws on an unknown name, a missing or bad value.
+Options parse_options(int argc, char** argv) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
+  for (int i = 1; i < argc; i += 2) {
+    const std::string k = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument("option " + k + " needs a value");
+    const std::string v = argv[i + 1];
     if (k == "--model") o.model = v;
     else if (k == "--image") o.image = v;
     else if (k == "--size") o.size = std::stoi(v);
@@ -167,12 +169,16 @@ int main(int argc, char** argv) {
     else if (k == "--batches") o.batches = std::stoi(v);
     else if (k == "--rounds") o.rounds = std::stoi(v);
     else if (k == "--gap-ms") o.gap_ms = std::stod(v);
-    else {
-      std::fprintf(stderr, "bench_serve_gap: unknown option %s\n", k.c_str());
-      return 2;
-    }
+    else throw std::invalid_argument("unknown option " + k);
   }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   try {
+    const Options o = parse_options(argc, argv);
     std::promise<void> done;  // the bench runs on a thread of its own, as a worker does
     std::thread([&] {
       try {
