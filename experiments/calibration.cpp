@@ -42,7 +42,59 @@ void rescale_loads(ModelProfile& base, const ModelProfile& probe) {
     }
 }
 
+// Batch sizes any probe measured for `name`, sorted and distinct.
+std::vector<uint32_t> probed_sizes(const std::string& name, const std::vector<CostProfile>& probes) {
+  std::vector<uint32_t> sizes;
+  for (const CostProfile& p : probes)
+    if (const ModelProfile* m = p.find(name))
+      for (const BatchCost& c : m->batches) sizes.push_back(c.batch);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+// The probes' mean at `size` (the ones that measured it) pooled with the base's value there.
+double pooled_mean(const ModelProfile& base, uint32_t size, const std::vector<CostProfile>& probes) {
+  double sum = base.batch_latency(size);
+  uint32_t n = 1;
+  for (const CostProfile& p : probes)
+    if (const ModelProfile* m = p.find(base.name))
+      for (const BatchCost& c : m->batches)
+        if (c.batch == size && c.mean > 0) sum += c.mean, ++n;
+  return sum / n;
+}
+
+// Each load pair the base measured, averaged with the probes that measured it.
+void pool_loads(ModelProfile& pooled, const ModelProfile& base,
+                const std::vector<CostProfile>& probes) {
+  for (int f = 0; f < kTierCount; ++f)
+    for (int t = f + 1; t < kTierCount; ++t) {
+      if (!(base.load_time[f][t] > 0)) continue;  // NaN: not measured
+      double sum = base.load_time[f][t];
+      uint32_t n = 1;
+      for (const CostProfile& p : probes)
+        if (const ModelProfile* m = p.find(base.name); m && m->load_time[f][t] > 0)
+          sum += m->load_time[f][t], ++n;
+      if (n > 1) pooled.load_time[f][t] = sum / n;
+    }
+}
+
 }  // namespace
+
+CostProfile pool_probes(const CostProfile& base, const std::vector<CostProfile>& probes) {
+  CostProfile pooled;
+  for (const ModelProfile& m : base.models) {
+    const std::vector<uint32_t> sizes = probed_sizes(m.name, probes);
+    if (sizes.empty()) continue;
+    ModelProfile p;
+    p.name = m.name;
+    p.size_bytes = m.size_bytes;
+    for (uint32_t b : sizes) p.batches.push_back({b, pooled_mean(m, b, probes), 0, {}});
+    pool_loads(p, m, probes);
+    pooled.models.push_back(std::move(p));
+  }
+  return pooled;
+}
 
 std::vector<uint32_t> probe_sizes(uint32_t max_batch) {
   std::vector<uint32_t> sizes;
@@ -70,7 +122,7 @@ config::ProfileFile rescale_to_probe(const config::ProfileFile& base, const Cost
 }
 
 void write_calibrated_profile(const std::string& base, const std::string& out,
-                              ProfileOptions options) {
+                              ProfileOptions options, std::vector<CostProfile>& probes) {
   options.cold_bursts = 0;        // the base's bursts stay
   options.course_seconds = 0;     // and its speed course
   options.overhead_requests = 1;  // overheads are not taken from the probe
@@ -79,13 +131,15 @@ void write_calibrated_profile(const std::string& base, const std::string& out,
   options.samples = 3;
   options.min_seconds_per_size = 0.25;
   options.max_seconds_per_size = 0.5;
-  const config::ProfileFile probe = measure_profile(options);
-  const config::ProfileFile scaled = rescale_to_probe(config::load_profile_file(base), probe.costs);
+  probes.push_back(measure_profile(options).costs);
+  const config::ProfileFile before = config::load_profile_file(base);
+  const config::ProfileFile scaled = rescale_to_probe(before, pool_probes(before.costs, probes));
   std::filesystem::create_directories(std::filesystem::path(out).parent_path());
   YAML::Emitter e;
   e << config::profile_to_yaml(scaled);
   std::ofstream f(out);
-  f << "# " << base << " rescaled to a calibration probe taken just before the point's runs\n"
+  f << "# " << base << " rescaled to the mean of it and the " << probes.size()
+    << " calibration probes taken so far, the last just before the run\n"
     << e.c_str() << "\n";
   if (!f.flush()) throw std::runtime_error(out + ": cannot write");
 }

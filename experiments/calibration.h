@@ -1,8 +1,13 @@
-// A calibration probe run just before a point's real runs (`servelab run --calibrate-each`,
-// scripts/check-sim-vs-real): the simulator then predicts the point on the machine's speed of
-// that moment, measured before the runs it predicts and taken from nothing of theirs.
+// Calibration probes before real runs (`servelab run --calibrate-each`,
+// scripts/check-sim-vs-real): the simulator predicts each run on the machine's speed as
+// measured before it, taken from nothing of the run's own.
 // On a shared machine the speed drifts by more than the simulator's error within minutes, and
 // not by one factor: batch 8 slowed by half while batch 1 held (two profiles 15 min apart).
+// It also switches between states (a squeezenet batch of one at about 20 or 26-29 ms) that
+// hold for seconds: one short probe foretells the next minute no better than the profile does
+// (s36: errors of both signs, up to 25%). So a prediction uses every probe taken so far, with
+// the profile itself counted as one: their mean estimates the speed the machine keeps over
+// minutes, which is what a run of a minute and a mean over spread-out repetitions see.
 #pragma once
 
 #include <string>
@@ -23,9 +28,17 @@ std::vector<uint32_t> probe_sizes(uint32_t max_batch);
 // its samples scaled by probe / base. Models `probe` lacks are left as they are.
 config::ProfileFile rescale_to_probe(const config::ProfileFile& base, const CostProfile& probe);
 
+// The mean of `base` and every probe in `probes`: for each model of `base` that a probe
+// measured, at each size some probe measured, the mean over base.batch_latency(size) and those
+// probes' means; each load pair the base measured, the mean over it and the probes that
+// measured it. Only the means (rescale_to_probe takes nothing else from a probe).
+CostProfile pool_probes(const CostProfile& base, const std::vector<CostProfile>& probes);
+
 // Times options.models' batches and a few loads now (options.batch_sizes, short sampling, no
-// request overheads or bursts) and writes rescale_to_probe(the profile at `base`, that) to `out`.
+// request overheads or bursts), adds that probe to `probes` (the ones taken before it in this
+// experiment) and writes rescale_to_probe(the profile at `base`, pool_probes(it, probes)) to
+// `out`.
 void write_calibrated_profile(const std::string& base, const std::string& out,
-                              ProfileOptions options);
+                              ProfileOptions options, std::vector<CostProfile>& probes);
 
 }  // namespace servelab::experiments

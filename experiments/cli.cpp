@@ -80,8 +80,9 @@ po::options_description run_options() {
       "the speed the machine had during that run (from the engine's reported compute "
       "times); sim summaries keep the unscaled result too")(
       "calibrate-each",
-      "both modes: before each point's first real run, re-measure its models' batch and "
-      "load costs in a short probe (~10 s) and simulate the point on the profile rescaled to it")(
+      "both modes: before each real run, re-measure its models' batch and load costs in a "
+      "short probe (~10 s) and simulate the run on the profile rescaled to the mean of the "
+      "probes so far and the profile")(
       "report", "render the report when done (servelab report OUT)")(
       "fail-fast", "stop at the first failed run")("quiet,q", "no progress bar")(
       "verbose,v", "print what each body does");

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "config/run_config.h"
 #include "engine/server/group_definition.h"
@@ -120,7 +121,7 @@ class RealBackend : public Backend {
     po.image = request_image_of(config, o_.models_dir, o_.image);
     po.models = profile_models_of(config["models"]);
     po.batch_sizes = probe_sizes(rc.engine.control.max_batch);
-    write_calibrated_profile(o_.profile, path, po);
+    write_calibrated_profile(o_.profile, path, po, probes_);
   }
 #endif
 
@@ -257,6 +258,7 @@ class RealBackend : public Backend {
 
   RealBackendOptions o_;
   std::string body_;
+  std::vector<CostProfile> probes_;  // --calibrate-each: this experiment's probes, in order
 };
 
 }  // namespace

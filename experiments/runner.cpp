@@ -68,23 +68,39 @@ struct Job {
   double weight;
 };
 
-// --calibrate-each: the point's first real run is preceded by a probe; its sim runs use it.
-void calibrate_point(Job& job, Backend& real, const fs::path& out,
-                     std::map<uint32_t, std::string>& calibrated) {
-  const uint32_t point = job.point->index;
-  if (job.mode == "real" && !calibrated.count(point)) {
+// --calibrate-each: every real run is preceded by a probe; the sim run of the same point and
+// repetition predicts on the profile it wrote.
+using RunKey = std::pair<uint32_t, uint32_t>;  // point, repetition
+
+void calibrate_run(Job& job, Backend& real, const fs::path& out,
+                   std::map<RunKey, std::string>& calibrated) {
+  const RunKey key{job.point->index, job.repetition};
+  if (job.mode == "real") {
     char name[64];
-    std::snprintf(name, sizeof name, "p%03u-calibration.yaml", point);
+    std::snprintf(name, sizeof name, "p%03u-r%u-calibration.yaml", key.first, key.second);
     const std::string path = fs::absolute(out / "runs" / name).string();
     real.calibrate(job.config, path);
-    calibrated[point] = path;
+    calibrated[key] = path;
   }
   // The real run names it too (its engine reads model files, not costs), so that
   // --match-speed measures the run's speed against the costs its sim run is given.
-  if (calibrated.count(point)) job.config["profile"] = calibrated[point];
+  if (calibrated.count(key)) job.config["profile"] = calibrated[key];
 }
 
 }  // namespace
+
+std::vector<PlannedRun> run_order(const ExperimentSpec& spec, const std::vector<SweepPoint>& points,
+                                  const std::vector<std::string>& modes) {
+  std::vector<uint32_t> reps;
+  for (const SweepPoint& p : points) reps.push_back(repetitions_at(spec, p));
+  const uint32_t rounds = reps.empty() ? 0 : *std::max_element(reps.begin(), reps.end());
+  std::vector<PlannedRun> order;
+  for (uint32_t r = 0; r < rounds; ++r)
+    for (uint32_t i = 0; i < points.size(); ++i)
+      if (r < reps[i])
+        for (const std::string& mode : modes) order.push_back({i, r, mode});
+  return order;
+}
 
 RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
                           const std::map<std::string, Backend*>& backends) {
@@ -106,13 +122,13 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   auto points = expand_sweep(spec);
   // Resolve every config up front: a broken sweep path fails before anything runs.
   std::vector<Job> jobs;
-  for (const auto& p : points)
-    for (uint32_t r = 0, n = repetitions_at(spec, p); r < n; ++r)
-      for (const auto& mode : modes) {
-        YAML::Node cfg = resolve_config(spec, p, mode, spec.seeds[r]);
-        double w = backends.at(mode)->weight(cfg);
-        jobs.push_back(Job{&p, mode, r, spec.seeds[r], cfg, w});
-      }
+  for (const PlannedRun& run : run_order(spec, points, modes)) {
+    const SweepPoint& p = points[run.point];
+    const uint64_t seed = spec.seeds[run.repetition];
+    YAML::Node cfg = resolve_config(spec, p, run.mode, seed);
+    double w = backends.at(run.mode)->weight(cfg);
+    jobs.push_back(Job{&p, run.mode, run.repetition, seed, cfg, w});
+  }
 
   RunOutcome outcome;
   outcome.out_dir = options.out_dir.empty() ? default_out_dir(spec.name) : options.out_dir;
@@ -132,12 +148,12 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   for (const auto& j : jobs) total += j.weight;
   ProgressBar bar(jobs.size(), total, options.quiet ? nullptr : stderr);
   SpeedMatch speed;  // of the last real run
-  std::map<uint32_t, std::string> calibrated;  // point -> its calibration profile
+  std::map<RunKey, std::string> calibrated;  // its calibration profile
   for (auto& job : jobs) {
     bool scaled = false;
     if (job.mode == "real") speed = SpeedMatch{};
     if (options.calibrate_each)
-      calibrate_point(job, *backends.at("real"), out, calibrated);
+      calibrate_run(job, *backends.at("real"), out, calibrated);
     if (options.match_speed && job.mode == "sim" && std::isfinite(speed.factor)) {
       job.config["simulation"]["cost_scale"] = speed.factor;
       if (!speed.trace.empty())
@@ -179,8 +195,9 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
         summary["speed_factor"] =
             std::isfinite(speed.factor) ? nlohmann::json(speed.factor) : nlohmann::json();
       }
-      if (job.mode == "sim" && calibrated.count(job.point->index))
-        summary["calibrated_profile"] = calibrated[job.point->index];
+      if (const auto c = calibrated.find({job.point->index, job.repetition});
+          job.mode == "sim" && c != calibrated.end())
+        summary["calibrated_profile"] = c->second;
       if (scaled) {
         summary["cost_scale"] = speed.factor;
         summary["speed_windows"] = speed.trace.size();

@@ -1,5 +1,6 @@
 // The experiment runner behind `servelab run`: expands the sweep, runs every point in every
-// requested mode and repetition through a Backend, and writes the results folder:
+// requested mode and repetition through a Backend (in rounds: run_order), and writes the
+// results folder:
 //   OUT/experiment.yaml              the experiment as given (read by reports/)
 //   OUT/results.db                   SQLite index (experiments/results_index.h)
 //   OUT/runs/p<point>-<mode>-r<rep>/ config.yaml (resolved), requests.csv, summary.json
@@ -53,9 +54,9 @@ class Backend {
   // Factor NaN when it cannot say (no timed batches, a body without costs).
   virtual SpeedMatch match_speed(const YAML::Node& config, uint64_t seed,
                                  const results::RunRecords& real) const;
-  // A calibration probe just before a point's real runs (RunOptions::calibrate_each): writes
-  // to `path` the profile the point's sim runs use, its batch costs measured now
-  // (experiments/calibration.h). Real mode with LibTorch only; the default throws.
+  // A calibration probe just before a real run (RunOptions::calibrate_each): writes to `path`
+  // the profile the matching sim run uses, its batch costs from this probe and the ones
+  // before it (experiments/calibration.h). Real mode with LibTorch only; the default throws.
   virtual void calibrate(const YAML::Node& config, const std::string& path);
 };
 
@@ -69,9 +70,10 @@ struct RunOptions {
   // simulation.cost_scale and speed_trace). The sim run's summary.json gets "cost_scale",
   // "speed_windows" (the trace's length) and "unscaled" (the summary at constant speed 1).
   bool match_speed = false;
-  // Both modes: before each point's first real run, a calibration probe (Backend::calibrate)
-  // re-measures the point's models' batch costs, and the point's sim runs predict on that
-  // profile (summary.json: "calibrated_profile"). Nothing is taken from the runs predicted.
+  // Both modes: before each real run, a calibration probe (Backend::calibrate) re-measures the
+  // point's models' batch costs, and the sim run of the same point and repetition predicts on
+  // the profile it writes (summary.json: "calibrated_profile"). Nothing is taken from the runs
+  // predicted.
   bool calibrate_each = false;
 };
 
@@ -80,6 +82,21 @@ struct RunOutcome {
   size_t runs = 0, failed = 0;
   std::string first_error;
 };
+
+// One run of the plan: a point (SweepPoint::index), a repetition, a mode.
+struct PlannedRun {
+  uint32_t point = 0, repetition = 0;
+  std::string mode;
+  bool operator==(const PlannedRun&) const = default;
+};
+
+// The order runs take, in rounds: every point's first repetition in point order, then every
+// second one, and so on (a point with fewer repetitions drops out of the later rounds); within
+// a repetition, `modes` in the order given. A point's repetitions are thus spread over the
+// whole experiment: on a shared machine whose speed holds for seconds to minutes, they sample
+// different moments instead of one, and a point's mean is a mean over the machine's states.
+std::vector<PlannedRun> run_order(const ExperimentSpec& spec, const std::vector<SweepPoint>& points,
+                                  const std::vector<std::string>& modes);
 
 // Runs `spec` with one backend per mode (keys "sim", "real"). Throws ExperimentError for an
 // unusable experiment (unknown mode, no backend) before any run starts.

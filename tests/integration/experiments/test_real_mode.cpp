@@ -151,9 +151,10 @@ simulation: {noise: normal}
                     Catch::Matchers::Contains("both modes"));
 }
 
-// --calibrate-each: a probe before each point's real run; the point's sim run predicts on the
-// profile rescaled to it, and says so. Sim alone cannot calibrate.
-TEST_CASE("both modes calibrated before each point: sim runs use that point's probe",
+// --calibrate-each: a probe before each real run; the sim run of the same point and repetition
+// predicts on the profile rescaled to it and the probes before it, and says so. Sim alone
+// cannot calibrate.
+TEST_CASE("both modes calibrated before each real run: sim runs use that run's probe",
           "[experiments][real]") {
   servelab::testutil::TempDir tmp_dir("servelab-calibrate-each");
   const fs::path dir = tmp_dir.path();
@@ -185,7 +186,8 @@ workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type:
   REQUIRE(before != nullptr);
   for (const char* point : {"p000", "p001"}) {
     CAPTURE(point);
-    const fs::path calibration = dir / "out" / "runs" / (std::string(point) + "-calibration.yaml");
+    const fs::path calibration =
+        dir / "out" / "runs" / (std::string(point) + "-r0-calibration.yaml");
     REQUIRE(fs::exists(calibration));
     const nlohmann::json s = read_json(dir / "out" / "runs" / (std::string(point) + "-sim-r0") /
                                        "summary.json");
@@ -205,6 +207,11 @@ workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type:
     REQUIRE(now.size() == was.size());
     for (size_t i = 0; i < now.size(); ++i) CHECK(now[i] == Approx(was[i] * k));
   }
+  // The second run's profile pools both probes with the base (experiments/calibration.h).
+  std::ifstream second(dir / "out" / "runs" / "p001-r0-calibration.yaml");
+  std::string header;
+  std::getline(second, header);
+  CHECK_THAT(header, Catch::Contains("the 2 calibration probes"));
   ro.modes = {"sim"};
   CHECK_THROWS_WITH(ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}}),
                     Catch::Contains("both modes"));

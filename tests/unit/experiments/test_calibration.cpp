@@ -1,5 +1,5 @@
 // Calibration probes (run --calibrate-each): the base profile rescaled to a probe, per batch
-// size, against hand-computed costs.
+// size, and probes pooled with the base, against hand-computed costs.
 #include <catch2/catch.hpp>
 
 #ifdef SERVELAB_EXP_PROFILER
@@ -75,5 +75,41 @@ TEST_CASE("a rescaled profile takes the probe's load time, its samples scaled al
   CHECK(s[1] == Approx(0.072));
   CHECK(out.load_seconds(Tier::Host, Tier::Device) == Approx(0.010));
   CHECK(out.batches[0].mean == Approx(0.010));
+}
+// Base 10, 18, 30 ms at 1, 2, 4 and a 50 ms load; probe A: 12 and 36 ms at 1 and 4, load 60 ms;
+// probe B: 14 and 20 ms at 1 and 2, no load. Pooled, each value with the base's: batch 1
+// (10 + 12 + 14) / 3 = 12, batch 2 (18 + 20) / 2 = 19, batch 4 (30 + 36) / 2 = 33, the load
+// (50 + 60) / 2 = 55. A model no probe measured is left out, and so is one the base lacks.
+TEST_CASE("probes pooled with the base: the mean of every measurement of each size",
+          "[calibration]") {
+  CostProfile base;
+  base.models.push_back(model("m", {{1, 0.010, 0, {}}, {2, 0.018, 0, {}}, {4, 0.030, 0, {}}}));
+  base.models[0].set_load_time(Tier::Disk, Tier::Host, 0.050);
+  base.models.push_back(model("unprobed", {{1, 0.5, 0, {}}}));
+  CostProfile a, b;
+  a.models.push_back(model("m", {{1, 0.012, 0, {}}, {4, 0.036, 0, {}}}));
+  a.models[0].set_load_time(Tier::Disk, Tier::Host, 0.060);
+  b.models.push_back(model("m", {{1, 0.014, 0, {}}, {2, 0.020, 0, {}}}));
+  b.models.push_back(model("not-in-base", {{1, 0.1, 0, {}}}));
+
+  const CostProfile pooled = pool_probes(base, {a, b});
+  REQUIRE(pooled.models.size() == 1);
+  const ModelProfile& m = pooled.models[0];
+  CHECK(m.name == "m");
+  REQUIRE(m.batches.size() == 3);
+  CHECK(m.batches[0].mean == Approx(0.012));
+  CHECK(m.batches[1].mean == Approx(0.019));
+  CHECK(m.batches[2].mean == Approx(0.033));
+  CHECK(m.load_seconds(Tier::Disk, Tier::Host) == Approx(0.055));
+  // No probe yet: nothing to pool, the profile stays as measured.
+  CHECK(pool_probes(base, {}).models.empty());
+
+  // The base rescaled to the pool takes its means; the unprobed model stays.
+  config::ProfileFile file;
+  file.costs = base;
+  const config::ProfileFile out = rescale_to_probe(file, pooled);
+  CHECK(out.costs.models[0].batch_latency(2) == Approx(0.019));
+  CHECK(out.costs.models[0].batch_latency(4) == Approx(0.033));
+  CHECK(out.costs.models[1].batch_latency(1) == 0.5);
 }
 #endif

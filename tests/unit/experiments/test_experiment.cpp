@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "experiments/experiment.h"
+#include "experiments/runner.h"
 
 using namespace servelab::experiments;
 
@@ -87,6 +88,33 @@ TEST_CASE("broken experiment files give messages naming the key") {
   CHECK_THROWS_WITH(parse("seeds: 5"), Catch::Contains("non-empty list"));
   CHECK_THROWS_WITH(parse("sweep: {a..b: [1]}"), Catch::Contains("empty component"));
   CHECK_THROWS_AS(load_experiment("/nonexistent.yaml"), ExperimentError);
+}
+
+// Repetitions {2, 2, 2, 5, 3, 5} over six points: rounds 0 and 1 visit all six, round 2 the
+// three with more, rounds 3 and 4 the two with five; real before sim within a repetition.
+TEST_CASE("runs go in rounds: a point's repetitions are spread over the experiment") {
+  auto spec = parse(std::string(kSpec) + R"(
+more_repetitions:
+  - where: {workload.arrival.concurrency: [2, 4], policies.batching.name: rafiqi-ewma}
+    repetitions: 5
+  - where: {workload.arrival.concurrency: 4}
+    repetitions: 3
+)");
+  const auto points = expand_sweep(spec);
+  const auto order = run_order(spec, points, {"real", "sim"});
+  std::vector<std::pair<uint32_t, uint32_t>> real;  // (point, repetition) of the real runs
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i].mode != "real") continue;
+    real.emplace_back(order[i].point, order[i].repetition);
+    REQUIRE(i + 1 < order.size());  // its sim run right after it
+    CHECK(order[i + 1] == PlannedRun{order[i].point, order[i].repetition, "sim"});
+  }
+  using R = std::vector<std::pair<uint32_t, uint32_t>>;
+  CHECK(real == R{{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 0},
+                  {0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1},
+                  {3, 2}, {4, 2}, {5, 2}, {3, 3}, {5, 3}, {3, 4}, {5, 4}});
+  CHECK(order.size() == 2 * real.size());
+  CHECK(run_order(spec, {}, {"sim"}).empty());
 }
 
 TEST_CASE("more repetitions where a rule matches a point's sweep values") {
