@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/clock.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/preprocess.h"
 #include "engine/runtime/task_thread.h"
@@ -24,10 +25,6 @@ namespace servelab::experiments {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 void mean_stddev(const std::vector<double>& v, double* mean, double* sd) {
   double m = 0;

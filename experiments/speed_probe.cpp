@@ -3,6 +3,7 @@
 #include <chrono>
 #include <vector>
 
+#include "common/clock.h"
 #include "engine/runtime/preprocess.h"
 
 namespace servelab::experiments {
@@ -20,13 +21,10 @@ SpeedDrift measure_speed_course(double seconds, runtime::Executor& exec, ModelId
   std::vector<Time> starts;
   std::vector<double> costs;
   const auto begin = Clock::now();
-  auto since = [](Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-  };
-  while (since(begin) < seconds && costs.size() < 20000) {
+  while (seconds_since(begin) < seconds && costs.size() < 20000) {
     const auto t0 = Clock::now();
     exec.run(id, Tier::Host, one, probs);
-    costs.push_back(since(t0));
+    costs.push_back(seconds_since(t0));
     starts.push_back(std::chrono::duration<double>(t0 - begin).count());
   }
   exec.remove(id);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/executor.h"
 
@@ -40,10 +41,6 @@ double relative_error(const std::vector<std::vector<float>>& a,
 double median(std::vector<double> v);
 double mean(const std::vector<double>& v);
 double stddev(const std::vector<double>& v);
-
-inline double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Seconds `f` takes, from an idle device until its work on the device is done.
 template <class F>

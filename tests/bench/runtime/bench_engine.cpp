@@ -22,6 +22,7 @@
 #include <future>
 #include <sys/resource.h>
 
+#include "common/clock.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/task_thread.h"
 
@@ -37,10 +38,6 @@ long minor_faults() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_minflt;
-}
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
 // Images per second of a plain forward loop on a fixed batch: `batch` copies of the engine's

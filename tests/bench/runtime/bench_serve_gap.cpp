@@ -11,10 +11,14 @@
 //                  load generator, the IO threads and the controller keep it while serving).
 // The modes take turns batch by batch, so a machine's swings reach all alike; each prints its
 // median batch time per round, and its ratio to back-to-back's within each round (median and
-// range over the rounds).
+// range over the rounds). Turns batch by batch cannot see what a mode does to the batches
+// after it (a thread that sleeps between batches may resume on a slower core, and the next
+// mode's batch runs there too): `--turns block` runs each mode's batches of a round in one
+// block instead, so back-to-back is truly back to back.
 //
 //   bench_serve_gap --model models/squeezenet1_1.pt [--image models/images/gradient.jpg]
 //                   [--size 224] [--threads 1] [--batches 30] [--rounds 6] [--gap-ms 3]
+//                   [--turns batch|block]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -42,6 +46,7 @@ struct Options {
   std::string image = "models/images/gradient.jpg";
   int size = 224, threads = 1, batches = 30, rounds = 6;
   double gap_ms = 3;
+  bool blocks = false;  // --turns block: each mode's batches of a round back to back
 };
 
 // The shapes, in the order each turn runs them.
@@ -133,11 +138,17 @@ void run(const Options& o) {
   std::vector<double> ratios[kModes];  // per round, over back-to-back's
   for (int r = 0; r < o.rounds; ++r) {
     std::vector<double> round[kModes];
-    for (int i = -1; i < o.batches; ++i)
-      for (int m = 0; m < kModes; ++m) {
-        const double ms = b.one_batch(Mode(m), i + 1);
-        if (i >= 0) round[m].push_back(ms);
-      }
+    auto turn = [&](int m, int i) {  // batch i of mode m; i = -1: untimed
+      const double ms = b.one_batch(Mode(m), i + 1);
+      if (i >= 0) round[m].push_back(ms);
+    };
+    if (o.blocks) {
+      for (int m = 0; m < kModes; ++m)
+        for (int i = -1; i < o.batches; ++i) turn(m, i);
+    } else {
+      for (int i = -1; i < o.batches; ++i)
+        for (int m = 0; m < kModes; ++m) turn(m, i);
+    }
     const double base = median(round[kBackToBack]);
     std::printf("round %d:", r);
     for (int m = 0; m < kModes; ++m) {
@@ -169,6 +180,10 @@ Options parse_options(int argc, char** argv) {
     else if (k == "--batches") o.batches = std::stoi(v);
     else if (k == "--rounds") o.rounds = std::stoi(v);
     else if (k == "--gap-ms") o.gap_ms = std::stod(v);
+    else if (k == "--turns") {
+      if (v != "batch" && v != "block") throw std::invalid_argument("--turns: batch or block");
+      o.blocks = v == "block";
+    }
     else throw std::invalid_argument("unknown option " + k);
   }
   return o;

@@ -8,10 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/clock.h"
 #include "engine/server/http_transport.h"
 #include "tests/integration/server/http_client.h"
 
 using namespace servelab::server;
+using servelab::seconds_since;
 using servelab::testing::HttpClient;
 using servelab::testing::send_raw;
 namespace net = boost::asio;
@@ -23,10 +25,6 @@ Handler body_size_handler() {
   return [](HttpRequest req, Reply reply) {
     reply(json_response(200, nlohmann::json{{"bytes", req.body.size()}}.dump()));
   };
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 std::string status_line(const std::string& raw) { return raw.substr(0, raw.find("\r\n")); }
