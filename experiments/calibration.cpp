@@ -43,7 +43,8 @@ void rescale_loads(ModelProfile& base, const ModelProfile& probe) {
 }
 
 // Batch sizes any probe measured for `name`, sorted and distinct.
-std::vector<uint32_t> probed_sizes(const std::string& name, const std::vector<CostProfile>& probes) {
+std::vector<uint32_t> probed_sizes(const std::string& name,
+                                   const std::vector<CostProfile>& probes) {
   std::vector<uint32_t> sizes;
   for (const CostProfile& p : probes)
     if (const ModelProfile* m = p.find(name))
@@ -54,7 +55,8 @@ std::vector<uint32_t> probed_sizes(const std::string& name, const std::vector<Co
 }
 
 // The probes' mean at `size` (the ones that measured it) pooled with the base's value there.
-double pooled_mean(const ModelProfile& base, uint32_t size, const std::vector<CostProfile>& probes) {
+double pooled_mean(const ModelProfile& base, uint32_t size,
+                   const std::vector<CostProfile>& probes) {
   double sum = base.batch_latency(size);
   uint32_t n = 1;
   for (const CostProfile& p : probes)
