@@ -23,6 +23,14 @@ models: [a]
 engine: {workers: 1, quantum_ms: 5}
 workload: {requests: 10, arrival: {type: closed, concurrency: 1}}
 )";
+// Over kSpec's points: repetitions {2, 2, 2, 5, 3, 5}.
+const char* kMoreRepetitions = R"(
+more_repetitions:
+  - where: {workload.arrival.concurrency: [2, 4], policies.batching.name: rafiqi-ewma}
+    repetitions: 5
+  - where: {workload.arrival.concurrency: 4}
+    repetitions: 3
+)";
 }  // namespace
 
 TEST_CASE("the sweep is the cartesian product, first axis outermost") {
@@ -93,13 +101,7 @@ TEST_CASE("broken experiment files give messages naming the key") {
 // Repetitions {2, 2, 2, 5, 3, 5} over six points: rounds 0 and 1 visit all six, round 2 the
 // three with more, rounds 3 and 4 the two with five; real before sim within a repetition.
 TEST_CASE("runs go in rounds: a point's repetitions are spread over the experiment") {
-  auto spec = parse(std::string(kSpec) + R"(
-more_repetitions:
-  - where: {workload.arrival.concurrency: [2, 4], policies.batching.name: rafiqi-ewma}
-    repetitions: 5
-  - where: {workload.arrival.concurrency: 4}
-    repetitions: 3
-)");
+  auto spec = parse(std::string(kSpec) + kMoreRepetitions);
   const auto points = expand_sweep(spec);
   const auto order = run_order(spec, points, {"real", "sim"});
   std::vector<std::pair<uint32_t, uint32_t>> real;  // (point, repetition) of the real runs
@@ -118,13 +120,7 @@ more_repetitions:
 }
 
 TEST_CASE("more repetitions where a rule matches a point's sweep values") {
-  auto spec = parse(std::string(kSpec) + R"(
-more_repetitions:
-  - where: {workload.arrival.concurrency: [2, 4], policies.batching.name: rafiqi-ewma}
-    repetitions: 5
-  - where: {workload.arrival.concurrency: 4}
-    repetitions: 3
-)");
+  auto spec = parse(std::string(kSpec) + kMoreRepetitions);
   std::vector<uint32_t> reps;
   for (const auto& p : expand_sweep(spec)) reps.push_back(repetitions_at(spec, p));
   // Points: (1, none), (1, ewma), (2, none), (2, ewma), (4, none), (4, ewma).
