@@ -8,6 +8,8 @@
 //   raw packed / raw staging: the raw loop with one of the executor's differences each (its
 //                device module's tensors views into one packed copy; a pinned staging buffer
 //                per batch from the caching host allocator): not counted as the raw loop;
+//   raw control: a second raw loop of its own, identical to the first (optimizer off): how
+//                far two equal loops differ here, the yardstick for every ratio below;
 //   prebatched:  the raw loop given the batch already gathered (what the gather costs);
 //   executor:    TorchExecutor::run on the batch's requests (the worker's call), on the main
 //                thread; again on a thread prepared as an engine worker is (its own CUDA
@@ -21,7 +23,9 @@
 //                while one runs (the engine under load, one batch at a time on the GPU as in
 //                the raw loop);
 //   engine x2:   two workers and two batches in flight (each worker on its own CUDA stream).
-// Variants alternate in rounds; each round times each variant for seconds_per_variant. For the
+// Variants alternate in rounds; each round times each variant for seconds_per_variant, and
+// each round starts one variant further along the list, so that no variant always runs first
+// or always follows the same one (the GPU's clocks follow the load before it). For the
 // variants timed on one thread (raw, executor) the record also gives that thread's CPU time per
 // batch and how often it was preempted: a launch-bound batch runs as fast as its thread issues.
 #include <sys/resource.h>
@@ -31,6 +35,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <memory>
 
@@ -107,8 +112,8 @@ double answers_ms(const std::vector<std::vector<float>>& logits) {
 }
 
 // The variants, in the order each round measures them.
-enum Variant { kRawOff, kRawOn, kRawWorker, kRawPacked, kRawStaging, kPrebatched, kExec,
-               kExecWorker, kExecPlain, kEngine, kEngineQ2, kEngineX2, kVariants };
+enum Variant { kRawOff, kRawOn, kRawWorker, kRawPacked, kRawStaging, kRawControl, kPrebatched,
+               kExec, kExecWorker, kExecPlain, kEngine, kEngineQ2, kEngineX2, kVariants };
 
 // One variant's paces over the rounds.
 struct Rounds {
@@ -142,8 +147,13 @@ std::vector<std::pair<std::string, std::string>> thread_fields(const AllRounds& 
   return fields;
 }
 
+// Milliseconds per forward spent issuing it (raw loops on the main thread, optimizer off).
+struct IssueMs {
+  double control = 0, packed = 0, staging = 0;
+};
+
 std::string batch_record(const char* model, size_t b, const AllRounds& v,
-                         std::pair<double, double> split, double answers) {
+                         std::pair<double, double> split, double answers, IssueMs issue) {
   const double raw = std::max({v[kRawOff].pace(), v[kRawOn].pace(), v[kRawWorker].pace()});
   const double pre = v[kPrebatched].pace(), exec = v[kExec].pace();
   const double exec_worker = v[kExecWorker].pace(), exec_plain = v[kExecPlain].pace();
@@ -156,10 +166,12 @@ std::string batch_record(const char* model, size_t b, const AllRounds& v,
   std::printf("    raw on a worker's thread %7.0f; executor on a worker's thread %7.0f (%.3f), "
               "on a plain thread %7.0f (%.3f); answers %.3f ms/batch\n"
               "    raw with the engine's device module %7.0f, with staging per batch %7.0f "
-              "(raw opt off %7.0f)\n",
+              "(raw opt off %7.0f, raw control %7.0f); issue ms per batch: control %.3f, "
+              "device module %.3f, staging %.3f\n",
               v[kRawWorker].pace() * b, exec_worker * b, exec_worker / raw, exec_plain * b,
               exec_plain / raw, answers, v[kRawPacked].pace() * b, v[kRawStaging].pace() * b,
-              v[kRawOff].pace() * b);
+              v[kRawOff].pace() * b, v[kRawControl].pace() * b, issue.control, issue.packed,
+              issue.staging);
   std::vector<std::pair<std::string, std::string>> fields = {
       {"model", jstr(model)}, {"batch", jnum(double(b))},
       {"raw_opt_off_ips", jnum(v[kRawOff].pace() * b)},
@@ -167,6 +179,10 @@ std::string batch_record(const char* model, size_t b, const AllRounds& v,
       {"raw_worker_thread_ips", jnum(v[kRawWorker].pace() * b)}, {"raw_ips", jnum(raw * b)},
       {"raw_packed_module_ips", jnum(v[kRawPacked].pace() * b)},
       {"raw_staging_per_batch_ips", jnum(v[kRawStaging].pace() * b)},
+      {"raw_control_ips", jnum(v[kRawControl].pace() * b)},
+      {"raw_control_issue_ms", jnum(issue.control)},
+      {"raw_packed_module_issue_ms", jnum(issue.packed)},
+      {"raw_staging_per_batch_issue_ms", jnum(issue.staging)},
       {"prebatched_ips", jnum(pre * b)}, {"executor_ips", jnum(exec * b)},
       {"executor_worker_thread_ips", jnum(exec_worker * b)},
       {"executor_plain_thread_ips", jnum(exec_plain * b)}, {"answers_ms", jnum(answers)},
@@ -193,7 +209,7 @@ void bench_batch(const BenchOptions& o) {
       std::vector<const Input*> ptrs;
       for (const Input& in : crops) ptrs.push_back(&in);
       RawLoop raw(spec, crops, false, false), raw_packed(spec, crops, true, false),
-          raw_staging(spec, crops, false, true);
+          raw_staging(spec, crops, false, true), raw_control(spec, crops, false, false);
       auto exec = runtime::make_torch_executor("cuda", 1);
       exec->add(0, spec, static_cast<uint32_t>(b), 1);
       exec->load(0, Tier::Host, Tier::Device);
@@ -204,29 +220,39 @@ void bench_batch(const BenchOptions& o) {
       std::vector<std::vector<float>> out;
       auto exec_step = [&] { exec->run(0, Tier::Device, ptrs, out); };
       auto exec_rate = [&] { return timed_rate(exec_step, s); };
-      auto rate_of = [&](RawLoop& l) { return timed_rate([&] { l.gather(), l.forward(); }, s); };
-      auto raw_rate = [&] { return rate_of(raw); };
-      auto engine_rate = [&](EngineLoop& e) { return Rate{e.batches_per_second(s)}; };
-      AllRounds v;
-      for (int r = 0; r < o.rounds; ++r) {
+      // The main thread's variants run with the optimizer off (as the engine's workers do)
+      // unless they say otherwise.
+      auto on_main = [&](RawLoop& l, bool optimize = false) {
+        torch::jit::setGraphExecutorOptimize(optimize);
+        Rate r = timed_rate([&] { l.gather(), l.forward(); }, s);
         torch::jit::setGraphExecutorOptimize(false);
-        v[kRawOff].add(raw_rate());
-        torch::jit::setGraphExecutorOptimize(true);
-        v[kRawOn].add(raw_rate());
-        v[kRawWorker].add(on_thread(worker_like, raw_rate));
-        torch::jit::setGraphExecutorOptimize(false);  // as the engine's workers run
-        v[kRawPacked].add(rate_of(raw_packed));
-        v[kRawStaging].add(rate_of(raw_staging));
-        v[kPrebatched].add(timed_rate([&] { raw.forward(); }, s));
-        v[kExec].add(exec_rate());
-        v[kExecWorker].add(on_thread(worker_like, exec_rate));
-        v[kExecPlain].add(on_thread(plain, exec_rate));
-        v[kEngine].add(engine_rate(engine));
-        v[kEngineQ2].add(engine_rate(engine_q2));
-        v[kEngineX2].add(engine_rate(engine2));
-      }
+        return r;
+      };
+      auto engine_rate = [&](EngineLoop& e) { return Rate{e.batches_per_second(s)}; };
+      const std::function<Rate()> measure[kVariants] = {
+          [&] { return on_main(raw); },
+          [&] { return on_main(raw, true); },
+          [&] { return on_thread(worker_like, [&] { return on_main(raw); }); },
+          [&] { return on_main(raw_packed); },
+          [&] { return on_main(raw_staging); },
+          [&] { return on_main(raw_control); },
+          [&] { return timed_rate([&] { raw.forward(); }, s); },
+          exec_rate,
+          [&] { return on_thread(worker_like, exec_rate); },
+          [&] { return on_thread(plain, exec_rate); },
+          [&] { return engine_rate(engine); },
+          [&] { return engine_rate(engine_q2); },
+          [&] { return engine_rate(engine2); }};
+      torch::jit::setGraphExecutorOptimize(false);
+      AllRounds v;
+      for (int r = 0; r < o.rounds; ++r)
+        for (int i = 0; i < kVariants; ++i) {
+          const int variant = (i + r) % kVariants;  // each round starts one further along
+          v[variant].add(measure[variant]());
+        }
       exec_step();
-      records.push_back(batch_record(model, b, v, engine.split_ms(), answers_ms(out)));
+      const IssueMs issue{raw_control.issue_ms(), raw_packed.issue_ms(), raw_staging.issue_ms()};
+      records.push_back(batch_record(model, b, v, engine.split_ms(), answers_ms(out), issue));
     }
   }
   write_records(o, "batch.json", records);

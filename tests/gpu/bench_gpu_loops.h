@@ -4,6 +4,7 @@
 
 #include <torch/script.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -24,12 +25,16 @@ using runtime::Input;
 // of the executor's differences can be switched on, one at a time, to price each:
 // `as_engine_loads` builds the device module as the executor's load does (its tensors views
 // into one packed copy); `staging_per_batch` takes each batch's pinned staging buffer from
-// LibTorch's caching host allocator, as the executor does, instead of reusing one.
+// LibTorch's caching host allocator, as the executor does, instead of reusing one. Each loop
+// also sums the time its forward takes to issue (until the module's forward returns, before
+// the logits' copy waits for the device).
 struct RawLoop {
   torch::jit::Module module;
   const std::vector<Input>& crops;
   bool staging_per_batch = false;
   at::Tensor staging, mean255, inv_std255;
+  double issue_s = 0;
+  long forwards = 0;
 
   RawLoop(const runtime::ModelSpec& spec, const std::vector<Input>& c, bool as_engine_loads,
           bool fresh_staging)
@@ -65,10 +70,16 @@ struct RawLoop {
   }
   void forward() {
     c10::InferenceMode guard;
+    const auto t0 = std::chrono::steady_clock::now();
     at::Tensor x = staging.to(torch::kCUDA, /*non_blocking=*/true);
     x = x.permute({0, 3, 1, 2}).to(torch::kFloat).sub_(mean255).mul_(inv_std255);
-    at::Tensor out = module.forward({x}).toTensor().to(torch::kCPU);
+    at::Tensor logits = module.forward({x}).toTensor();
+    issue_s += seconds_since(t0);
+    ++forwards;
+    at::Tensor out = logits.to(torch::kCPU);
   }
+  // Milliseconds per forward spent issuing it, over every forward so far.
+  double issue_ms() const { return forwards ? issue_s / forwards * 1e3 : 0; }
 };
 
 // The whole engine in a closed loop: `in_flight` batches of b requests outstanding.
