@@ -180,11 +180,32 @@ SpeedDrift parse_speed_drift(const YAML::Node& n, const Where& w) {
   return d;
 }
 
+// `idle_slowdown: [{gap_ms, factor}, ...]`: the cost after an idle gap over back to back.
+IdleSlowdown parse_idle_slowdown(const YAML::Node& n, const Where& w) {
+  if (!n.IsSequence()) fail(w, n, "needs a list of {gap_ms, factor}");
+  IdleSlowdown s;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const Where wi = w.child(std::to_string(i));
+    require_map(n[i], wi);
+    check_keys(n[i], wi, {"gap_ms", "factor"});
+    if (!n[i]["gap_ms"] || !n[i]["factor"]) fail(wi, n[i], "needs gap_ms and factor");
+    s.points.push_back({as_double(n[i]["gap_ms"], wi.child("gap_ms")) / 1e3,
+                        as_double(n[i]["factor"], wi.child("factor"))});
+  }
+  try {
+    s.validate();
+  } catch (const ConfigError& e) {
+    fail(w, n, e.what());
+  }
+  return s;
+}
+
 }  // namespace
 
 ProfileFile parse_profile_file(const YAML::Node& root, const std::string& file) {
   Where w{file, ""};
-  check_keys(root, w, {"description", "source", "models", "front_end", "speed_drift"});
+  check_keys(root, w,
+             {"description", "source", "models", "front_end", "speed_drift", "idle_slowdown"});
   const YAML::Node& models = root["models"];
   if (!models || !models.IsMap() || models.size() == 0) {
     fail(w.child("models"), models ? models : root, "needs a mapping of model name -> profile");
@@ -219,6 +240,8 @@ ProfileFile parse_profile_file(const YAML::Node& root, const std::string& file) 
   }
   if (const YAML::Node& d = root["speed_drift"])
     p.speed_drift = parse_speed_drift(d, w.child("speed_drift"));
+  if (const YAML::Node& d = root["idle_slowdown"])
+    p.idle_slowdown = parse_idle_slowdown(d, w.child("idle_slowdown"));
   return p;
 }
 
@@ -294,6 +317,13 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
     if (!(c.share > 0)) continue;
     root["speed_drift"][key]["share"] = c.share;
     root["speed_drift"][key]["tau_ms"] = c.tau * 1e3;
+  }
+  for (const IdleSlowdown::Point& p : profile.idle_slowdown.points) {
+    YAML::Node n(YAML::NodeType::Map);
+    n.SetStyle(YAML::EmitterStyle::Flow);
+    n["gap_ms"] = p.gap * 1e3;
+    n["factor"] = p.factor;
+    root["idle_slowdown"].push_back(n);
   }
   return root;
 }

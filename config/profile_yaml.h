@@ -9,6 +9,7 @@
 
 #include "engine/control/cost_profile.h"
 #include "profiles/front_end_profile.h"
+#include "profiles/idle_slowdown.h"
 #include "profiles/speed_course.h"
 
 namespace servelab::config {
@@ -20,6 +21,9 @@ struct ProfileFile {
   // `speed_drift: {fast, slow}`: the machine's speed course (profiles/speed_course.h), as
   // the profiler measured it; none in paper profiles and older files.
   SpeedDrift speed_drift{};
+  // `idle_slowdown: [{gap_ms, factor}, ...]`: a batch's cost after its worker idled, over its
+  // cost back to back (profiles/idle_slowdown.h); none in paper profiles and older files.
+  IdleSlowdown idle_slowdown{};
   // Cores' worth of CPU other processes took while the profiler measured (negative: unknown).
   // Written into the file's `source` line by the profiler; not read back.
   double background_cores = -1;

@@ -74,6 +74,9 @@ struct SimulationSection {
   double jitter = -1;  // < 0: the profile's own noise
   // speed_drift: profile (the profile's measured speed course, where it has one) | off.
   bool speed_drift = true;
+  // idle_slowdown: profile (a batch after its worker idled costs the profile's measured
+  // factor more, where it has one) | off.
+  bool idle_slowdown = true;
   Time client_timeout = kNever;
   Time cancel_delay = 0;
 };

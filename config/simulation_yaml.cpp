@@ -65,7 +65,7 @@ std::string parse_event_list(const YAML::Node& n, const Where& w) {
   return v;
 }
 
-// The machine-speed knobs: cost_scale, speed_trace, jitter, noise, speed_drift.
+// The machine-speed knobs: cost_scale, speed_trace, jitter, noise, speed_drift, idle_slowdown.
 void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
   if (const YAML::Node& v = n["cost_scale"]) {
     s.cost_scale = as_double(v, w.child("cost_scale"));
@@ -83,6 +83,11 @@ void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
     const std::string d = as_string(v, w.child("speed_drift"));
     if (d != "profile" && d != "off") fail(w.child("speed_drift"), v, "expected profile or off");
     s.speed_drift = d == "profile";
+  }
+  if (const YAML::Node& v = n["idle_slowdown"]) {
+    const std::string d = as_string(v, w.child("idle_slowdown"));
+    if (d != "profile" && d != "off") fail(w.child("idle_slowdown"), v, "expected profile or off");
+    s.idle_slowdown = d == "profile";
   }
 }
 
@@ -102,7 +107,8 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
   require_map(n, w);
   check_keys(n, w,
              {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale",
-              "speed_trace", "jitter", "speed_drift", "client_timeout_s", "cancel_delay_s"});
+              "speed_trace", "jitter", "speed_drift", "idle_slowdown", "client_timeout_s",
+              "cancel_delay_s"});
   if (!n.IsMap()) return s;
   parse_speed(n, w, s);
   if (n["seed"]) s.seed = as_uint(n["seed"], w.child("seed"));
@@ -169,6 +175,7 @@ YAML::Node emit_simulation_section(const SimulationSection& s) {
   n["cancel_delay_s"] = s.cancel_delay;
   if (s.jitter >= 0) n["jitter"] = s.jitter;
   if (!s.speed_drift) n["speed_drift"] = "off";
+  if (!s.idle_slowdown) n["idle_slowdown"] = "off";
   return n;
 }
 

@@ -127,6 +127,7 @@ void write_calibrated_profile(const std::string& base, const std::string& out,
                               ProfileOptions options, std::vector<CostProfile>& probes) {
   options.cold_bursts = 0;        // the base's bursts stay
   options.course_seconds = 0;     // and its speed course
+  options.idle_seconds = 0;       // and its slowdown after idling
   options.overhead_requests = 1;  // overheads are not taken from the probe
   options.load_samples = 10;  // a miss's cost drifts with the machine too (Rafiqi figure 2)
   options.min_load_seconds = 0;

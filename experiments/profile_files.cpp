@@ -25,8 +25,8 @@ std::string local_profile_path() {
 namespace {
 
 // `measured` over `merged`: its models' costs and overheads replace or join the old ones; its
-// cold bursts, when it has any, and its speed course replace the file's (the latest probe of
-// this machine).
+// cold bursts, when it has any, its speed course and its slowdown after idling replace the
+// file's (the latest probe of this machine).
 void merge_profile(config::ProfileFile& merged, const config::ProfileFile& measured) {
   std::vector<ModelProfile>& models = merged.costs.models;
   for (const auto& m : measured.costs.models) {
@@ -41,6 +41,7 @@ void merge_profile(config::ProfileFile& merged, const config::ProfileFile& measu
   if (!measured.front_end.cold_bursts.empty())
     merged.front_end.cold_bursts = measured.front_end.cold_bursts;
   merged.speed_drift = measured.speed_drift;  // the latest measurement of this machine
+  merged.idle_slowdown = measured.idle_slowdown;
 }
 
 }  // namespace

@@ -279,6 +279,8 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
       const size_t k = slowest_batch_of_one(profile.costs.models);
       profile.speed_drift = measure_speed_course(o.course_seconds, *exec, ModelId(o.models.size()),
                                                  model_spec(o, o.models[k]), image, log);
+      profile.idle_slowdown = measure_idle_slowdown(
+          o.idle_seconds, *exec, ModelId(o.models.size()), model_spec(o, o.models[k]), image, log);
     } catch (...) {
       error = std::current_exception();
     }

@@ -47,6 +47,9 @@ struct ProfileOptions {
   // Batches of 1 back to back for this long, on the model whose batch of 1 costs most: the
   // machine's speed course (profiles/speed_course.h). 0: none.
   double course_seconds = 10.0;
+  // Blocks of batches of 1 after idle gaps and back to back, on the same model, for this long:
+  // the machine's slowdown after idling (profiles/idle_slowdown.h). 0: none.
+  double idle_seconds = 8.0;
   int threads = 1;                          // LibTorch intra-op threads (the engine default)
   std::string image;                        // request image; default models_dir/images/gradient.jpg
   uint32_t overhead_requests = 100;         // probe round trips for the request overhead

@@ -1,12 +1,15 @@
 // The machine's speed course as `servelab profile` measures it (profiles/speed_course.h):
-// batches of 1 of one model back to back, and the fit of their costs' rank autocorrelation.
+// batches of 1 of one model back to back, and the fit of their costs' rank autocorrelation;
+// and its slowdown after idling (profiles/idle_slowdown.h).
 #pragma once
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "engine/control/types.h"
 #include "engine/runtime/executor.h"
+#include "profiles/idle_slowdown.h"
 #include "profiles/speed_course.h"
 
 namespace servelab::experiments {
@@ -19,5 +22,18 @@ namespace servelab::experiments {
 SpeedDrift measure_speed_course(double seconds, runtime::Executor& exec, ModelId id,
                                 const runtime::ModelSpec& spec, const std::string& image,
                                 const std::function<void(const std::string&)>& log);
+
+// The idle gaps (seconds) measure_idle_slowdown asks for: a closed loop's worker idles for a
+// round trip and, in quantum mode, until the next tick.
+inline const std::vector<double> kIdleGaps = {0.001, 0.003, 0.010};
+
+// Batches of 1 of `spec` in blocks of 8 for `seconds` (at least two rounds): each round a
+// block back to back, then a block per gap of kIdleGaps with each batch started that long
+// after the last one ended; the fit of the blocks (fit_idle_slowdown). The model is added
+// under `id` and removed after. None when `seconds` is not positive. Runs on the calling
+// thread (the profiler's prepared worker thread).
+IdleSlowdown measure_idle_slowdown(double seconds, runtime::Executor& exec, ModelId id,
+                                   const runtime::ModelSpec& spec, const std::string& image,
+                                   const std::function<void(const std::string&)>& log);
 
 }  // namespace servelab::experiments

@@ -12,6 +12,8 @@ Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed
   const SimulationSetup& s = ctx.setup;
   if (s.speed_drift.on() && s.noise != CostNoise::None && s.jitter < 0 && s.speed_trace.empty())
     course_.emplace(s.speed_drift, seed ^ 0x5851f42d4c957f2dULL);
+  if (s.idle_slowdown.on() && s.jitter < 0 && s.speed_trace.empty())
+    idle_slowdown_ = &s.idle_slowdown;
 }
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the
@@ -53,6 +55,7 @@ void Server::on_batch_done(WorkerId worker, Time now) {
   --ctx_.in_flight;
   Worker& w = workers_[worker];
   w.busy = false;
+  w.idle_since = now;
   --busy_workers_;
   contract_.on_batch_done(worker);
   ctl_.on_batch_done(w.batch, true, now, out_);
@@ -135,11 +138,15 @@ void Server::check_requests(const Batch& b) {
 
 void Server::dispatch(const Batch& b, Time now) {
   check_requests(b);
-  workers_[b.worker] = {true, b.id, b.model};
+  Worker& w = workers_[b.worker];
+  w.busy = true;
+  w.batch = b.id;
+  w.model = b.model;
   ++busy_workers_;
   ++batches_;
   batched_requests_ += b.requests.size();
   Time cost = batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now);
+  if (idle_slowdown_) cost *= idle_slowdown_->factor_after(now - w.idle_since);
   ++ctx_.in_flight;
   ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
 }

@@ -84,6 +84,7 @@ class Server {
     bool busy = false;
     BatchId batch = 0;
     ModelId model = 0;
+    Time idle_since = 0;  // when its last batch ended (the run's start before its first)
   };
 
   struct Carrier;
@@ -110,6 +111,9 @@ class Server {
   // The machine's speed course, where the setup has one and the profile's noise is on: batch
   // costs are drawn at its scores instead of from rng_.
   std::optional<SpeedCourse> course_;
+  // The machine's slowdown after idling, where the setup has one and no real run's speeds
+  // replace the profile's (no speed trace, no jitter).
+  const IdleSlowdown* idle_slowdown_ = nullptr;
 
   std::vector<Worker> workers_;
   uint32_t busy_workers_ = 0;

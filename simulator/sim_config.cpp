@@ -90,6 +90,7 @@ SimulationSetup build_setup(const config::RunConfig& run) {
   s.cold_bursts = file.front_end.cold_bursts;
   copy_simulation_section(run.simulation, s);
   if (run.simulation.speed_drift) s.speed_drift = file.speed_drift;
+  if (run.simulation.idle_slowdown) s.idle_slowdown = file.idle_slowdown;
   scale_costs(s, run.simulation.cost_scale);
   add_groups(run, s);
   s.cluster = run.cluster;

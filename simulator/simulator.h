@@ -17,6 +17,7 @@
 #include "engine/control/cost_profile.h"
 #include "engine/control/ensemble.h"
 #include "profiles/front_end_profile.h"
+#include "profiles/idle_slowdown.h"
 #include "profiles/speed_course.h"
 #include "results/records.h"
 #include "workloads/workload.h"
@@ -96,6 +97,11 @@ struct SimulationSetup {
   // (simulation.speed_drift: profile, the default); off with a speed trace or jitter, which
   // give a real run's own course. share 0: none.
   SpeedDrift speed_drift{};
+  // The machine's slowdown after idling (profiles/idle_slowdown.h): a batch that starts after
+  // its worker idled costs factor_after(idle time) times its draw. From the profile
+  // (simulation.idle_slowdown: profile, the default); off with a speed trace or jitter, whose
+  // real run's speeds hold it already. No points: none.
+  IdleSlowdown idle_slowdown{};
   // simulation.cluster: N servers, each with the whole engine above (its own controller,
   // workers, tiers and IO threads), and the router (router.h) that picks one per request.
   struct Cluster {

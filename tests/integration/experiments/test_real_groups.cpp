@@ -121,6 +121,7 @@ workload:
   probe.load_samples = 2;
   probe.min_load_seconds = 0;
   probe.course_seconds = 0.1;
+  probe.idle_seconds = 0;
   probe.overhead_requests = 10;
   probe.cold_burst_sizes = {2};
   probe.cold_bursts = 1;

@@ -13,6 +13,7 @@
 #include "experiments/experiment.h"
 #include "experiments/profiler.h"
 #include "experiments/runner.h"
+#include "experiments/speed_probe.h"
 #include "results/records.h"
 #include "tests/support/temp_dir.h"
 
@@ -42,6 +43,7 @@ ex::ProfileOptions reduced_probe(std::vector<uint32_t> batch_sizes) {
   probe.load_samples = 3;
   probe.min_load_seconds = 0;
   probe.course_seconds = 0.2;
+  probe.idle_seconds = 0.2;
   probe.overhead_requests = 30;
   probe.cold_burst_sizes = {2, 4, 8};
   probe.cold_bursts = 2;
@@ -64,6 +66,12 @@ TEST_CASE("both modes with matched speed: real records carry the engine's split"
   const ModelProfile* tiny = measured.costs.find("tiny_cnn");
   REQUIRE(tiny != nullptr);
   CHECK(tiny->load_samples[int(Tier::Disk)][int(Tier::Host)].size() == 3);
+  // The slowdown after idling: a point per asked gap, each idled at least that long.
+  REQUIRE(measured.idle_slowdown.points.size() == ex::kIdleGaps.size());
+  for (size_t i = 0; i < ex::kIdleGaps.size(); ++i) {
+    CHECK(measured.idle_slowdown.points[i].gap >= ex::kIdleGaps[i]);
+    CHECK(measured.idle_slowdown.points[i].factor > 0);
+  }
 
   ex::ExperimentSpec spec = ex::parse_experiment(YAML::Load(R"(
 name: real-mode-test
@@ -206,6 +214,11 @@ workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type:
     const auto& now = after->load_samples[int(Tier::Disk)][int(Tier::Host)];
     REQUIRE(now.size() == was.size());
     for (size_t i = 0; i < now.size(); ++i) CHECK(now[i] == Approx(was[i] * k));
+    // The probe measures no slowdown after idling: the base's stays.
+    REQUIRE(calibrated.idle_slowdown.points.size() == base.idle_slowdown.points.size());
+    for (size_t i = 0; i < base.idle_slowdown.points.size(); ++i)
+      CHECK(calibrated.idle_slowdown.points[i].factor ==
+            Approx(base.idle_slowdown.points[i].factor));
   }
   // The second run's profile pools both probes with the base (experiments/calibration.h).
   std::ifstream second(dir / "out" / "runs" / "p001-r0-calibration.yaml");

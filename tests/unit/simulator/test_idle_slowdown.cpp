@@ -1,0 +1,129 @@
+// The machine's slowdown after idling (profiles/idle_slowdown.h): its interpolation and fit,
+// its profile and config keys, and the simulator's use of it. Ground truth by hand: a worker
+// that idles g before a batch of cost c runs it in c * f(g), so an open loop spaced T apart
+// settles where g = T - c * f(g).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/profile_yaml.h"
+#include "simulator/sim_config.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/simulator/sim_test_util.h"
+
+using namespace servelab;
+using Catch::Matchers::Contains;
+
+namespace {
+
+IdleSlowdown slowdown(std::vector<IdleSlowdown::Point> points) { return IdleSlowdown{points}; }
+
+// One worker, batching none, a 20 ms batch of one, no overheads; requests every `spacing` s
+// from `spacing` on.
+std::vector<double> latencies(const IdleSlowdown& s, double spacing, bool trace = false) {
+  sim::SimulationSetup setup = sim::test::cache_setup(1, 1, sim::test::constant_profile(0.020));
+  setup.idle_slowdown = s;
+  if (trace) setup.speed_trace = {{0, 1}};
+  std::vector<double> times;
+  for (int i = 1; i <= 30; ++i) times.push_back(i * spacing);
+  auto r = sim::simulate(setup, sim::test::arrivals(times));
+  std::vector<double> out;
+  for (const auto& q : r.records.requests) out.push_back(q.finish - q.arrival);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("idle slowdown: 1 at no gap, linear between the measured gaps, flat after",
+          "[simulator][profile]") {
+  const IdleSlowdown s = slowdown({{0.001, 1.2}, {0.010, 1.5}});
+  CHECK(s.factor_after(0) == 1);
+  CHECK(s.factor_after(0.0005) == Approx(1.1));
+  CHECK(s.factor_after(0.001) == Approx(1.2));
+  CHECK(s.factor_after(0.0055) == Approx(1.35));
+  CHECK(s.factor_after(0.010) == Approx(1.5));
+  CHECK(s.factor_after(1.0) == Approx(1.5));
+  CHECK(IdleSlowdown{}.factor_after(1.0) == 1);
+  CHECK_NOTHROW(s.validate());
+  CHECK_THROWS_AS(slowdown({{0, 1.2}}).validate(), ConfigError);
+  CHECK_THROWS_AS(slowdown({{0.01, 1.2}, {0.001, 1.5}}).validate(), ConfigError);
+  CHECK_THROWS_AS(slowdown({{0.01, 0}}).validate(), ConfigError);
+  CHECK_THROWS_AS(slowdown({{0.01, 11}}).validate(), ConfigError);
+}
+
+TEST_CASE("idle slowdown fit: each asked gap's mean cost over the back-to-back blocks' mean",
+          "[simulator][profile]") {
+  // Two rounds: back to back 10 and 12 ms; 1 ms asked (1.1, 1.3 measured): 12 and 14 ms;
+  // 10 ms asked (10.2, 10.4): 16 and 15 ms.
+  const std::vector<IdleBlock> blocks = {{0, 0, 0.010},       {0.001, 0.0011, 0.012},
+                                         {0.010, 0.0102, 0.016}, {0, 0, 0.012},
+                                         {0.001, 0.0013, 0.014}, {0.010, 0.0104, 0.015}};
+  const IdleSlowdown s = fit_idle_slowdown(blocks);
+  REQUIRE(s.points.size() == 2);
+  CHECK(s.points[0].gap == Approx(0.0012));
+  CHECK(s.points[0].factor == Approx(13.0 / 11));
+  CHECK(s.points[1].gap == Approx(0.0103));
+  CHECK(s.points[1].factor == Approx(15.5 / 11));
+  CHECK_FALSE(fit_idle_slowdown({{0.001, 0.001, 0.012}}).on());  // nothing back to back
+}
+
+TEST_CASE("a batch after its worker idled costs the profile's factor more", "[simulator]") {
+  // Every 50 ms, 20 ms batches: the worker idles 20 ms or more, past the 10 ms point: 30 ms.
+  for (double t : latencies(slowdown({{0.010, 1.5}}), 0.050)) CHECK(t == Approx(0.030));
+  // One point at 40 ms, factor 1.8: f(g) = 1 + 0.02 g (ms); g = 50 - 20 f(g) settles at
+  // g = 30 / 1.4 ms (each round trip halves the error and more), a batch at 20 f(g).
+  const std::vector<double> settle = latencies(slowdown({{0.040, 1.8}}), 0.050);
+  CHECK(settle.front() == Approx(0.036));  // after 50 ms idle: 1.8 x 20 ms
+  CHECK(settle.back() == Approx(0.020 * (1 + 0.02 * 30 / 1.4)).epsilon(1e-6));
+  // Back to back (requests every 10 ms, queued behind 20 ms batches): no idle, no slowdown
+  // after the first.
+  const std::vector<double> queued = latencies(slowdown({{0.010, 1.5}}), 0.010);
+  CHECK(queued[0] == Approx(0.020 * (1 + 0.5)));  // the first waited 10 ms idle at the start
+  CHECK(queued[1] - queued[0] == Approx(0.010));  // waited 20 ms (30 - 10), ran 20 ms
+  // A speed trace gives a real run's own speeds: the profile's slowdown is off.
+  for (double t : latencies(slowdown({{0.010, 1.5}}), 0.050, true)) CHECK(t == Approx(0.020));
+}
+
+TEST_CASE("idle_slowdown in profile files and the simulation section", "[simulator][config]") {
+  servelab::testutil::TempDir tmp("servelab-idle-slowdown");
+  const std::filesystem::path dir = tmp.path();
+  auto profile = [&](const std::string& idle) {
+    std::ofstream(dir / "profile.yaml")
+        << "models:\n  m:\n    size_bytes: 1000\n    batch_latency_ms:\n"
+           "      - {batch: 1, mean: 20, stddev: 0}\n    load_ms: {disk->host: 30}\n"
+        << idle;
+  };
+  auto config = [&](const std::string& knob) {
+    return sim::parse_sim_config(
+        YAML::Load("models: [m]\nprofile: profile.yaml\n"
+                   "engine: {workers: 1, quantum_ms: 0, exec_tier: host}\n"
+                   "workload: {requests: 5, arrival: {type: closed, concurrency: 1}}\n"
+                   "simulation: {noise: none" + knob + "}\n"),
+        "c.yaml", dir.string());
+  };
+  profile("idle_slowdown: [{gap_ms: 1, factor: 1.2}, {gap_ms: 10, factor: 1.5}]\n");
+  const config::ProfileFile file = config::load_profile_file((dir / "profile.yaml").string());
+  REQUIRE(file.idle_slowdown.points.size() == 2);
+  CHECK(file.idle_slowdown.points[1].gap == Approx(0.010));
+  CHECK(file.idle_slowdown.points[1].factor == Approx(1.5));
+  const config::ProfileFile again = config::parse_profile_file(
+      YAML::Load(YAML::Dump(config::profile_to_yaml(file))), "again");
+  REQUIRE(again.idle_slowdown.points.size() == 2);
+  CHECK(again.idle_slowdown.points[0].gap == Approx(0.001));
+  CHECK(again.idle_slowdown.points[0].factor == Approx(1.2));
+
+  CHECK(config("").setup.idle_slowdown.points.size() == 2);
+  const sim::SimConfig off = config(", idle_slowdown: off");
+  CHECK_FALSE(off.setup.idle_slowdown.on());
+  CHECK(off.resolved["simulation"]["idle_slowdown"].as<std::string>() == "off");
+  CHECK_THROWS_WITH(config(", idle_slowdown: maybe"),
+                    Contains("simulation.idle_slowdown") && Contains("profile or off"));
+
+  profile("idle_slowdown: [{gap_ms: 10, factor: 1.5}, {gap_ms: 1, factor: 1.2}]\n");
+  CHECK_THROWS_WITH(config(""), Contains("idle_slowdown") && Contains("ascend"));
+  profile("idle_slowdown: [{gap_ms: 10}]\n");
+  CHECK_THROWS_WITH(config(""), Contains("idle_slowdown.0") && Contains("gap_ms and factor"));
+  profile("idle_slowdown: {gap_ms: 10, factor: 1.5}\n");
+  CHECK_THROWS_WITH(config(""), Contains("idle_slowdown") && Contains("list"));
+}
