@@ -38,11 +38,12 @@ IdleSlowdown fit_idle_slowdown(const std::vector<IdleBlock>& blocks) {
     int n = 0;
   };
   Sum back_to_back;
-  std::vector<Sum> gaps;  // by asked gap, in the order first seen
+  std::vector<Sum> gaps;  // one per asked gap
   for (const IdleBlock& b : blocks) {
     Sum* s = &back_to_back;
     if (b.asked > 0) {
-      auto it = std::find_if(gaps.begin(), gaps.end(), [&](const Sum& g) { return g.asked == b.asked; });
+      auto it = std::find_if(gaps.begin(), gaps.end(),
+                             [&](const Sum& g) { return g.asked == b.asked; });
       s = it != gaps.end() ? &*it : &gaps.emplace_back(Sum{b.asked});
     }
     s->gap += b.gap;
@@ -54,7 +55,7 @@ IdleSlowdown fit_idle_slowdown(const std::vector<IdleBlock>& blocks) {
   const double base = back_to_back.cost / back_to_back.n;
   for (const Sum& g : gaps) out.points.push_back({g.gap / g.n, g.cost / g.n / base});
   std::sort(out.points.begin(), out.points.end(),
-            [](const IdleSlowdown::Point& a, const IdleSlowdown::Point& b) { return a.gap < b.gap; });
+            [](const auto& a, const auto& b) { return a.gap < b.gap; });
   return out;
 }
 

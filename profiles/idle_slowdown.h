@@ -35,10 +35,10 @@ struct IdleBlock {
   double mean_cost = 0;
 };
 
-// The points from alternating blocks: for each asked gap > 0 (in the order first seen), the
-// mean of its blocks' costs over the mean of the back-to-back blocks' costs (blocks alternate,
-// so both see the same drift), at the mean of its blocks' measured gaps. None without
-// back-to-back blocks.
+// The points from alternating blocks: for each asked gap > 0, the mean of its blocks' costs
+// over the mean of the back-to-back blocks' costs (blocks alternate, so both see the same
+// drift), at the mean of its blocks' measured gaps; sorted by gap. None without back-to-back
+// blocks.
 IdleSlowdown fit_idle_slowdown(const std::vector<IdleBlock>& blocks);
 
 }  // namespace servelab
