@@ -65,6 +65,15 @@ std::string parse_event_list(const YAML::Node& n, const Where& w) {
   return v;
 }
 
+// `key: profile | off`, where given: whether the profile's measured term of that name applies.
+void profile_or_off(const YAML::Node& n, const char* key, const Where& w, bool& on) {
+  const YAML::Node& v = n[key];
+  if (!v) return;
+  const std::string d = as_string(v, w.child(key));
+  if (d != "profile" && d != "off") fail(w.child(key), v, "expected profile or off");
+  on = d == "profile";
+}
+
 // The machine-speed knobs: cost_scale, speed_trace, jitter, noise, speed_drift, idle_slowdown.
 void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
   if (const YAML::Node& v = n["cost_scale"]) {
@@ -79,16 +88,8 @@ void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
       fail(w.child("jitter"), v, "expected a relative standard deviation >= 0");
   }
   if (n["noise"]) s.noise = parse_noise(n["noise"], w.child("noise"));
-  if (const YAML::Node& v = n["speed_drift"]) {
-    const std::string d = as_string(v, w.child("speed_drift"));
-    if (d != "profile" && d != "off") fail(w.child("speed_drift"), v, "expected profile or off");
-    s.speed_drift = d == "profile";
-  }
-  if (const YAML::Node& v = n["idle_slowdown"]) {
-    const std::string d = as_string(v, w.child("idle_slowdown"));
-    if (d != "profile" && d != "off") fail(w.child("idle_slowdown"), v, "expected profile or off");
-    s.idle_slowdown = d == "profile";
-  }
+  profile_or_off(n, "speed_drift", w, s.speed_drift);
+  profile_or_off(n, "idle_slowdown", w, s.idle_slowdown);
 }
 
 // client_timeout_s (> 0, or none) and cancel_delay_s (>= 0).
