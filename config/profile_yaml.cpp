@@ -110,16 +110,18 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
   return m;
 }
 
-// `request_overhead_ms: {before, after, preprocess, client, stddev}` of one model.
+// `request_overhead_ms: {before, after, preprocess, client, stddev, served_extra}` of one model.
 RequestOverhead parse_overhead(const YAML::Node& o, const Where& wo) {
   require_map(o, wo);
-  check_keys(o, wo, {"before", "after", "preprocess", "client", "stddev"});
+  check_keys(o, wo, {"before", "after", "preprocess", "client", "stddev", "served_extra"});
   RequestOverhead r;
   if (o["before"]) r.before = as_double(o["before"], wo.child("before")) / 1e3;
   if (o["after"]) r.after = as_double(o["after"], wo.child("after")) / 1e3;
   if (o["preprocess"]) r.preprocess = as_double(o["preprocess"], wo.child("preprocess")) / 1e3;
   if (o["client"]) r.client = as_double(o["client"], wo.child("client")) / 1e3;
   if (o["stddev"]) r.stddev = as_double(o["stddev"], wo.child("stddev")) / 1e3;
+  if (o["served_extra"])
+    r.served_extra = as_double(o["served_extra"], wo.child("served_extra")) / 1e3;
   try {
     r.validate();
   } catch (const ConfigError& e) {
@@ -301,6 +303,7 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
       n["request_overhead_ms"]["preprocess"] = o->preprocess * 1e3;
       if (o->client > 0) n["request_overhead_ms"]["client"] = o->client * 1e3;
       if (o->stddev > 0) n["request_overhead_ms"]["stddev"] = o->stddev * 1e3;
+      if (o->served_extra > 0) n["request_overhead_ms"]["served_extra"] = o->served_extra * 1e3;
       if (!o->image.empty()) n["request_image"] = o->image;
     }
     models[m.name] = n;

@@ -77,6 +77,9 @@ struct SimulationSection {
   // idle_slowdown: profile (a batch after its worker idled costs the profile's measured
   // factor more, where it has one) | off.
   bool idle_slowdown = true;
+  // served_extra: profile (a batch costs the profile's measured served extra more, where its
+  // request overhead has one) | off.
+  bool served_extra = true;
   Time client_timeout = kNever;
   Time cancel_delay = 0;
 };

@@ -17,8 +17,12 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/clock.h"
+#include "common/median.h"
+#include "engine/runtime/executor.h"
 #include "engine/server/http_server.h"
 #include "experiments/profiler.h"
+#include "experiments/speed_probe.h"
 #include "workloads/loadgen/loadgen.h"
 
 namespace servelab::experiments {
@@ -144,6 +148,60 @@ ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
                    },
                    &out.seconds, &out.stddev);
   return out;
+}
+
+namespace {
+
+// Requests in flight while measuring served batches: enough that the worker never waits for
+// the next request (no idle gap, which the idle slowdown covers), few enough that the IO side
+// is not swamped.
+constexpr uint32_t kServedInFlight = 4;
+
+// Mean compute of `n` served batches of 1 (the engine's compute_ms, after kServedInFlight
+// that open the loop).
+double served_compute(ProbeServer& probe, uint32_t n) {
+  results::RunRecords r = probe.load(kServedInFlight, kServedInFlight + n, nullptr);
+  double mean = 0;
+  answered_mean_sd(r, kServedInFlight,
+                   [](const results::RequestRecord& q) {
+                     return q.batch_size == 1 ? q.finish - q.start : std::nan("");
+                   },
+                   &mean, nullptr);
+  return mean;
+}
+
+double back_to_back(BatchOfOne& batch, uint32_t n) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (uint32_t i = 0; i < n; ++i) batch.run();
+  return seconds_since(t0) / n;
+}
+
+}  // namespace
+
+double measure_served_extra(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
+                            const std::string& image, uint32_t rounds, uint32_t per_round) {
+  if (rounds == 0 || per_round == 0) return 0;
+  ProbeServer probe(eo, spec, image);
+  auto exec = runtime::make_torch_executor(eo.device, std::max(1, eo.intra_op_threads));
+  std::vector<double> differences;
+  std::exception_ptr error;
+  // The back-to-back batches on a thread prepared as the engine's workers are; the served
+  // ones on the engine's worker while this thread waits for the load generator.
+  std::thread([&] {
+    try {
+      exec->prepare_thread();
+      BatchOfOne alone(*exec, ModelId(0), spec, image);
+      for (uint32_t r = 0; r < rounds; ++r) {
+        const double served = served_compute(probe, per_round);
+        differences.push_back(served - back_to_back(alone, per_round));
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }).join();
+  if (error) std::rethrow_exception(error);
+  // The median turn: one disturbed block (another tenant, a slow core) moves it least.
+  return std::max(0.0, median(differences));
 }
 
 Time sleep_until_tick(runtime::Engine& engine, Time quantum) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "common/median.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/preprocess.h"
 #include "engine/runtime/task_thread.h"
@@ -34,12 +35,6 @@ void mean_stddev(const std::vector<double>& v, double* mean, double* sd) {
   for (double x : v) var += (x - m) * (x - m);
   *mean = m;
   *sd = v.size() > 1 ? std::sqrt(var / static_cast<double>(v.size() - 1)) : 0;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // Input size from the manifest written by scripts/make-models (224x224 when absent).
@@ -251,6 +246,21 @@ void log_background(double cores, const std::function<void(const std::string&)>&
   log(line);
 }
 
+// The model's served extra (measure_served_extra) in turns of about o.served_turn_seconds.
+double measure_served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& engine,
+                               const ModelProfile& m, const std::string& image,
+                               const std::function<void(const std::string&)>& log) {
+  if (o.served_rounds == 0) return 0;
+  const uint32_t per_turn = std::clamp<uint32_t>(
+      static_cast<uint32_t>(o.served_turn_seconds / std::max(m.batch_latency(1), 1e-3)), 4, 64);
+  const double extra =
+      measure_served_extra(engine, model_spec(o, m.name), image, o.served_rounds, per_turn);
+  if (log) log(m.name + ": a served batch of 1 computes " + std::to_string(extra * 1e3) +
+               " ms longer than back to back (median of " + std::to_string(o.served_rounds) +
+               " turns of " + std::to_string(per_turn) + ")");
+  return extra;
+}
+
 }  // namespace
 
 config::ProfileFile measure_profile(const ProfileOptions& o,
@@ -320,11 +330,13 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
     // usual 1.5 ms per request) must not make a lone request slower than it was measured.
     double serial = std::min(std::max(preprocess_s[i], burst), mo.seconds);
     double rest = std::max(0.0, mo.seconds - serial);
-    profile.front_end.overheads[m.name] = {serial + rest / 2, rest / 2, serial, rt.client_seconds,
-                                           mo.stddev, profile_image_name(o.image, o.models_dir)};
+    RequestOverhead& ro = profile.front_end.overheads[m.name];
+    ro = {serial + rest / 2, rest / 2, serial, rt.client_seconds, mo.stddev,
+          profile_image_name(o.image, o.models_dir)};
     if (log) log(m.name + ": request overhead (round trip less load and compute) " +
                  std::to_string(mo.seconds * 1e3) + " ms (sd " +
                  std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) + ")");
+    ro.served_extra = measure_served_extra_of(o, engine, m, image, log);
   }
   profile.background_cores = background.cores();
   if (log) log_background(profile.background_cores, log);

@@ -54,6 +54,10 @@ struct ProfileOptions {
   std::string image;                        // request image; default models_dir/images/gradient.jpg
   uint32_t overhead_requests = 100;         // probe round trips for the request overhead
   uint32_t io_threads = 2;                  // the server's IO threads (ServerOptions default)
+  // Turns of served batches and back-to-back ones for each model's served extra
+  // (measure_served_extra), each about served_turn_seconds long. 0: none measured.
+  uint32_t served_rounds = 6;
+  double served_turn_seconds = 0.3;
   // Cold bursts (measure_cold_bursts) of each size, `cold_bursts` times: a closed loop of up to
   // 64 in flight opens with one of them (a prefix of the next larger size); larger ones open
   // through the simulator's IO-thread model. ~40 s in all on the 2-core VM.
@@ -86,6 +90,14 @@ struct ModelOverhead {
 ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
                                      const runtime::ModelSpec& spec, const std::string& image,
                                      uint32_t requests, uint32_t warmup = 5);
+
+// How much longer a served batch of 1 computes than one back to back (RequestOverhead::
+// served_extra), in seconds: `rounds` turns of `per_round` batches served at a few requests in
+// flight against the in-process server running `spec` with `eo` (as measure_model_overhead),
+// then as many back to back on an executor of the same device and threads; the median of the
+// rounds' differences, at least 0. 0 when rounds or per_round is 0.
+double measure_served_extra(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
+                            const std::string& image, uint32_t rounds, uint32_t per_round);
 
 // Sleeps until the engine's next quantum tick (ticks fall at multiples of `quantum` in engine
 // time) and returns the engine time on waking: lines a run's start up with the ticks.

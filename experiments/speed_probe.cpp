@@ -9,37 +9,19 @@
 
 namespace servelab::experiments {
 
-namespace {
+BatchOfOne::BatchOfOne(runtime::Executor& exec, ModelId id, const runtime::ModelSpec& spec,
+                       const std::string& image)
+    : exec_(exec), id_(id), input_(runtime::preprocess_image(image, spec.preprocess, true)) {
+  exec_.add(id_, spec, 1, 1);
+  run();  // warm
+}
 
-// `spec` added to `exec` under `id` for batches of one request image, warmed by one batch,
-// and removed again when this goes.
-class BatchOfOne {
- public:
-  BatchOfOne(runtime::Executor& exec, ModelId id, const runtime::ModelSpec& spec,
-             const std::string& image)
-      : exec_(exec), id_(id), input_(runtime::preprocess_image(image, spec.preprocess, true)) {
-    exec_.add(id_, spec, 1, 1);
-    run();  // warm
+BatchOfOne::~BatchOfOne() {
+  try {
+    exec_.remove(id_);
+  } catch (...) {  // a destructor does not throw; the probe's result stands
   }
-  ~BatchOfOne() {
-    try {
-      exec_.remove(id_);
-    } catch (...) {  // a destructor does not throw; the probe's result stands
-    }
-  }
-  BatchOfOne(const BatchOfOne&) = delete;
-  BatchOfOne& operator=(const BatchOfOne&) = delete;
-  void run() { exec_.run(id_, Tier::Host, one_, probs_); }
-
- private:
-  runtime::Executor& exec_;
-  ModelId id_;
-  runtime::Input input_;
-  std::vector<const runtime::Input*> one_{&input_};
-  std::vector<std::vector<float>> probs_;
-};
-
-}  // namespace
+}
 
 SpeedDrift measure_speed_course(double seconds, runtime::Executor& exec, ModelId id,
                                 const runtime::ModelSpec& spec, const std::string& image,

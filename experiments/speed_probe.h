@@ -14,6 +14,25 @@
 
 namespace servelab::experiments {
 
+// `spec` added to `exec` under `id` for batches of one request image, warmed by one batch,
+// and removed again when this goes. Used on one thread, prepared as an engine worker's is.
+class BatchOfOne {
+ public:
+  BatchOfOne(runtime::Executor& exec, ModelId id, const runtime::ModelSpec& spec,
+             const std::string& image);
+  ~BatchOfOne();
+  BatchOfOne(const BatchOfOne&) = delete;
+  BatchOfOne& operator=(const BatchOfOne&) = delete;
+  void run() { exec_.run(id_, Tier::Host, one_, probs_); }
+
+ private:
+  runtime::Executor& exec_;
+  ModelId id_;
+  runtime::Input input_;
+  std::vector<const runtime::Input*> one_{&input_};
+  std::vector<std::vector<float>> probs_;
+};
+
 // Batches of 1 of `spec` back to back for `seconds` (at most 20,000): how the machine's speed
 // moves from pass to pass, which the profiler's rounds over batch sizes (each size's passes
 // spread over the whole measurement) cannot show. The model is added under `id` and removed

@@ -19,10 +19,12 @@ void RequestOverhead::scale(double k) {
   preprocess *= k;
   client *= k;
   stddev *= k;
+  served_extra *= k;
 }
 
 void RequestOverhead::validate() const {
-  if (!(before >= 0) || !(after >= 0) || !(preprocess >= 0) || !(client >= 0) || !(stddev >= 0))
+  if (!(before >= 0) || !(after >= 0) || !(preprocess >= 0) || !(client >= 0) || !(stddev >= 0) ||
+      !(served_extra >= 0))
     throw ConfigError("negative request overhead");
   if (preprocess > before) throw ConfigError("request overhead: preprocess > before");
 }

@@ -40,6 +40,11 @@ struct RequestOverhead {
   // models folder when inside it): decoding dominates `preprocess`, and a 28x28 PNG costs a
   // fifth of a 320x240 JPEG's round trip. Empty: not recorded (paper profiles, older files).
   std::string image;
+  // How much longer a served batch computes than the profile's back-to-back one (seconds, per
+  // batch, not per request): its input was decoded and preprocessed on an IO thread, another
+  // core, just before. Measured on batches of 1 at a few requests in flight (no idle gaps),
+  // in turns with batches of 1 back to back. The simulator adds it to each batch's cost.
+  double served_extra = 0;
 
   // One draw of the IO thread's hold (`preprocess`): exact without noise or spread, else a
   // normal with `stddev`, kept above a tenth of the mean. Draws nothing from `rng` when it

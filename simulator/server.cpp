@@ -12,8 +12,9 @@ Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed
   const SimulationSetup& s = ctx.setup;
   if (s.speed_drift.on() && s.noise != CostNoise::None && s.jitter < 0 && s.speed_trace.empty())
     course_.emplace(s.speed_drift, seed ^ 0x5851f42d4c957f2dULL);
-  if (s.idle_slowdown.on() && s.jitter < 0 && s.speed_trace.empty())
-    idle_slowdown_ = &s.idle_slowdown;
+  const bool profile_speeds = s.jitter < 0 && s.speed_trace.empty();
+  if (s.idle_slowdown.on() && profile_speeds) idle_slowdown_ = &s.idle_slowdown;
+  served_extra_ = profile_speeds;
 }
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the
@@ -147,6 +148,7 @@ void Server::dispatch(const Batch& b, Time now) {
   batched_requests_ += b.requests.size();
   Time cost = batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now);
   if (idle_slowdown_) cost *= idle_slowdown_->factor_after(now - w.idle_since);
+  if (served_extra_) cost += ctx_.setup.models[b.model].overhead.served_extra;
   ++ctx_.in_flight;
   ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
 }

@@ -114,6 +114,9 @@ class Server {
   // The machine's slowdown after idling, where the setup has one and no real run's speeds
   // replace the profile's (no speed trace, no jitter).
   const IdleSlowdown* idle_slowdown_ = nullptr;
+  // Whether batches cost their model's served extra (RequestOverhead::served_extra) more: as
+  // the idle slowdown, unless a real run's speeds replace the profile's.
+  bool served_extra_ = false;
 
   std::vector<Worker> workers_;
   uint32_t busy_workers_ = 0;
