@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Test: check_errors.py's cause for points that miss only off speed. Drift between profile
-and run, unless every such point ran slower (or faster) than the profiles taken both before
-and after the runs: hand-made speeds and profiles, each case on either side of the margin."""
+"""Test: check_errors.py's cause for points that miss only off speed. A slowdown of those
+points when all ran slower than the points that held; else drift between profile and run,
+unless every such point ran slower (or faster) than the profiles taken both before and after
+the runs: hand-made speeds and profiles, each case on either side of the margin."""
 import os
 import sys
 import tempfile
@@ -23,6 +24,13 @@ assert miss_cause([0.80, 0.85], [1.0, 1.02]).startswith("the real runs ran faste
 # Without the profile after the runs there is nothing to compare with.
 assert miss_cause([1.3], []).startswith("the machine's drift")
 assert miss_cause([], [1.0]) == ""
+# Points that held ran at 1.00-1.04 (median 1.02), in the same rounds: misses at 1.11-1.17
+# are particular to those points, whatever the profiles say.
+served = miss_cause([1.17, 1.11], [0.95, 0.97], held=[1.00, 1.02, 1.04])
+assert served.startswith("these points' real runs ran slower than the points that held"), served
+assert "speeds 1.11-1.17" in served and "those 1.02, median of 3" in served, served
+# One miss within 5% of the held median: the drift rules decide.
+assert miss_cause([1.06, 1.25], [1.20, 1.22], held=[1.02]).startswith("the machine's drift")
 
 PROFILE = "models:\n  m:\n    batch_latency_ms:\n{rows}"
 with tempfile.TemporaryDirectory() as d:
