@@ -52,6 +52,17 @@ inline workloads::Workload arrivals(std::vector<double> times) {
   return w;
 }
 
+// The latencies (finish - arrival, in request order) of `setup` serving 30 requests of model 0,
+// one every `spacing` seconds from `spacing` on.
+inline std::vector<double> spaced_latencies(const SimulationSetup& setup, double spacing) {
+  std::vector<double> times;
+  for (int i = 1; i <= 30; ++i) times.push_back(i * spacing);
+  auto r = simulate(setup, arrivals(times));
+  std::vector<double> out;
+  for (const auto& q : r.records.requests) out.push_back(q.finish - q.arrival);
+  return out;
+}
+
 // The contract tests' setting: six models, room for three, three workers, noisy batch costs
 // that grow with batch size, a request timeout and an SLO: exercises batching, eviction and
 // scheduling together.

@@ -25,12 +25,7 @@ std::vector<double> latencies(const IdleSlowdown& s, double spacing, bool trace 
   sim::SimulationSetup setup = sim::test::cache_setup(1, 1, sim::test::constant_profile(0.020));
   setup.idle_slowdown = s;
   if (trace) setup.speed_trace = {{0, 1}};
-  std::vector<double> times;
-  for (int i = 1; i <= 30; ++i) times.push_back(i * spacing);
-  auto r = sim::simulate(setup, sim::test::arrivals(times));
-  std::vector<double> out;
-  for (const auto& q : r.records.requests) out.push_back(q.finish - q.arrival);
-  return out;
+  return sim::test::spaced_latencies(setup, spacing);
 }
 
 }  // namespace
