@@ -181,6 +181,9 @@ int profile_main(int argc, char** argv) {
       "comma list of sizes or ranges (1-8,16)")(
       "samples", po::value<uint32_t>()->default_value(6), "timed passes per batch size, at least (cheap sizes take more, up to 1 s of passes)")(
       "threads", po::value<int>()->default_value(1), "LibTorch intra-op threads")(
+      "served-idle-turns", po::value<uint32_t>()->default_value(3),
+      "turns (about 20 s each, then as long back to back) of one request in flight for the "
+      "idle slowdown; 0: short blocks after sleeps instead (8 s)")(
       "image", po::value<std::string>()->default_value(""),
       "request image for preprocessing and the overhead probe (default "
       "MODELS_DIR/images/gradient.jpg)")(
@@ -199,6 +202,7 @@ int profile_main(int argc, char** argv) {
     o.batch_sizes = parse_sizes(vm["batch-sizes"].as<std::string>());
     o.samples = vm["samples"].as<uint32_t>();
     o.threads = vm["threads"].as<int>();
+    o.served_idle_turns = vm["served-idle-turns"].as<uint32_t>();
     o.image = vm["image"].as<std::string>();
     std::string out = vm["out"].as<std::string>();
     if (out.empty()) out = ex::local_profile_path();

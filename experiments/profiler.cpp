@@ -19,6 +19,7 @@
 #include "engine/runtime/preprocess.h"
 #include "engine/runtime/task_thread.h"
 #include "experiments/background_load.h"
+#include "experiments/served_probe.h"
 #include "experiments/speed_probe.h"
 
 
@@ -52,7 +53,8 @@ std::string read_bytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The model as the engine would serve it: file and input size from models_dir.
+}  // namespace
+
 runtime::ModelSpec model_spec(const ProfileOptions& o, const std::string& name) {
   namespace fs = std::filesystem;
   std::string file = (fs::path(o.models_dir) / (name + ".pt")).string();
@@ -67,6 +69,8 @@ runtime::ModelSpec model_spec(const ProfileOptions& o, const std::string& name) 
   spec.preprocess.input_width = w;
   return spec;
 }
+
+namespace {
 
 // The model whose batch of 1 costs most: its passes are long enough to show the machine's
 // slow speed changes rather than cache and scheduler noise.
@@ -246,21 +250,6 @@ void log_background(double cores, const std::function<void(const std::string&)>&
   log(line);
 }
 
-// The model's served extra (measure_served_extra) in turns of about o.served_turn_seconds.
-double measure_served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& engine,
-                               const ModelProfile& m, const std::string& image,
-                               const std::function<void(const std::string&)>& log) {
-  if (o.served_rounds == 0) return 0;
-  const uint32_t per_turn = std::clamp<uint32_t>(
-      static_cast<uint32_t>(o.served_turn_seconds / std::max(m.batch_latency(1), 1e-3)), 4, 64);
-  const double extra =
-      measure_served_extra(engine, model_spec(o, m.name), image, o.served_rounds, per_turn);
-  if (log) log(m.name + ": a served batch of 1 computes " + std::to_string(extra * 1e3) +
-               " ms longer than back to back (median of " + std::to_string(o.served_rounds) +
-               " turns of " + std::to_string(per_turn) + ")");
-  return extra;
-}
-
 }  // namespace
 
 config::ProfileFile measure_profile(const ProfileOptions& o,
@@ -289,8 +278,10 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
       const size_t k = slowest_batch_of_one(profile.costs.models);
       profile.speed_drift = measure_speed_course(o.course_seconds, *exec, ModelId(o.models.size()),
                                                  model_spec(o, o.models[k]), image, log);
-      profile.idle_slowdown = measure_idle_slowdown(
-          o.idle_seconds, *exec, ModelId(o.models.size()), model_spec(o, o.models[k]), image, log);
+      if (o.served_idle_turns == 0)
+        profile.idle_slowdown = measure_idle_slowdown(o.idle_seconds, *exec,
+                                                      ModelId(o.models.size()),
+                                                      model_spec(o, o.models[k]), image, log);
     } catch (...) {
       error = std::current_exception();
     }
@@ -336,7 +327,13 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
     if (log) log(m.name + ": request overhead (round trip less load and compute) " +
                  std::to_string(mo.seconds * 1e3) + " ms (sd " +
                  std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) + ")");
-    ro.served_extra = measure_served_extra_of(o, engine, m, image, log);
+    ro.served_extra =
+        served_extra_of(o, engine, model_spec(o, m.name), m.batch_latency(1), image, log);
+  }
+  if (o.served_idle_turns > 0) {
+    const ModelProfile& m = profile.costs.models[slowest_batch_of_one(profile.costs.models)];
+    profile.idle_slowdown =
+        served_idle_of(o, model_spec(o, m.name), m.batch_latency(1), image, log);
   }
   profile.background_cores = background.cores();
   if (log) log_background(profile.background_cores, log);

@@ -48,7 +48,8 @@ struct ProfileOptions {
   // machine's speed course (profiles/speed_course.h). 0: none.
   double course_seconds = 10.0;
   // Blocks of batches of 1 after idle gaps and back to back, on the same model, for this long:
-  // the machine's slowdown after idling (profiles/idle_slowdown.h). 0: none.
+  // the machine's slowdown after idling (profiles/idle_slowdown.h), where served_idle_turns
+  // is 0. 0: none.
   double idle_seconds = 8.0;
   int threads = 1;                          // LibTorch intra-op threads (the engine default)
   std::string image;                        // request image; default models_dir/images/gradient.jpg
@@ -58,12 +59,26 @@ struct ProfileOptions {
   // (measure_served_extra), each about served_turn_seconds long. 0: none measured.
   uint32_t served_rounds = 6;
   double served_turn_seconds = 0.3;
+  // Turns of a closed loop of one client served through the in-process server, the engine
+  // ticking every served_idle_quantum (a quantum-mode worker then idles each round trip until
+  // the next tick), each about served_idle_turn_seconds long and followed by as long back to
+  // back, on the model whose batch of 1 costs most: the slowdown of a worker serving one
+  // request at a time, sustained (measure_served_idle), which takes seconds to set in. When
+  // on, it is the profile's idle_slowdown (one point) in place of idle_seconds' blocks.
+  // 0 turns: none.
+  uint32_t served_idle_turns = 3;
+  double served_idle_turn_seconds = 20.0;
+  double served_idle_quantum = 0.010;
   // Cold bursts (measure_cold_bursts) of each size, `cold_bursts` times: a closed loop of up to
   // 64 in flight opens with one of them (a prefix of the next larger size); larger ones open
   // through the simulator's IO-thread model. ~40 s in all on the 2-core VM.
   std::vector<uint32_t> cold_burst_sizes = {2, 4, 8, 16, 32, 64};
   uint32_t cold_bursts = 12;
 };
+
+// A model of o.models_dir as the engine serves it: its file and (from its manifest) input size.
+// Throws std::runtime_error when the file is missing.
+runtime::ModelSpec model_spec(const ProfileOptions& o, const std::string& name);
 
 // Classify calls against the in-process HTTP server on a zero-cost probe model: `seconds`, the
 // mean client-observed round trip of `requests` calls at concurrency 1 (after `warmup`): the
@@ -90,14 +105,6 @@ struct ModelOverhead {
 ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
                                      const runtime::ModelSpec& spec, const std::string& image,
                                      uint32_t requests, uint32_t warmup = 5);
-
-// How much longer a served batch of 1 computes than one back to back (RequestOverhead::
-// served_extra), in seconds: `rounds` turns of `per_round` batches served at a few requests in
-// flight against the in-process server running `spec` with `eo` (as measure_model_overhead),
-// then as many back to back on an executor of the same device and threads; the median of the
-// rounds' differences, at least 0. 0 when rounds or per_round is 0.
-double measure_served_extra(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
-                            const std::string& image, uint32_t rounds, uint32_t per_round);
 
 // Sleeps until the engine's next quantum tick (ticks fall at multiples of `quantum` in engine
 // time) and returns the engine time on waking: lines a run's start up with the ticks.

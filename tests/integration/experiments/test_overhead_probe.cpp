@@ -1,4 +1,5 @@
-// measure_model_overhead: the round trip around a batch, without the batch. Ground truth: a
+// The profiler's probes of the served path. measure_model_overhead: the round trip around a
+// batch, without the batch. Ground truth: a
 // profiled model whose batches sleep a known 30 ms; the overhead must not contain them, and
 // must match the zero-cost probe's whole round trip (the same server path) to within the
 // machine's jitter.
@@ -9,6 +10,7 @@
 #include <iterator>
 
 #include "experiments/profiler.h"
+#include "experiments/served_probe.h"
 #include "tests/support/temp_dir.h"
 
 using namespace servelab;
@@ -67,4 +69,46 @@ TEST_CASE("cold bursts: each request's intake, from the start of its burst",
     CHECK(*std::max_element(bursts[i].begin(), bursts[i].end()) >
           *std::min_element(bursts[i].begin(), bursts[i].end()));
   CHECK_THROWS(experiments::measure_cold_bursts(image, {2}, 1, 0));
+}
+
+// measure_served_idle on tiny_cnn (scripts/make-models --tiny), whose batch of 1 takes well
+// under a millisecond. Ground truth for the gap: at one request in flight in quantum mode a
+// batch starts on a tick and the next request, back within a round trip, waits for the next
+// tick, so the worker idles about a quantum less the batch; in event mode it idles only the
+// round trip, far less.
+TEST_CASE("served at one in flight: the worker's idle gap and its cost over back to back",
+          "[experiments][overhead]") {
+  const std::string models = std::string(SERVELAB_SOURCE_DIR) + "/models";
+  std::ifstream in(models + "/images/gradient.jpg", std::ios::binary);
+  REQUIRE(in);
+  const std::string image((std::istreambuf_iterator<char>(in)), {});
+  experiments::ProfileOptions po;
+  po.models_dir = models;
+  const runtime::ModelSpec spec = experiments::model_spec(po, "tiny_cnn");
+  runtime::EngineOptions eo;
+  eo.executor = "torch";
+  eo.device = "cpu";
+  eo.control.max_batch = 1;
+  eo.control.quantum = 0.025;
+  const experiments::ServedIdle ticked = experiments::measure_served_idle(eo, spec, image, 2, 12);
+  eo.control.quantum = 0;
+  const experiments::ServedIdle event = experiments::measure_served_idle(eo, spec, image, 1, 12);
+  CAPTURE(ticked.gap, ticked.factor, event.gap, event.factor);
+  REQUIRE(ticked.turn_factors.size() == 2);
+  REQUIRE(event.turn_factors.size() == 1);
+  CHECK(ticked.gap > 0.6 * 0.025);
+  CHECK(ticked.gap < 1.5 * 0.025);
+  CHECK(event.gap < ticked.gap / 2);
+  // A served batch is not twice as fast as one back to back (tiny_cnn's, a tenth of a
+  // millisecond, costs several times as much after an idle gap: cold caches).
+  for (double f : ticked.turn_factors) CHECK(f > 0.5);
+  CHECK(ticked.factor ==
+        Approx((ticked.turn_factors[0] + ticked.turn_factors[1]) / 2));  // median of two
+
+  // Nothing to measure: no turns.
+  CHECK(experiments::measure_served_idle(eo, spec, image, 0, 12).turn_factors.empty());
+  // A model that cannot be served: the error names it, nothing is left running.
+  runtime::ModelSpec missing = spec;
+  missing.file = models + "/no_such_model.pt";
+  CHECK_THROWS(experiments::measure_served_idle(eo, missing, image, 1, 4));
 }

@@ -49,6 +49,7 @@ ex::ProfileOptions reduced_probe(std::vector<uint32_t> batch_sizes) {
   probe.cold_bursts = 2;
   probe.served_rounds = 2;
   probe.served_turn_seconds = 0.02;
+  probe.served_idle_turns = 0;  // the sleeping probe's blocks (test_overhead_probe: the served one)
   return probe;
 }
 

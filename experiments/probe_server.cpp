@@ -1,0 +1,54 @@
+#include "experiments/probe_server.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+namespace servelab::experiments {
+
+namespace fs = std::filesystem;
+
+ProbeServer::TempDir::TempDir(fs::path p) : path(std::move(p)) { fs::create_directories(path); }
+
+ProbeServer::TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+ProbeServer::ProbeServer(runtime::EngineOptions eo, runtime::ModelSpec spec,
+                         const std::string& image)
+    : dir_{fs::temp_directory_path() /
+           ("servelab-overhead-" + std::to_string(::getpid()) + "-" + spec.name)} {
+  const fs::path& dir = dir_.path;
+  if (eo.executor == "profiled" && eo.profile_file.empty()) {
+    std::ofstream(dir / "probe.yaml")
+        << "models:\n  " << spec.name << ":\n    size_bytes: 1\n"
+        << "    batch_latency_ms: [{batch: 1, mean: 0}]\n    load_ms: {disk->host: 0}\n";
+    eo.profile_file = (dir / "probe.yaml").string();
+    spec.file = (dir / "probe.pt").string();  // never read by the profiled executor
+  }
+  server::ServerOptions so;
+  so.store_dir = (dir / "store").string();
+  so.log = false;
+  srv_ = std::make_unique<server::HttpServer>(so, std::move(eo));
+  srv_->start();
+  srv_->engine().register_model(spec);
+  lo_.url = "http://127.0.0.1:" + std::to_string(srv_->port());
+  lo_.model_names = {spec.name};
+  lo_.body = image;
+  lo_.content_type = "image/jpeg";
+}
+
+results::RunRecords ProbeServer::load(uint32_t concurrency, uint32_t n,
+                                      loadgen::LoadStats* stats,
+                                      std::function<void()> before_start) {
+  workloads::Workload w;
+  w.closed_loop = true;
+  w.concurrency = concurrency;
+  w.models.assign(n, 0);
+  loadgen::LoadOptions lo = lo_;
+  lo.before_start = std::move(before_start);
+  return loadgen::run_load(lo, w, stats);
+}
+
+}  // namespace servelab::experiments

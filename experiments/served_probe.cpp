@@ -1,0 +1,181 @@
+#include "experiments/served_probe.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <stdexcept>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/median.h"
+#include "engine/runtime/executor.h"
+#include "experiments/probe_server.h"
+#include "experiments/speed_probe.h"
+
+namespace servelab::experiments {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Requests in flight while measuring the served extra: enough that the worker never waits for
+// the next request (no idle gap, which the idle slowdown covers), few enough that the IO side
+// is not swamped.
+constexpr uint32_t kServedInFlight = 4;
+
+// Answers that open a served idle turn, left out: the loop's first round trips.
+constexpr uint32_t kIdleOpening = 2;
+
+// Mean compute of `n` served batches of 1 (the engine's compute_ms, after kServedInFlight
+// that open the loop).
+double served_compute(ProbeServer& probe, uint32_t n) {
+  results::RunRecords r = probe.load(kServedInFlight, kServedInFlight + n, nullptr);
+  double mean = 0;
+  answered_mean_sd(r, kServedInFlight,
+                   [](const results::RequestRecord& q) {
+                     return q.batch_size == 1 ? q.finish - q.start : std::nan("");
+                   },
+                   &mean, nullptr);
+  return mean;
+}
+
+double back_to_back(BatchOfOne& batch, uint32_t n) {
+  const auto t0 = Clock::now();
+  for (uint32_t i = 0; i < n; ++i) batch.run();
+  return seconds_since(t0) / n;
+}
+
+// Batches back to back for at least `seconds` (at least one): their mean cost.
+double back_to_back_for(BatchOfOne& batch, double seconds) {
+  const auto t0 = Clock::now();
+  uint32_t n = 0;
+  do {
+    batch.run();
+    ++n;
+  } while (seconds_since(t0) < seconds);
+  return seconds_since(t0) / n;
+}
+
+// Runs `body` on a thread prepared as the engine's workers are (the back-to-back side runs
+// there; the served side on the engine's worker while it waits for the load generator).
+void on_prepared_thread(runtime::Executor& exec, const std::function<void()>& body) {
+  std::exception_ptr error;
+  std::thread([&] {
+    try {
+      exec.prepare_thread();
+      body();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }).join();
+  if (error) std::rethrow_exception(error);
+}
+
+// One served turn of a closed loop of one client: its mean compute, the mean time the worker
+// idled between its batches, and how long it took.
+struct ServedTurn {
+  double compute = 0, gap = 0, seconds = 0;
+};
+
+ServedTurn served_idle_turn(ProbeServer& probe, uint32_t n) {
+  const auto t0 = Clock::now();
+  const results::RunRecords r = probe.load(1, kIdleOpening + n, nullptr);
+  ServedTurn t;
+  t.seconds = seconds_since(t0);
+  const auto& q = r.requests;
+  for (size_t i = kIdleOpening; i < q.size(); ++i)
+    if (q[i].status != RequestStatus::Ok || q[i].batch_size != 1 || !std::isfinite(q[i].start))
+      throw std::runtime_error("profile: the served idle probe got a failed or batched answer");
+  // A record's start is the client's receipt less the compute: the engine's start plus the
+  // response path. Between the first and the last batch the worker computed all but the
+  // last and idled the rest; the response paths cancel but for their difference.
+  const size_t first = kIdleOpening, last = q.size() - 1;
+  double busy = 0;
+  for (size_t i = first; i < last; ++i) busy += q[i].finish - q[i].start;
+  t.compute = (busy + q[last].finish - q[last].start) / double(last - first + 1);
+  t.gap = (q[last].start - q[first].start - busy) / double(last - first);
+  return t;
+}
+
+}  // namespace
+
+double measure_served_extra(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
+                            const std::string& image, uint32_t rounds, uint32_t per_round) {
+  if (rounds == 0 || per_round == 0) return 0;
+  ProbeServer probe(eo, spec, image);
+  auto exec = runtime::make_torch_executor(eo.device, std::max(1, eo.intra_op_threads));
+  std::vector<double> differences;
+  on_prepared_thread(*exec, [&] {
+    BatchOfOne alone(*exec, ModelId(0), spec, image);
+    for (uint32_t r = 0; r < rounds; ++r) {
+      const double served = served_compute(probe, per_round);
+      differences.push_back(served - back_to_back(alone, per_round));
+    }
+  });
+  // The median turn: one disturbed block (another tenant, a slow core) moves it least.
+  return std::max(0.0, median(differences));
+}
+
+ServedIdle measure_served_idle(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
+                               const std::string& image, uint32_t turns, uint32_t per_turn) {
+  ServedIdle out;
+  if (turns == 0 || per_turn < 2) return out;
+  ProbeServer probe(eo, spec, image);
+  auto exec = runtime::make_torch_executor(eo.device, std::max(1, eo.intra_op_threads));
+  double gaps = 0;
+  on_prepared_thread(*exec, [&] {
+    BatchOfOne alone(*exec, ModelId(0), spec, image);
+    for (uint32_t t = 0; t < turns; ++t) {
+      const ServedTurn served = served_idle_turn(probe, per_turn);
+      out.turn_factors.push_back(served.compute / back_to_back_for(alone, served.seconds));
+      gaps += served.gap;
+    }
+  });
+  out.gap = gaps / turns;
+  out.factor = median(out.turn_factors);
+  return out;
+}
+
+double served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& eo,
+                       const runtime::ModelSpec& spec, double batch_of_one,
+                       const std::string& image,
+                       const std::function<void(const std::string&)>& log) {
+  if (o.served_rounds == 0) return 0;
+  const uint32_t per_turn = std::clamp<uint32_t>(
+      static_cast<uint32_t>(o.served_turn_seconds / std::max(batch_of_one, 1e-3)), 4, 64);
+  const double extra = measure_served_extra(eo, spec, image, o.served_rounds, per_turn);
+  if (log) log(spec.name + ": a served batch of 1 computes " + std::to_string(extra * 1e3) +
+               " ms longer than back to back (median of " + std::to_string(o.served_rounds) +
+               " turns of " + std::to_string(per_turn) + ")");
+  return extra;
+}
+
+IdleSlowdown served_idle_of(const ProfileOptions& o, const runtime::ModelSpec& spec,
+                            double batch_of_one, const std::string& image,
+                            const std::function<void(const std::string&)>& log) {
+  if (o.served_idle_turns == 0) return {};
+  runtime::EngineOptions eo;  // one worker, batches of 1, ticks as a quantum-mode run's
+  eo.executor = "torch";
+  eo.device = "cpu";
+  eo.intra_op_threads = std::max(1, o.threads);
+  eo.control.quantum = o.served_idle_quantum;
+  eo.control.max_batch = 1;
+  // Each request's turn: its batch, the round trip, and up to a quantum's wait for the tick.
+  const double per_request = batch_of_one + o.served_idle_quantum + 1e-3;
+  const uint32_t per_turn = std::clamp<uint32_t>(
+      static_cast<uint32_t>(o.served_idle_turn_seconds / per_request), 2, 4000);
+  const ServedIdle s = measure_served_idle(eo, spec, image, o.served_idle_turns, per_turn);
+  if (s.turn_factors.empty()) return {};
+  IdleSlowdown out;  // within the profile's bounds (a model of microseconds can exceed 10)
+  out.points.push_back({std::max(s.gap, 1e-4), std::min(s.factor, 10.0)});
+  if (log) {
+    std::string line = spec.name + ": served at one in flight, idling " +
+                       std::to_string(s.gap * 1e3) + " ms between batches, a batch of 1 costs " +
+                       std::to_string(s.factor) + "x back to back (median of";
+    for (double f : s.turn_factors) line += " " + std::to_string(f);
+    log(line + "; turns of " + std::to_string(per_turn) + " requests)");
+  }
+  return out;
+}
+
+}  // namespace servelab::experiments

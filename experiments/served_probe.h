@@ -1,0 +1,52 @@
+// What serving costs a batch beyond its back-to-back cost, measured on the served path (the
+// in-process server and load generator, as real mode runs them) against batches back to
+// back on an executor of the same device and threads, in alternating turns so that both see
+// the machine's drift alike. No LibTorch includes here.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/engine.h"
+#include "experiments/profiler.h"
+#include "profiles/idle_slowdown.h"
+
+namespace servelab::experiments {
+
+// How much longer a served batch of 1 computes than one back to back (RequestOverhead::
+// served_extra), in seconds: `rounds` turns of `per_round` batches served at a few requests in
+// flight against the in-process server running `spec` with `eo` (as measure_model_overhead),
+// then as many back to back; the median of the rounds' differences, at least 0. 0 when rounds
+// or per_round is 0.
+double measure_served_extra(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
+                            const std::string& image, uint32_t rounds, uint32_t per_round);
+
+// A worker that serves one request at a time, sustained: `turns` turns of `per_turn`
+// requests of a closed loop of one client against the in-process server running `spec` with
+// `eo` (batches of 1; in quantum mode the worker idles each round trip until the next tick),
+// each then followed by back-to-back batches for as long as the turn took.
+struct ServedIdle {
+  double gap = 0;                   // the mean time the worker idled between served batches
+  double factor = 1;                // the median of the turns' factors
+  std::vector<double> turn_factors; // per turn: served compute over back to back
+};
+// None (no factors) when turns is 0 or per_turn below 2. Throws std::runtime_error when a
+// request fails or is batched with another.
+ServedIdle measure_served_idle(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
+                               const std::string& image, uint32_t turns, uint32_t per_turn);
+
+// The profiler's use of them, for a model whose batch of 1 costs `batch_of_one` seconds:
+// the served extra in turns of about o.served_turn_seconds (0 when o.served_rounds is 0) ...
+double served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& eo,
+                       const runtime::ModelSpec& spec, double batch_of_one,
+                       const std::string& image,
+                       const std::function<void(const std::string&)>& log);
+// ... and the served idle slowdown as the profile's idle_slowdown: one point, at the served
+// loop's mean gap (at least 0.1 ms), in turns of about o.served_idle_turn_seconds with the
+// engine ticking every o.served_idle_quantum (none when o.served_idle_turns is 0).
+IdleSlowdown served_idle_of(const ProfileOptions& o, const runtime::ModelSpec& spec,
+                            double batch_of_one, const std::string& image,
+                            const std::function<void(const std::string&)>& log);
+
+}  // namespace servelab::experiments
