@@ -122,17 +122,19 @@ ServedIdle measure_served_idle(const runtime::EngineOptions& eo, const runtime::
   if (turns == 0 || per_turn < 2) return out;
   ProbeServer probe(eo, spec, image);
   auto exec = runtime::make_torch_executor(eo.device, std::max(1, eo.intra_op_threads));
-  double gaps = 0;
   on_prepared_thread(*exec, [&] {
     BatchOfOne alone(*exec, ModelId(0), spec, image);
     for (uint32_t t = 0; t < turns; ++t) {
       const ServedTurn served = served_idle_turn(probe, per_turn);
-      out.turn_factors.push_back(served.compute / back_to_back_for(alone, served.seconds));
-      gaps += served.gap;
+      out.turns.push_back({served.compute, back_to_back_for(alone, served.seconds), served.gap});
     }
   });
-  out.gap = gaps / turns;
-  out.factor = median(out.turn_factors);
+  std::vector<double> factors;
+  for (const ServedIdle::Turn& t : out.turns) {
+    factors.push_back(t.factor());
+    out.gap += t.gap / turns;
+  }
+  out.factor = median(factors);
   return out;
 }
 
@@ -165,15 +167,17 @@ IdleSlowdown served_idle_of(const ProfileOptions& o, const runtime::ModelSpec& s
   const uint32_t per_turn = std::clamp<uint32_t>(
       static_cast<uint32_t>(o.served_idle_turn_seconds / per_request), 2, 4000);
   const ServedIdle s = measure_served_idle(eo, spec, image, o.served_idle_turns, per_turn);
-  if (s.turn_factors.empty()) return {};
+  if (s.turns.empty()) return {};
   IdleSlowdown out;  // within the profile's bounds (a model of microseconds can exceed 10)
   out.points.push_back({std::max(s.gap, 1e-4), std::min(s.factor, 10.0)});
   if (log) {
     std::string line = spec.name + ": served at one in flight, idling " +
                        std::to_string(s.gap * 1e3) + " ms between batches, a batch of 1 costs " +
-                       std::to_string(s.factor) + "x back to back (median of";
-    for (double f : s.turn_factors) line += " " + std::to_string(f);
-    log(line + "; turns of " + std::to_string(per_turn) + " requests)");
+                       std::to_string(s.factor) + "x back to back (median of turns of " +
+                       std::to_string(per_turn) + " requests, served/alone ms:";
+    for (const ServedIdle::Turn& t : s.turns)
+      line += " " + std::to_string(t.served * 1e3) + "/" + std::to_string(t.alone * 1e3);
+    log(line + ")");
   }
   return out;
 }

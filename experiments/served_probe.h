@@ -27,9 +27,15 @@ double measure_served_extra(const runtime::EngineOptions& eo, const runtime::Mod
 // `eo` (batches of 1; in quantum mode the worker idles each round trip until the next tick),
 // each then followed by back-to-back batches for as long as the turn took.
 struct ServedIdle {
-  double gap = 0;                   // the mean time the worker idled between served batches
-  double factor = 1;                // the median of the turns' factors
-  std::vector<double> turn_factors; // per turn: served compute over back to back
+  struct Turn {
+    double served = 0;  // mean compute of a served batch
+    double alone = 0;   // mean cost of a batch back to back, after it
+    double gap = 0;     // mean time the worker idled between served batches
+    double factor() const { return served / alone; }
+  };
+  std::vector<Turn> turns;
+  double gap = 0;     // the mean of the turns' gaps
+  double factor = 1;  // the median of the turns' factors
 };
 // None (no factors) when turns is 0 or per_turn below 2. Throws std::runtime_error when a
 // request fails or is batched with another.

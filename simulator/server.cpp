@@ -147,7 +147,8 @@ void Server::dispatch(const Batch& b, Time now) {
   ++batches_;
   batched_requests_ += b.requests.size();
   Time cost = batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now);
-  if (idle_slowdown_) cost *= idle_slowdown_->factor_after(now - w.idle_since);
+  if (idle_slowdown_ && emptied_at_ >= w.idle_since)
+    cost *= idle_slowdown_->factor_after(now - w.idle_since);
   if (served_extra_) cost += ctx_.setup.models[b.model].overhead.served_extra;
   ++ctx_.in_flight;
   ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
@@ -186,7 +187,7 @@ void Server::load(const LoadAction& l, Time now) {
 }
 
 void Server::complete(const RequestOutcome& o, Time now) {
-  --outstanding_;
+  if (--outstanding_ == 0) emptied_at_ = now;
   sink_.on_outcome(*this, o, now);
 }
 

@@ -112,8 +112,12 @@ class Server {
   // costs are drawn at its scores instead of from rng_.
   std::optional<SpeedCourse> course_;
   // The machine's slowdown after idling, where the setup has one and no real run's speeds
-  // replace the profile's (no speed trace, no jitter).
+  // replace the profile's (no speed trace, no jitter). It slows a batch whose worker idled
+  // through a moment when the server held no request (emptied_at_): serving one request at a
+  // time, as the profiler measured it; a worker that only waited for a tick or a load while
+  // requests were queued runs at the profile's speed.
   const IdleSlowdown* idle_slowdown_ = nullptr;
+  Time emptied_at_ = 0;  // when the server last held no request (the run's start at first)
   // Whether batches cost their model's served extra (RequestOverhead::served_extra) more: as
   // the idle slowdown, unless a real run's speeds replace the profile's.
   bool served_extra_ = false;

@@ -94,19 +94,19 @@ TEST_CASE("served at one in flight: the worker's idle gap and its cost over back
   eo.control.quantum = 0;
   const experiments::ServedIdle event = experiments::measure_served_idle(eo, spec, image, 1, 12);
   CAPTURE(ticked.gap, ticked.factor, event.gap, event.factor);
-  REQUIRE(ticked.turn_factors.size() == 2);
-  REQUIRE(event.turn_factors.size() == 1);
+  REQUIRE(ticked.turns.size() == 2);
+  REQUIRE(event.turns.size() == 1);
   CHECK(ticked.gap > 0.6 * 0.025);
   CHECK(ticked.gap < 1.5 * 0.025);
   CHECK(event.gap < ticked.gap / 2);
   // A served batch is not twice as fast as one back to back (tiny_cnn's, a tenth of a
   // millisecond, costs several times as much after an idle gap: cold caches).
-  for (double f : ticked.turn_factors) CHECK(f > 0.5);
-  CHECK(ticked.factor ==
-        Approx((ticked.turn_factors[0] + ticked.turn_factors[1]) / 2));  // median of two
+  for (const auto& t : ticked.turns) CHECK(t.factor() > 0.5);
+  CHECK(ticked.factor == Approx((ticked.turns[0].factor() + ticked.turns[1].factor()) / 2));
+  CHECK(ticked.gap == Approx((ticked.turns[0].gap + ticked.turns[1].gap) / 2));
 
   // Nothing to measure: no turns.
-  CHECK(experiments::measure_served_idle(eo, spec, image, 0, 12).turn_factors.empty());
+  CHECK(experiments::measure_served_idle(eo, spec, image, 0, 12).turns.empty());
   // A model that cannot be served: the error names it, nothing is left running.
   runtime::ModelSpec missing = spec;
   missing.file = models + "/no_such_model.pt";

@@ -1,7 +1,7 @@
 // The machine's slowdown after idling (profiles/idle_slowdown.h): its interpolation and fit,
 // its profile and config keys, and the simulator's use of it. Ground truth by hand: a worker
-// that idles g before a batch of cost c runs it in c * f(g), so an open loop spaced T apart
-// settles where g = T - c * f(g).
+// that idles g, with the server emptied meanwhile, before a batch of cost c runs it in
+// c * f(g), so an open loop spaced T apart settles where g = T - c * f(g).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -78,6 +78,31 @@ TEST_CASE("a batch after its worker idled costs the profile's factor more", "[si
   CHECK(queued[1] - queued[0] == Approx(0.010));  // waited 20 ms (30 - 10), ran 20 ms
   // A speed trace gives a real run's own speeds: the profile's slowdown is off.
   for (double t : latencies(slowdown({{0.010, 1.5}}), 0.050, true)) CHECK(t == Approx(0.020));
+}
+
+TEST_CASE("only a worker that idled while the server held no request runs slower",
+          "[simulator]") {
+  // One worker, room for one model on the device, 20 ms batches, f = 1.5 from a 10 ms gap.
+  // m0 at 1 ms, m1 at 2 ms: m1 waits for m0's batch, then for m0's eviction and its own load,
+  // with the worker idle and m1 queued all the while.
+  sim::SimulationSetup setup =
+      sim::test::cache_setup(2, 1, sim::test::constant_profile(0.020, 0, 0.010));
+  setup.idle_slowdown = slowdown({{0.010, 1.5}});
+  workloads::Workload w;
+  w.send_times = {0.001, 0.002, 0.500};
+  w.models = {0, 1, 1};
+  const auto r = simulate(setup, w);
+  REQUIRE(r.records.requests.size() == 3);
+  const auto& q = r.records.requests;
+  // m0: the server was empty from the start, the worker idled 1 ms: 20 x 1.05 ms.
+  CHECK(q[0].start == Approx(0.001));
+  CHECK(q[0].finish - q[0].start == Approx(0.021));
+  // m1: its worker idled through the load, but the server was never empty: 20 ms, not 30.
+  CHECK(q[1].start - q[0].finish == Approx(0.010));  // the load (the eviction is free)
+  CHECK(q[1].finish - q[1].start == Approx(0.020));
+  // The third arrived long after the server emptied: the whole factor.
+  CHECK(q[2].start == Approx(0.500));
+  CHECK(q[2].finish - q[2].start == Approx(0.030));
 }
 
 TEST_CASE("idle_slowdown in profile files and the simulation section", "[simulator][config]") {
