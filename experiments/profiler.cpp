@@ -268,25 +268,17 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
   // switch) profiled and optimized every freshly loaded module on its first runs, and the
   // profile charged each miss 31 ms of first-batch penalty that the engine's workers pay
   // about 5 ms of (squeezenet1_1; Rafiqi figure 2's sequential access predicted 40% slow).
-  std::exception_ptr error;
-  std::thread([&] {
-    try {
-      exec->prepare_thread();
-      for (size_t i = 0; i < o.models.size(); ++i)
-        profile.costs.models.push_back(
-            measure_model(o, *exec, ModelId(i), o.models[i], image, &preprocess_s[i], log));
-      const size_t k = slowest_batch_of_one(profile.costs.models);
-      profile.speed_drift = measure_speed_course(o.course_seconds, *exec, ModelId(o.models.size()),
-                                                 model_spec(o, o.models[k]), image, log);
-      if (o.served_idle_turns == 0)
-        profile.idle_slowdown = measure_idle_slowdown(o.idle_seconds, *exec,
-                                                      ModelId(o.models.size()),
-                                                      model_spec(o, o.models[k]), image, log);
-    } catch (...) {
-      error = std::current_exception();
-    }
-  }).join();
-  if (error) std::rethrow_exception(error);
+  on_prepared_thread(*exec, [&] {
+    for (size_t i = 0; i < o.models.size(); ++i)
+      profile.costs.models.push_back(
+          measure_model(o, *exec, ModelId(i), o.models[i], image, &preprocess_s[i], log));
+    const size_t k = slowest_batch_of_one(profile.costs.models);
+    profile.speed_drift = measure_speed_course(o.course_seconds, *exec, ModelId(o.models.size()),
+                                               model_spec(o, o.models[k]), image, log);
+    if (o.served_idle_turns == 0)
+      profile.idle_slowdown = measure_idle_slowdown(
+          o.idle_seconds, *exec, ModelId(o.models.size()), model_spec(o, o.models[k]), image, log);
+  });
   exec.reset();
   // Each model's overhead is its real round trip less load and compute; it holds the
   // preprocessing (on the IO thread, before the arrival); the rest (HTTP, hand-offs) is split

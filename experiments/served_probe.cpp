@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <exception>
 #include <functional>
 #include <stdexcept>
-#include <thread>
 
 #include "common/clock.h"
 #include "common/median.h"
@@ -54,21 +52,6 @@ double back_to_back_for(BatchOfOne& batch, double seconds) {
     ++n;
   } while (seconds_since(t0) < seconds);
   return seconds_since(t0) / n;
-}
-
-// Runs `body` on a thread prepared as the engine's workers are (the back-to-back side runs
-// there; the served side on the engine's worker while it waits for the load generator).
-void on_prepared_thread(runtime::Executor& exec, const std::function<void()>& body) {
-  std::exception_ptr error;
-  std::thread([&] {
-    try {
-      exec.prepare_thread();
-      body();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  }).join();
-  if (error) std::rethrow_exception(error);
 }
 
 // One served turn of a closed loop of one client: its mean compute, the mean time the worker

@@ -1,6 +1,7 @@
 #include "experiments/speed_probe.h"
 
 #include <chrono>
+#include <exception>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,19 @@ BatchOfOne::~BatchOfOne() {
     exec_.remove(id_);
   } catch (...) {  // a destructor does not throw; the probe's result stands
   }
+}
+
+void on_prepared_thread(runtime::Executor& exec, const std::function<void()>& body) {
+  std::exception_ptr error;
+  std::thread([&] {
+    try {
+      exec.prepare_thread();
+      body();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }).join();
+  if (error) std::rethrow_exception(error);
 }
 
 SpeedDrift measure_speed_course(double seconds, runtime::Executor& exec, ModelId id,

@@ -33,6 +33,11 @@ class BatchOfOne {
   std::vector<std::vector<float>> probs_;
 };
 
+// Runs `body` on a thread of its own prepared as the engine prepares its workers
+// (Executor::prepare_thread), and rethrows what it threw. The profiler's measurements run
+// there, as the engine's batches run on its worker threads.
+void on_prepared_thread(runtime::Executor& exec, const std::function<void()>& body);
+
 // Batches of 1 of `spec` back to back for `seconds` (at most 20,000): how the machine's speed
 // moves from pass to pass, which the profiler's rounds over batch sizes (each size's passes
 // spread over the whole measurement) cannot show. The model is added under `id` and removed
