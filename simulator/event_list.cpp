@@ -99,7 +99,7 @@ void RadixHeapEventList::insert(const Event& e) {
   uint64_t bits;
   std::memcpy(&bits, &t, sizeof bits);
   assert(t >= 0 && bits >= last_time_ && "radix event list: insert before the last event popped");
-  const Entry entry{bits, e.seq, e.fn, e.target, e.arg};
+  const Entry entry{bits, e.fn, e.target, e.arg};
   ++size_;
   if (!in_buckets_) {
     if (small_n_ < kSmall) return insert_small(entry);
@@ -119,10 +119,11 @@ void RadixHeapEventList::push_equal(const Entry& e) {
   equal_.push_back(e);
 }
 
-// Sorted insertion from the back: a new event is usually the latest.
+// Sorted insertion from the back: a new event is usually the latest, and goes after the
+// entries at its time (inserted before it).
 void RadixHeapEventList::insert_small(const Entry& e) {
   uint32_t i = small_n_++;
-  while (i > 0 && before(e, small_[i - 1])) {
+  while (i > 0 && e.time_bits < small_[i - 1].time_bits) {
     small_[i] = small_[i - 1];
     --i;
   }

@@ -23,7 +23,9 @@ using EventFn = void (*)(void* target, uint64_t arg, Time now);
 // One pending event. The target is not owned.
 struct Event {
   Time time = 0;
-  uint64_t seq = 0;  // tie-breaker: lower first
+  // Tie-breaker, lower first. A list whose order keeps insertion order by construction (the
+  // radix heap) does not store it: its pops return 0.
+  uint64_t seq = 0;
   EventFn fn = nullptr;
   void* target = nullptr;
   uint64_t arg = 0;  // the event's payload, typed by the member function that receives it
@@ -84,8 +86,8 @@ class QuadHeapEventList final : public EventList {
 // monotone priority queue, for lists whose inserts are never earlier than the last event
 // popped and whose sequence numbers rise with each insert, which the Simulation guarantees
 // (times clamped to now, sequence numbers assigned as events are scheduled). Equal times thus
-// leave in insertion order, so the sequence needs no digits of its own: every bucket keeps its
-// entries in insertion order, and a spread keeps it.
+// leave in insertion order, so the sequence is not stored at all (32-byte entries; pops return
+// seq 0): every bucket keeps its entries in insertion order, and a spread keeps it.
 // An event sits in the bucket of (the highest digit in which its time differs from the last
 // popped time, its value of that digit): 8 digits x 256 values. Events at the last time
 // itself wait in `equal_`, in order. Bucket order is time order, so when `equal_` is empty a
@@ -102,7 +104,7 @@ class QuadHeapEventList final : public EventList {
 // Few pending events (a closed loop with a handful in flight, M/D/1) are the common case of a
 // serving simulation, and there the buckets' spreading costs more than it saves: up to 8
 // events live in a small sorted array instead, moving into the buckets when a ninth arrives
-// and back when the buckets drain to 4. Both keep the same (time, sequence) order.
+// and back when the buckets drain to 4. Both keep the same (time, insertion) order.
 class RadixHeapEventList final : public EventList {
  public:
   void insert(const Event& e) override;
@@ -119,7 +121,6 @@ class RadixHeapEventList final : public EventList {
   static_assert(kMaskWords <= 64, "one summary word covers every bit word");
   struct Entry {
     uint64_t time_bits;  // of a time >= 0: ordered as the times are
-    uint64_t seq;
     EventFn fn;
     void* target;
     uint64_t arg;
@@ -132,9 +133,6 @@ class RadixHeapEventList final : public EventList {
   };
   static constexpr uint32_t kSmall = 8;       // the small array's capacity
   static constexpr uint32_t kBackToSmall = 4;  // buckets drained to this many: back to it
-  static bool before(const Entry& a, const Entry& b) {
-    return a.time_bits != b.time_bits ? a.time_bits < b.time_bits : a.seq < b.seq;
-  }
   void insert_small(const Entry& e);
   void to_buckets();
   void to_small();
@@ -145,7 +143,7 @@ class RadixHeapEventList final : public EventList {
     return t;
   }
   static Time time_of(const Entry& e) { return time_of_bits(e.time_bits); }
-  static Event event_of(const Entry& e) { return Event{time_of(e), e.seq, e.fn, e.target, e.arg}; }
+  static Event event_of(const Entry& e) { return Event{time_of(e), 0, e.fn, e.target, e.arg}; }
   bool equal_empty() const { return equal_head_ == equal_.size(); }
   void push_equal(const Entry& e);
   // An entry later than the last time: into its bucket, after the bucket's entries.
