@@ -110,10 +110,12 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
   return m;
 }
 
-// `request_overhead_ms: {before, after, preprocess, client, stddev, served_extra}` of one model.
+// `request_overhead_ms: {before, after, preprocess, client, stddev, served_extra,
+// served_miss_load, served_miss_batch}` of one model.
 RequestOverhead parse_overhead(const YAML::Node& o, const Where& wo) {
   require_map(o, wo);
-  check_keys(o, wo, {"before", "after", "preprocess", "client", "stddev", "served_extra"});
+  check_keys(o, wo, {"before", "after", "preprocess", "client", "stddev", "served_extra",
+                     "served_miss_load", "served_miss_batch"});
   RequestOverhead r;
   if (o["before"]) r.before = as_double(o["before"], wo.child("before")) / 1e3;
   if (o["after"]) r.after = as_double(o["after"], wo.child("after")) / 1e3;
@@ -122,6 +124,10 @@ RequestOverhead parse_overhead(const YAML::Node& o, const Where& wo) {
   if (o["stddev"]) r.stddev = as_double(o["stddev"], wo.child("stddev")) / 1e3;
   if (o["served_extra"])
     r.served_extra = as_double(o["served_extra"], wo.child("served_extra")) / 1e3;
+  if (o["served_miss_load"])
+    r.served_miss_load = as_double(o["served_miss_load"], wo.child("served_miss_load")) / 1e3;
+  if (o["served_miss_batch"])
+    r.served_miss_batch = as_double(o["served_miss_batch"], wo.child("served_miss_batch")) / 1e3;
   try {
     r.validate();
   } catch (const ConfigError& e) {
@@ -304,6 +310,10 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
       if (o->client > 0) n["request_overhead_ms"]["client"] = o->client * 1e3;
       if (o->stddev > 0) n["request_overhead_ms"]["stddev"] = o->stddev * 1e3;
       if (o->served_extra > 0) n["request_overhead_ms"]["served_extra"] = o->served_extra * 1e3;
+      if (o->served_miss_load > 0)
+        n["request_overhead_ms"]["served_miss_load"] = o->served_miss_load * 1e3;
+      if (o->served_miss_batch > 0)
+        n["request_overhead_ms"]["served_miss_batch"] = o->served_miss_batch * 1e3;
       if (!o->image.empty()) n["request_image"] = o->image;
     }
     models[m.name] = n;

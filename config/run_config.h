@@ -80,6 +80,9 @@ struct SimulationSection {
   // served_extra: profile (a batch costs the profile's measured served extra more, where its
   // request overhead has one) | off.
   bool served_extra = true;
+  // served_miss: profile (a miss served one request at a time costs the load wait and first
+  // batch the profile measured on the served path, where its request overhead has them) | off.
+  bool served_miss = true;
   Time client_timeout = kNever;
   Time cancel_delay = 0;
 };

@@ -75,7 +75,7 @@ void profile_or_off(const YAML::Node& n, const char* key, const Where& w, bool& 
 }
 
 // The machine-speed knobs: cost_scale, speed_trace, jitter, noise, speed_drift, idle_slowdown,
-// served_extra.
+// served_extra, served_miss.
 void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
   if (const YAML::Node& v = n["cost_scale"]) {
     s.cost_scale = as_double(v, w.child("cost_scale"));
@@ -92,6 +92,7 @@ void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
   profile_or_off(n, "speed_drift", w, s.speed_drift);
   profile_or_off(n, "idle_slowdown", w, s.idle_slowdown);
   profile_or_off(n, "served_extra", w, s.served_extra);
+  profile_or_off(n, "served_miss", w, s.served_miss);
 }
 
 // client_timeout_s (> 0, or none) and cancel_delay_s (>= 0).
@@ -111,7 +112,7 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
   check_keys(n, w,
              {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale",
               "speed_trace", "jitter", "speed_drift", "idle_slowdown", "served_extra",
-              "client_timeout_s", "cancel_delay_s"});
+              "served_miss", "client_timeout_s", "cancel_delay_s"});
   if (!n.IsMap()) return s;
   parse_speed(n, w, s);
   if (n["seed"]) s.seed = as_uint(n["seed"], w.child("seed"));
@@ -180,6 +181,7 @@ YAML::Node emit_simulation_section(const SimulationSection& s) {
   if (!s.speed_drift) n["speed_drift"] = "off";
   if (!s.idle_slowdown) n["idle_slowdown"] = "off";
   if (!s.served_extra) n["served_extra"] = "off";
+  if (!s.served_miss) n["served_miss"] = "off";
   return n;
 }
 

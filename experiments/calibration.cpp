@@ -131,6 +131,7 @@ void write_calibrated_profile(const std::string& base, const std::string& out,
   options.overhead_requests = 1;  // overheads are not taken from the probe
   options.served_rounds = 0;      // nor served extras
   options.served_idle_turns = 0;  // nor the served idle slowdown
+  options.served_miss_requests = 0;  // nor served misses
   options.load_samples = 10;  // a miss's cost drifts with the machine too (Rafiqi figure 2)
   options.min_load_seconds = 0;
   options.samples = 3;

@@ -184,6 +184,9 @@ int profile_main(int argc, char** argv) {
       "served-idle-turns", po::value<uint32_t>()->default_value(3),
       "turns (about 20 s each, then as long back to back) of one request in flight for the "
       "idle slowdown; 0: short blocks after sleeps instead (8 s)")(
+      "served-miss-requests", po::value<uint32_t>()->default_value(48),
+      "misses served one at a time (two copies of each model, room for one) for the served "
+      "miss's load wait and first batch; 0: none")(
       "image", po::value<std::string>()->default_value(""),
       "request image for preprocessing and the overhead probe (default "
       "MODELS_DIR/images/gradient.jpg)")(
@@ -203,6 +206,7 @@ int profile_main(int argc, char** argv) {
     o.samples = vm["samples"].as<uint32_t>();
     o.threads = vm["threads"].as<int>();
     o.served_idle_turns = vm["served-idle-turns"].as<uint32_t>();
+    o.served_miss_requests = vm["served-miss-requests"].as<uint32_t>();
     o.image = vm["image"].as<std::string>();
     std::string out = vm["out"].as<std::string>();
     if (out.empty()) out = ex::local_profile_path();

@@ -16,7 +16,7 @@ ProbeServer::TempDir::~TempDir() {
 }
 
 ProbeServer::ProbeServer(runtime::EngineOptions eo, runtime::ModelSpec spec,
-                         const std::string& image)
+                         const std::string& image, uint32_t copies)
     : dir_{fs::temp_directory_path() /
            ("servelab-overhead-" + std::to_string(::getpid()) + "-" + spec.name)} {
   const fs::path& dir = dir_.path;
@@ -33,8 +33,17 @@ ProbeServer::ProbeServer(runtime::EngineOptions eo, runtime::ModelSpec spec,
   srv_ = std::make_unique<server::HttpServer>(so, std::move(eo));
   srv_->start();
   srv_->engine().register_model(spec);
-  lo_.url = "http://127.0.0.1:" + std::to_string(srv_->port());
   lo_.model_names = {spec.name};
+  for (uint32_t k = 2; k <= copies; ++k) {
+    runtime::ModelSpec copy = spec;
+    copy.name = spec.name + "-" + std::to_string(k);
+    copy.file = (dir / (copy.name + ".pt")).string();
+    if (fs::exists(spec.file))  // the profiled executor's are never read
+      fs::copy_file(spec.file, copy.file, fs::copy_options::overwrite_existing);
+    srv_->engine().register_model(copy);
+    lo_.model_names.push_back(copy.name);
+  }
+  lo_.url = "http://127.0.0.1:" + std::to_string(srv_->port());
   lo_.body = image;
   lo_.content_type = "image/jpeg";
 }
@@ -45,7 +54,7 @@ results::RunRecords ProbeServer::load(uint32_t concurrency, uint32_t n,
   workloads::Workload w;
   w.closed_loop = true;
   w.concurrency = concurrency;
-  w.models.assign(n, 0);
+  for (uint32_t i = 0; i < n; ++i) w.models.push_back(i % uint32_t(lo_.model_names.size()));
   loadgen::LoadOptions lo = lo_;
   lo.before_start = std::move(before_start);
   return loadgen::run_load(lo, w, stats);

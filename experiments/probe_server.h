@@ -1,6 +1,7 @@
 // The profiler's probes of the serving path: an in-process server (the same IO threads as
-// real mode) serving one model, and a closed-loop load generator against it, as real mode
-// runs them. With the profiled executor and no profile file, the model is a zero-cost probe.
+// real mode) serving one model (or that model under several names, each from a copy of its
+// file), and a closed-loop load generator against it, as real mode runs them. With the
+// profiled executor and no profile file, the model is a zero-cost probe.
 // LibTorch runs inside the engine only; no LibTorch includes here.
 #pragma once
 
@@ -22,10 +23,14 @@ namespace servelab::experiments {
 // destruction. Used from one thread.
 class ProbeServer {
  public:
-  ProbeServer(runtime::EngineOptions eo, runtime::ModelSpec spec, const std::string& image);
+  // `copies` > 1: the model is registered `copies` times (spec.name, then spec.name + "-2",
+  // ...), each from a file of its own in the temporary folder (a copy of spec.file), as an
+  // experiment's copies of one model are. A profiled executor's profile names every copy.
+  ProbeServer(runtime::EngineOptions eo, runtime::ModelSpec spec, const std::string& image,
+              uint32_t copies = 1);
 
-  // `n` requests of a closed loop of `concurrency` clients; `before_start` runs once the
-  // connections are open.
+  // `n` requests of a closed loop of `concurrency` clients, request i to copy i mod copies;
+  // `before_start` runs once the connections are open.
   results::RunRecords load(uint32_t concurrency, uint32_t n, loadgen::LoadStats* stats,
                            std::function<void()> before_start = {});
   runtime::Engine& engine() { return srv_->engine(); }

@@ -321,6 +321,7 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
                  std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) + ")");
     ro.served_extra =
         served_extra_of(o, engine, model_spec(o, m.name), m.batch_latency(1), image, log);
+    served_miss_of(o, model_spec(o, m.name), image, ro, log);
   }
   if (o.served_idle_turns > 0) {
     const ModelProfile& m = profile.costs.models[slowest_batch_of_one(profile.costs.models)];

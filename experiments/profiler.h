@@ -69,6 +69,10 @@ struct ProfileOptions {
   uint32_t served_idle_turns = 3;
   double served_idle_turn_seconds = 20.0;
   double served_idle_quantum = 0.010;
+  // Misses served one at a time, per model (measure_served_miss, the engine ticking every
+  // served_idle_quantum): their mean load wait and first batch, the request overhead's
+  // served_miss_load and served_miss_batch. 0: none.
+  uint32_t served_miss_requests = 48;
   // Cold bursts (measure_cold_bursts) of each size, `cold_bursts` times: a closed loop of up to
   // 64 in flight opens with one of them (a prefix of the next larger size); larger ones open
   // through the simulator's IO-thread model. ~40 s in all on the 2-core VM.

@@ -21,7 +21,8 @@ using Clock = std::chrono::steady_clock;
 // is not swamped.
 constexpr uint32_t kServedInFlight = 4;
 
-// Answers that open a served idle turn, left out: the loop's first round trips.
+// Answers that open a served idle turn or the served misses, left out: the loop's first
+// round trips.
 constexpr uint32_t kIdleOpening = 2;
 
 // Mean compute of `n` served batches of 1 (the engine's compute_ms, after kServedInFlight
@@ -121,6 +122,29 @@ ServedIdle measure_served_idle(const runtime::EngineOptions& eo, const runtime::
   return out;
 }
 
+ServedMiss measure_served_miss(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
+                               const std::string& image, uint32_t n) {
+  ServedMiss out;
+  if (n == 0) return out;
+  runtime::EngineOptions one = eo;
+  one.control.budgets[int(one.control.exec_tier)].models = 1;
+  ProbeServer probe(one, spec, image, 2);
+  const results::RunRecords r = probe.load(1, kIdleOpening + n, nullptr);
+  for (size_t i = kIdleOpening; i < r.requests.size(); ++i) {
+    const results::RequestRecord& q = r.requests[i];
+    if (q.status != RequestStatus::Ok || q.batch_size != 1 || !q.waited_for_load ||
+        !std::isfinite(q.dispatch))
+      throw std::runtime_error("profile: the served miss probe got a failed, batched or "
+                               "resident answer");
+    out.load += q.start - q.dispatch;
+    out.batch += q.finish - q.start;
+    ++out.misses;
+  }
+  out.load /= out.misses;
+  out.batch /= out.misses;
+  return out;
+}
+
 double served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& eo,
                        const runtime::ModelSpec& spec, double batch_of_one,
                        const std::string& image,
@@ -163,6 +187,24 @@ IdleSlowdown served_idle_of(const ProfileOptions& o, const runtime::ModelSpec& s
     log(line + ")");
   }
   return out;
+}
+
+void served_miss_of(const ProfileOptions& o, const runtime::ModelSpec& spec,
+                    const std::string& image, RequestOverhead& overhead,
+                    const std::function<void(const std::string&)>& log) {
+  if (o.served_miss_requests == 0) return;
+  runtime::EngineOptions eo;  // one worker, batches of 1, ticks as the Rafiqi configs'
+  eo.executor = "torch";
+  eo.device = "cpu";
+  eo.intra_op_threads = std::max(1, o.threads);
+  eo.control.quantum = o.served_idle_quantum;
+  eo.control.max_batch = 1;
+  const ServedMiss m = measure_served_miss(eo, spec, image, o.served_miss_requests);
+  overhead.served_miss_load = m.load;
+  overhead.served_miss_batch = m.batch;
+  if (log) log(spec.name + ": a miss served one at a time waits " + std::to_string(m.load * 1e3) +
+               " ms for its eviction and load, then computes " + std::to_string(m.batch * 1e3) +
+               " ms (mean of " + std::to_string(m.misses) + ")");
 }
 
 }  // namespace servelab::experiments

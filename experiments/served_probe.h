@@ -1,7 +1,8 @@
 // What serving costs a batch beyond its back-to-back cost, measured on the served path (the
 // in-process server and load generator, as real mode runs them) against batches back to
 // back on an executor of the same device and threads, in alternating turns so that both see
-// the machine's drift alike. No LibTorch includes here.
+// the machine's drift alike; and what a miss costs when served one at a time. No LibTorch
+// includes here.
 #pragma once
 
 #include <functional>
@@ -10,6 +11,7 @@
 
 #include "engine/runtime/engine.h"
 #include "experiments/profiler.h"
+#include "profiles/front_end_profile.h"
 #include "profiles/idle_slowdown.h"
 
 namespace servelab::experiments {
@@ -42,6 +44,20 @@ struct ServedIdle {
 ServedIdle measure_served_idle(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
                                const std::string& image, uint32_t turns, uint32_t per_turn);
 
+// Misses served one at a time: a closed loop of one client alternating between two copies
+// of `spec` against the in-process server running `eo` with room for one model in the
+// executing tier, so that every request evicts the other copy and loads its own (as Rafiqi
+// figure 2's sequential access), `n` answers after the loop's opening. Means over them.
+struct ServedMiss {
+  double load = 0;   // its batch's wait for the eviction and the load (the engine's load_ms)
+  double batch = 0;  // the compute of that batch, the first on the fresh module
+  uint32_t misses = 0;
+};
+// Throws std::runtime_error when a request fails, is batched with another or did not wait
+// for a load.
+ServedMiss measure_served_miss(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
+                               const std::string& image, uint32_t n);
+
 // The profiler's use of them, for a model whose batch of 1 costs `batch_of_one` seconds:
 // the served extra in turns of about o.served_turn_seconds (0 when o.served_rounds is 0) ...
 double served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& eo,
@@ -54,5 +70,11 @@ double served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& eo
 IdleSlowdown served_idle_of(const ProfileOptions& o, const runtime::ModelSpec& spec,
                             double batch_of_one, const std::string& image,
                             const std::function<void(const std::string&)>& log);
+// ... and its served misses (o.served_miss_requests of them, the engine ticking every
+// o.served_idle_quantum) into `overhead` (served_miss_load, served_miss_batch; left as they
+// are when o.served_miss_requests is 0).
+void served_miss_of(const ProfileOptions& o, const runtime::ModelSpec& spec,
+                    const std::string& image, RequestOverhead& overhead,
+                    const std::function<void(const std::string&)>& log);
 
 }  // namespace servelab::experiments

@@ -20,11 +20,13 @@ void RequestOverhead::scale(double k) {
   client *= k;
   stddev *= k;
   served_extra *= k;
+  served_miss_load *= k;
+  served_miss_batch *= k;
 }
 
 void RequestOverhead::validate() const {
   if (!(before >= 0) || !(after >= 0) || !(preprocess >= 0) || !(client >= 0) || !(stddev >= 0) ||
-      !(served_extra >= 0))
+      !(served_extra >= 0) || !(served_miss_load >= 0) || !(served_miss_batch >= 0))
     throw ConfigError("negative request overhead");
   if (preprocess > before) throw ConfigError("request overhead: preprocess > before");
 }

@@ -45,6 +45,14 @@ struct RequestOverhead {
   // core, just before. Measured on batches of 1 at a few requests in flight (no idle gaps),
   // in turns with batches of 1 back to back. The simulator adds it to each batch's cost.
   double served_extra = 0;
+  // A miss served one request at a time (the server held no request since the loader's last
+  // load), as `servelab profile` measures it on the served path (two copies of the model, room
+  // for one, a closed loop of one client alternating between them): how long its batch waited
+  // for the eviction and the load, and how long that first batch on the fresh module computed
+  // (seconds; 0: not measured). The back-to-back loads of the cost profile flip between a fast
+  // and a slow state of the machine for seconds at a time; served misses keep to the slow one.
+  double served_miss_load = 0;
+  double served_miss_batch = 0;
 
   // One draw of the IO thread's hold (`preprocess`): exact without noise or spread, else a
   // normal with `stddev`, kept above a tenth of the mean. Draws nothing from `rng` when it

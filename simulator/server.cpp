@@ -15,6 +15,7 @@ Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed
   const bool profile_speeds = s.jitter < 0 && s.speed_trace.empty();
   if (s.idle_slowdown.on() && profile_speeds) idle_slowdown_ = &s.idle_slowdown;
   served_extra_ = profile_speeds;
+  served_miss_next_.assign(s.models.size(), 0);
 }
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the
@@ -146,12 +147,25 @@ void Server::dispatch(const Batch& b, Time now) {
   ++busy_workers_;
   ++batches_;
   batched_requests_ += b.requests.size();
-  Time cost = batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now);
-  if (idle_slowdown_ && emptied_at_ >= w.idle_since)
-    cost *= idle_slowdown_->factor_after(now - w.idle_since);
-  if (served_extra_) cost += ctx_.setup.models[b.model].overhead.served_extra;
+  const Time cost = served_batch_cost(b, w, now);
   ++ctx_.in_flight;
   ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
+}
+
+// The drawn cost as served: the first batch after a served miss costs the measured served
+// first batch's extra over a warm batch of 1 (it holds the fresh module's first-run cost and
+// the machine's state); any other, the idle slowdown and the served extra where they apply.
+Time Server::served_batch_cost(const Batch& b, const Worker& w, Time now) {
+  Time cost = batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now);
+  const RequestOverhead& o = ctx_.setup.models[b.model].overhead;
+  if (served_miss_next_[b.model]) {
+    served_miss_next_[b.model] = 0;
+    return cost + std::max(0.0, o.served_miss_batch - ctx_.profile(b.model).batch_latency(1));
+  }
+  if (idle_slowdown_ && emptied_at_ >= w.idle_since)
+    cost *= idle_slowdown_->factor_after(now - w.idle_since);
+  if (served_extra_) cost += o.served_extra;
+  return cost;
 }
 
 // A draw from the profile: at the speed course's score where there is one, else independent
@@ -177,13 +191,26 @@ void Server::occupy_loader(const EvictAction& e, Time now) {
 }
 
 void Server::load(const LoadAction& l, Time now) {
-  Time cost = ctx_.profile(l.model).sample_load_seconds(l.from, l.to, ctx_.setup.noise,
-                                                        load_rng_) *
-              ctx_.setup.speed_at(now);
   ++ctx_.in_flight;
   const Time start = std::max(now, loader_busy_until_);
-  loader_busy_until_ = start + cost;
-  ctx_.sim.schedule<&Server::on_load_done>(start + cost, this, LoadDone{l.model, l.to});
+  loader_busy_until_ = loader_idle_since_ = start + load_cost(l, now, start);
+  ctx_.sim.schedule<&Server::on_load_done>(loader_busy_until_, this, LoadDone{l.model, l.to});
+}
+
+// A draw from the profile's loads. A miss into the executing tier served from an empty
+// server waits the measured served time instead, from `now` (it holds the eviction the loader
+// may be doing until `start`), scaled by the draw over the profile's mean to keep its spread.
+Time Server::load_cost(const LoadAction& l, Time now, Time start) {
+  const ModelProfile& p = ctx_.profile(l.model);
+  const Time draw = p.sample_load_seconds(l.from, l.to, ctx_.setup.noise, load_rng_);
+  const RequestOverhead& o = ctx_.setup.models[l.model].overhead;
+  const bool served = served_extra_ && o.served_miss_load > 0 &&
+                      l.to == ctx_.setup.control.exec_tier && emptied_at_ >= loader_idle_since_;
+  if (!served) return draw * ctx_.setup.speed_at(now);
+  served_miss_next_[l.model] = 1;
+  const double mean = p.load_seconds(l.from, l.to);
+  const Time wait = mean > 0 ? o.served_miss_load * draw / mean : o.served_miss_load;
+  return std::max(0.0, now + wait - start);
 }
 
 void Server::complete(const RequestOutcome& o, Time now) {

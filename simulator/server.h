@@ -91,6 +91,8 @@ class Server {
   void carry_out(Time now);
   void dispatch(const Batch& b, Time now);
   Time batch_cost(ModelId model, uint32_t size, Time now);
+  Time served_batch_cost(const Batch& b, const Worker& w, Time now);
+  Time load_cost(const LoadAction& l, Time now, Time start);
   void check_requests(const Batch& b);
   void occupy_loader(const EvictAction& e, Time now);
   void load(const LoadAction& l, Time now);
@@ -121,6 +123,13 @@ class Server {
   // Whether batches cost their model's served extra (RequestOverhead::served_extra) more: as
   // the idle slowdown, unless a real run's speeds replace the profile's.
   bool served_extra_ = false;
+  // A miss served from an empty server (RequestOverhead::served_miss_load/batch): its load
+  // waits the served time, where the server held no request since the loader's last load
+  // ended (loader_idle_since_), and the model's next batch then costs the served first
+  // batch's extra over a warm one (served_miss_next_[model]). As the idle slowdown, unless a
+  // real run's speeds replace the profile's.
+  Time loader_idle_since_ = 0;
+  std::vector<uint8_t> served_miss_next_;
 
   std::vector<Worker> workers_;
   uint32_t busy_workers_ = 0;

@@ -86,7 +86,9 @@ SimulationSetup build_setup(const config::RunConfig& run) {
     s.models.push_back({m.name, profile_entry(file.costs, run, m), run.contexts_of(m), m.max_batch,
                         o ? *o : RequestOverhead{}});
     s.models.back().slo = m.slo;
-    if (!run.simulation.served_extra) s.models.back().overhead.served_extra = 0;
+    RequestOverhead& overhead = s.models.back().overhead;
+    if (!run.simulation.served_extra) overhead.served_extra = 0;
+    if (!run.simulation.served_miss) overhead.served_miss_load = overhead.served_miss_batch = 0;
   }
   s.cold_bursts = file.front_end.cold_bursts;
   copy_simulation_section(run.simulation, s);

@@ -112,3 +112,34 @@ TEST_CASE("served at one in flight: the worker's idle gap and its cost over back
   missing.file = models + "/no_such_model.pt";
   CHECK_THROWS(experiments::measure_served_idle(eo, missing, image, 1, 4));
 }
+
+// measure_served_miss on a profiled model whose loads sleep 40 ms and batches of 1 sleep
+// 15 ms (ground truth: the profile): two copies with room for one, one request in flight, so
+// every request waits for an eviction and a load of its copy.
+TEST_CASE("served misses: each request waits for its copy's load, then computes",
+          "[experiments][overhead]") {
+  servelab::testutil::TempDir tmp_dir("servelab-served-miss-test");
+  const std::filesystem::path dir = tmp_dir.path();
+  const std::string costs = ":\n    size_bytes: 1\n    batch_latency_ms: [{batch: 1, mean: 15}]\n"
+                            "    load_ms: {disk->host: 40}\n";
+  std::ofstream(dir / "two.yaml") << "models:\n  m" << costs << "  m-2" << costs;
+  std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/models/images/gradient.jpg",
+                   std::ios::binary);
+  REQUIRE(in);
+  const std::string image((std::istreambuf_iterator<char>(in)), {});
+  runtime::EngineOptions eo;
+  eo.executor = "profiled";
+  eo.profile_file = (dir / "two.yaml").string();
+  eo.control.max_batch = 1;
+  runtime::ModelSpec spec;
+  spec.name = "m";
+  spec.file = (dir / "m.pt").string();  // never read by the profiled executor
+  const experiments::ServedMiss miss = experiments::measure_served_miss(eo, spec, image, 8);
+  CAPTURE(miss.load, miss.batch);
+  CHECK(miss.misses == 8);
+  CHECK(miss.load > 0.039);
+  CHECK(miss.load < 0.070);
+  CHECK(miss.batch > 0.0145);
+  CHECK(miss.batch < 0.035);
+  CHECK(experiments::measure_served_miss(eo, spec, image, 0).misses == 0);
+}

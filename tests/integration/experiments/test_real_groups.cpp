@@ -124,6 +124,7 @@ workload:
   probe.idle_seconds = 0;
   probe.served_rounds = 0;
   probe.served_idle_turns = 0;
+  probe.served_miss_requests = 0;
   probe.overhead_requests = 10;
   probe.cold_burst_sizes = {2};
   probe.cold_bursts = 1;

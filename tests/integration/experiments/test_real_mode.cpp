@@ -50,6 +50,7 @@ ex::ProfileOptions reduced_probe(std::vector<uint32_t> batch_sizes) {
   probe.served_rounds = 2;
   probe.served_turn_seconds = 0.02;
   probe.served_idle_turns = 0;  // the sleeping probe's blocks (test_overhead_probe: the served one)
+  probe.served_miss_requests = 4;
   return probe;
 }
 
@@ -69,6 +70,9 @@ TEST_CASE("both modes with matched speed: real records carry the engine's split"
   // than back to back: the probe's compute times are seconds, not milliseconds.
   CHECK(measured.front_end.overhead("tiny_cnn")->served_extra >= 0);
   CHECK(measured.front_end.overhead("tiny_cnn")->served_extra < 0.02);
+  // Its served misses reach the profile: a real load of the module and a batch, each timed.
+  CHECK(measured.front_end.overhead("tiny_cnn")->served_miss_load > 0);
+  CHECK(measured.front_end.overhead("tiny_cnn")->served_miss_batch > 0);
   // The probe's three timed loads (after an untimed one), no time budget.
   const ModelProfile* tiny = measured.costs.find("tiny_cnn");
   REQUIRE(tiny != nullptr);
