@@ -20,6 +20,9 @@ int register_request(const uint8_t* data, size_t size);
 int image_guard(const uint8_t* data, size_t size);
 // Bytes as the YAML of a run configuration (config/run_config.h), parsed and written back.
 int run_config(const uint8_t* data, size_t size);
+// Bytes as the YAML of a cost profile (config/profile_yaml.h); one that parses must read back
+// the same from what it writes.
+int profile_file(const uint8_t* data, size_t size);
 // First line: the Inference-Header-Content-Length value (empty: no header); the rest: a
 // KServe v2 infer body for an FP32 input of shape [1, 3, 2, 2]; then its response.
 int v2_infer(const uint8_t* data, size_t size);
@@ -37,6 +40,7 @@ inline constexpr Target kTargets[] = {{"http_request", http_request},
                                       {"image_guard", image_guard},
                                       {"run_config", run_config},
                                       {"v2_infer", v2_infer},
-                                      {"group_definition", group_definition}};
+                                      {"group_definition", group_definition},
+                                      {"profile_file", profile_file}};
 
 }  // namespace servelab::fuzz
