@@ -32,7 +32,9 @@ struct SimModel {
   uint32_t max_batch = 0;     // 0: the controller's max_batch
   // Its request overhead (front-end profile, by profile entry); zero when the profile has none.
   // Its served_extra is added to each of its batches' cost (zeroed by simulation.served_extra:
-  // off; unused with a speed trace or jitter, whose real run's speeds hold it already).
+  // off), its served_miss_load/batch cost a miss served one at a time (simulator/server.h;
+  // zeroed by simulation.served_miss: off); both unused with a speed trace or jitter, whose
+  // real run's speeds hold them already.
   RequestOverhead overhead;
   // Its measured accuracy (a group's table lists it alone): a request's record carries it.
   // NaN: unknown.
