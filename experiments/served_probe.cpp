@@ -81,6 +81,18 @@ ServedTurn served_idle_turn(ProbeServer& probe, uint32_t n) {
   return t;
 }
 
+// The engine of the one-in-flight probes: one worker, batches of 1, the CPU executor with the
+// profile's threads, ticking every o.served_idle_quantum as a quantum-mode run does.
+runtime::EngineOptions one_in_flight_engine(const ProfileOptions& o) {
+  runtime::EngineOptions eo;
+  eo.executor = "torch";
+  eo.device = "cpu";
+  eo.intra_op_threads = std::max(1, o.threads);
+  eo.control.quantum = o.served_idle_quantum;
+  eo.control.max_batch = 1;
+  return eo;
+}
+
 }  // namespace
 
 double measure_served_extra(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
@@ -163,12 +175,7 @@ IdleSlowdown served_idle_of(const ProfileOptions& o, const runtime::ModelSpec& s
                             double batch_of_one, const std::string& image,
                             const std::function<void(const std::string&)>& log) {
   if (o.served_idle_turns == 0) return {};
-  runtime::EngineOptions eo;  // one worker, batches of 1, ticks as a quantum-mode run's
-  eo.executor = "torch";
-  eo.device = "cpu";
-  eo.intra_op_threads = std::max(1, o.threads);
-  eo.control.quantum = o.served_idle_quantum;
-  eo.control.max_batch = 1;
+  const runtime::EngineOptions eo = one_in_flight_engine(o);
   // Each request's turn: its batch, the round trip, and up to a quantum's wait for the tick.
   const double per_request = batch_of_one + o.served_idle_quantum + 1e-3;
   const uint32_t per_turn = std::clamp<uint32_t>(
@@ -193,13 +200,8 @@ void served_miss_of(const ProfileOptions& o, const runtime::ModelSpec& spec,
                     const std::string& image, RequestOverhead& overhead,
                     const std::function<void(const std::string&)>& log) {
   if (o.served_miss_requests == 0) return;
-  runtime::EngineOptions eo;  // one worker, batches of 1, ticks as the Rafiqi configs'
-  eo.executor = "torch";
-  eo.device = "cpu";
-  eo.intra_op_threads = std::max(1, o.threads);
-  eo.control.quantum = o.served_idle_quantum;
-  eo.control.max_batch = 1;
-  const ServedMiss m = measure_served_miss(eo, spec, image, o.served_miss_requests);
+  const ServedMiss m =
+      measure_served_miss(one_in_flight_engine(o), spec, image, o.served_miss_requests);
   overhead.served_miss_load = m.load;
   overhead.served_miss_batch = m.batch;
   if (log) log(spec.name + ": a miss served one at a time waits " + std::to_string(m.load * 1e3) +

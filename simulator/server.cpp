@@ -10,9 +10,10 @@ Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed
       contract_(ctx.setup.control), rng_(seed), load_rng_(seed ^ 0x9e3779b97f4a7c15ULL),
       workers_(ctx.setup.control.workers) {
   const SimulationSetup& s = ctx.setup;
-  if (s.speed_drift.on() && s.noise != CostNoise::None && s.jitter < 0 && s.speed_trace.empty())
-    course_.emplace(s.speed_drift, seed ^ 0x5851f42d4c957f2dULL);
+  // No real run's speeds (a speed trace or jitter) replace the profile's own.
   const bool profile_speeds = s.jitter < 0 && s.speed_trace.empty();
+  if (s.speed_drift.on() && s.noise != CostNoise::None && profile_speeds)
+    course_.emplace(s.speed_drift, seed ^ 0x5851f42d4c957f2dULL);
   if (s.idle_slowdown.on() && profile_speeds) idle_slowdown_ = &s.idle_slowdown;
   served_extra_ = profile_speeds;
   served_miss_next_.assign(s.models.size(), 0);

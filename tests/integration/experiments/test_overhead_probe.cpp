@@ -16,16 +16,25 @@
 using namespace servelab;
 namespace fs = std::filesystem;
 
+namespace {
+
+// The request image the probes send (models/images/gradient.jpg).
+std::string gradient_image() {
+  std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/models/images/gradient.jpg",
+                   std::ios::binary);
+  REQUIRE(in);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+}  // namespace
+
 TEST_CASE("the model overhead leaves out the batch's compute", "[experiments][overhead]") {
   servelab::testutil::TempDir tmp_dir("servelab-overhead-test");
   const std::filesystem::path dir = tmp_dir.path();
   std::ofstream(dir / "slow.yaml") << "models:\n  slow:\n    size_bytes: 1\n"
                                       "    batch_latency_ms: [{batch: 1, mean: 30}]\n"
                                       "    load_ms: {disk->host: 0}\n";
-  std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/models/images/gradient.jpg",
-                   std::ios::binary);
-  REQUIRE(in);
-  const std::string image((std::istreambuf_iterator<char>(in)), {});
+  const std::string image = gradient_image();
 
   runtime::EngineOptions eo;
   eo.executor = "profiled";
@@ -48,10 +57,7 @@ TEST_CASE("the model overhead leaves out the batch's compute", "[experiments][ov
 
 TEST_CASE("cold bursts: each request's intake, from the start of its burst",
           "[experiments][overhead]") {
-  std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/models/images/gradient.jpg",
-                   std::ios::binary);
-  REQUIRE(in);
-  const std::string image((std::istreambuf_iterator<char>(in)), {});
+  const std::string image = gradient_image();
   const double quantum = 0.1;
   const auto bursts = experiments::measure_cold_bursts(image, {1, 4}, 2, quantum);
   REQUIRE(bursts.size() == 4);
@@ -79,9 +85,7 @@ TEST_CASE("cold bursts: each request's intake, from the start of its burst",
 TEST_CASE("served at one in flight: the worker's idle gap and its cost over back to back",
           "[experiments][overhead]") {
   const std::string models = std::string(SERVELAB_SOURCE_DIR) + "/models";
-  std::ifstream in(models + "/images/gradient.jpg", std::ios::binary);
-  REQUIRE(in);
-  const std::string image((std::istreambuf_iterator<char>(in)), {});
+  const std::string image = gradient_image();
   experiments::ProfileOptions po;
   po.models_dir = models;
   const runtime::ModelSpec spec = experiments::model_spec(po, "tiny_cnn");
@@ -123,10 +127,7 @@ TEST_CASE("served misses: each request waits for its copy's load, then computes"
   const std::string costs = ":\n    size_bytes: 1\n    batch_latency_ms: [{batch: 1, mean: 15}]\n"
                             "    load_ms: {disk->host: 40}\n";
   std::ofstream(dir / "two.yaml") << "models:\n  m" << costs << "  m-2" << costs;
-  std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/models/images/gradient.jpg",
-                   std::ios::binary);
-  REQUIRE(in);
-  const std::string image((std::istreambuf_iterator<char>(in)), {});
+  const std::string image = gradient_image();
   runtime::EngineOptions eo;
   eo.executor = "profiled";
   eo.profile_file = (dir / "two.yaml").string();

@@ -10,6 +10,7 @@
 #include "config/profile_yaml.h"
 #include "simulator/sim_config.h"
 #include "tests/support/temp_dir.h"
+#include "tests/unit/simulator/knob_test_util.h"
 #include "tests/unit/simulator/sim_test_util.h"
 
 using namespace servelab;
@@ -108,20 +109,8 @@ TEST_CASE("only a worker that idled while the server held no request runs slower
 TEST_CASE("idle_slowdown in profile files and the simulation section", "[simulator][config]") {
   servelab::testutil::TempDir tmp("servelab-idle-slowdown");
   const std::filesystem::path dir = tmp.path();
-  auto profile = [&](const std::string& idle) {
-    std::ofstream(dir / "profile.yaml")
-        << "models:\n  m:\n    size_bytes: 1000\n    batch_latency_ms:\n"
-           "      - {batch: 1, mean: 20, stddev: 0}\n    load_ms: {disk->host: 30}\n"
-        << idle;
-  };
-  auto config = [&](const std::string& knob) {
-    return sim::parse_sim_config(
-        YAML::Load("models: [m]\nprofile: profile.yaml\n"
-                   "engine: {workers: 1, quantum_ms: 0, exec_tier: host}\n"
-                   "workload: {requests: 5, arrival: {type: closed, concurrency: 1}}\n"
-                   "simulation: {noise: none" + knob + "}\n"),
-        "c.yaml", dir.string());
-  };
+  auto profile = [&](const std::string& idle) { sim::test::write_knob_profile(dir, "", idle); };
+  auto config = [&](const std::string& knob) { return sim::test::knob_config(dir, knob); };
   profile("idle_slowdown: [{gap_ms: 1, factor: 1.2}, {gap_ms: 10, factor: 1.5}]\n");
   const config::ProfileFile file = config::load_profile_file((dir / "profile.yaml").string());
   REQUIRE(file.idle_slowdown.points.size() == 2);

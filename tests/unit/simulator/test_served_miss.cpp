@@ -10,6 +10,7 @@
 #include "config/profile_yaml.h"
 #include "simulator/sim_config.h"
 #include "tests/support/temp_dir.h"
+#include "tests/unit/simulator/knob_test_util.h"
 #include "tests/unit/simulator/sim_test_util.h"
 
 using namespace servelab;
@@ -63,21 +64,8 @@ TEST_CASE("a miss while the server held requests since the last load costs the p
 TEST_CASE("served_miss in profile files and the simulation section", "[simulator][config]") {
   servelab::testutil::TempDir tmp("servelab-served-miss");
   const std::filesystem::path dir = tmp.path();
-  auto profile = [&](const std::string& miss) {
-    std::ofstream(dir / "profile.yaml")
-        << "models:\n  m:\n    size_bytes: 1000\n    batch_latency_ms:\n"
-           "      - {batch: 1, mean: 20, stddev: 0}\n    load_ms: {disk->host: 30}\n"
-           "    request_overhead_ms: {before: 2, after: 1, preprocess: 1"
-        << miss << "}\n";
-  };
-  auto config = [&](const std::string& knob) {
-    return sim::parse_sim_config(
-        YAML::Load("models: [m]\nprofile: profile.yaml\n"
-                   "engine: {workers: 1, quantum_ms: 0, exec_tier: host}\n"
-                   "workload: {requests: 5, arrival: {type: closed, concurrency: 1}}\n"
-                   "simulation: {noise: none" + knob + "}\n"),
-        "c.yaml", dir.string());
-  };
+  auto profile = [&](const std::string& miss) { sim::test::write_knob_profile(dir, miss); };
+  auto config = [&](const std::string& knob) { return sim::test::knob_config(dir, knob); };
   profile(", served_miss_load: 45, served_miss_batch: 28");
   const config::ProfileFile file = config::load_profile_file((dir / "profile.yaml").string());
   REQUIRE(file.front_end.overhead("m") != nullptr);
