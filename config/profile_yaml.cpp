@@ -111,11 +111,11 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
 }
 
 // `request_overhead_ms: {before, after, preprocess, client, stddev, served_extra,
-// served_miss_load, served_miss_batch}` of one model.
+// served_miss_load, served_miss_batch, served_idle_batch}` of one model.
 RequestOverhead parse_overhead(const YAML::Node& o, const Where& wo) {
   require_map(o, wo);
   check_keys(o, wo, {"before", "after", "preprocess", "client", "stddev", "served_extra",
-                     "served_miss_load", "served_miss_batch"});
+                     "served_miss_load", "served_miss_batch", "served_idle_batch"});
   RequestOverhead r;
   if (o["before"]) r.before = as_double(o["before"], wo.child("before")) / 1e3;
   if (o["after"]) r.after = as_double(o["after"], wo.child("after")) / 1e3;
@@ -128,6 +128,8 @@ RequestOverhead parse_overhead(const YAML::Node& o, const Where& wo) {
     r.served_miss_load = as_double(o["served_miss_load"], wo.child("served_miss_load")) / 1e3;
   if (o["served_miss_batch"])
     r.served_miss_batch = as_double(o["served_miss_batch"], wo.child("served_miss_batch")) / 1e3;
+  if (o["served_idle_batch"])
+    r.served_idle_batch = as_double(o["served_idle_batch"], wo.child("served_idle_batch")) / 1e3;
   try {
     r.validate();
   } catch (const ConfigError& e) {
@@ -314,6 +316,8 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
         n["request_overhead_ms"]["served_miss_load"] = o->served_miss_load * 1e3;
       if (o->served_miss_batch > 0)
         n["request_overhead_ms"]["served_miss_batch"] = o->served_miss_batch * 1e3;
+      if (o->served_idle_batch > 0)
+        n["request_overhead_ms"]["served_idle_batch"] = o->served_idle_batch * 1e3;
       if (!o->image.empty()) n["request_image"] = o->image;
     }
     models[m.name] = n;

@@ -325,8 +325,8 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
   }
   if (o.served_idle_turns > 0) {
     const ModelProfile& m = profile.costs.models[slowest_batch_of_one(profile.costs.models)];
-    profile.idle_slowdown =
-        served_idle_of(o, model_spec(o, m.name), m.batch_latency(1), image, log);
+    profile.idle_slowdown = served_idle_of(o, model_spec(o, m.name), m.batch_latency(1), image,
+                                           profile.front_end.overheads[m.name], log);
   }
   profile.background_cores = background.cores();
   if (log) log_background(profile.background_cores, log);

@@ -125,12 +125,14 @@ ServedIdle measure_served_idle(const runtime::EngineOptions& eo, const runtime::
       out.turns.push_back({served.compute, back_to_back_for(alone, served.seconds), served.gap});
     }
   });
-  std::vector<double> factors;
+  std::vector<double> factors, served;
   for (const ServedIdle::Turn& t : out.turns) {
     factors.push_back(t.factor());
+    served.push_back(t.served);
     out.gap += t.gap / turns;
   }
   out.factor = median(factors);
+  out.served = median(served);
   return out;
 }
 
@@ -173,6 +175,7 @@ double served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& eo
 
 IdleSlowdown served_idle_of(const ProfileOptions& o, const runtime::ModelSpec& spec,
                             double batch_of_one, const std::string& image,
+                            RequestOverhead& overhead,
                             const std::function<void(const std::string&)>& log) {
   if (o.served_idle_turns == 0) return {};
   const runtime::EngineOptions eo = one_in_flight_engine(o);
@@ -184,10 +187,12 @@ IdleSlowdown served_idle_of(const ProfileOptions& o, const runtime::ModelSpec& s
   if (s.turns.empty()) return {};
   IdleSlowdown out;  // within the profile's bounds (a model of microseconds can exceed 10)
   out.points.push_back({std::max(s.gap, 1e-4), std::min(s.factor, 10.0)});
+  overhead.served_idle_batch = s.served;
   if (log) {
     std::string line = spec.name + ": served at one in flight, idling " +
                        std::to_string(s.gap * 1e3) + " ms between batches, a batch of 1 costs " +
-                       std::to_string(s.factor) + "x back to back (median of turns of " +
+                       std::to_string(s.factor) + "x back to back, " +
+                       std::to_string(s.served * 1e3) + " ms (medians of turns of " +
                        std::to_string(per_turn) + " requests, served/alone ms:";
     for (const ServedIdle::Turn& t : s.turns)
       line += " " + std::to_string(t.served * 1e3) + "/" + std::to_string(t.alone * 1e3);

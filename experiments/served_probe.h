@@ -38,6 +38,7 @@ struct ServedIdle {
   std::vector<Turn> turns;
   double gap = 0;     // the mean of the turns' gaps
   double factor = 1;  // the median of the turns' factors
+  double served = 0;  // the median of the turns' served batches
 };
 // None (no factors) when turns is 0 or per_turn below 2. Throws std::runtime_error when a
 // request fails or is batched with another.
@@ -66,9 +67,11 @@ double served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& eo
                        const std::function<void(const std::string&)>& log);
 // ... and the served idle slowdown as the profile's idle_slowdown: one point, at the served
 // loop's mean gap (at least 0.1 ms), in turns of about o.served_idle_turn_seconds with the
-// engine ticking every o.served_idle_quantum (none when o.served_idle_turns is 0).
+// engine ticking every o.served_idle_quantum (none when o.served_idle_turns is 0); the served
+// batch itself into `overhead` (served_idle_batch).
 IdleSlowdown served_idle_of(const ProfileOptions& o, const runtime::ModelSpec& spec,
                             double batch_of_one, const std::string& image,
+                            RequestOverhead& overhead,
                             const std::function<void(const std::string&)>& log);
 // ... and its served misses (o.served_miss_requests of them, the engine ticking every
 // o.served_idle_quantum) into `overhead` (served_miss_load, served_miss_batch; left as they

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "engine/control/draws.h"
 #include "engine/control/policy_params.h"  // ConfigError
@@ -22,12 +24,23 @@ void RequestOverhead::scale(double k) {
   served_extra *= k;
   served_miss_load *= k;
   served_miss_batch *= k;
+  served_idle_batch *= k;
 }
 
 void RequestOverhead::validate() const {
-  if (!(before >= 0) || !(after >= 0) || !(preprocess >= 0) || !(client >= 0) || !(stddev >= 0) ||
-      !(served_extra >= 0) || !(served_miss_load >= 0) || !(served_miss_batch >= 0))
-    throw ConfigError("negative request overhead");
+  const std::pair<const char*, double> terms[] = {
+      {"before", before},
+      {"after", after},
+      {"preprocess", preprocess},
+      {"client", client},
+      {"stddev", stddev},
+      {"served_extra", served_extra},
+      {"served_miss_load", served_miss_load},
+      {"served_miss_batch", served_miss_batch},
+      {"served_idle_batch", served_idle_batch}};
+  for (const auto& [name, value] : terms)
+    if (!(value >= 0) || !std::isfinite(value))
+      throw ConfigError(std::string("request overhead: ") + name + " must be finite and >= 0");
   if (preprocess > before) throw ConfigError("request overhead: preprocess > before");
 }
 

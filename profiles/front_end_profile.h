@@ -53,6 +53,11 @@ struct RequestOverhead {
   // and a slow state of the machine for seconds at a time; served misses keep to the slow one.
   double served_miss_load = 0;
   double served_miss_batch = 0;
+  // A resident batch of 1 served one request at a time, the worker idling between requests
+  // (seconds; 0: not measured, the profile's idle slowdown factor applies). Measured as is,
+  // not as a factor over the back-to-back batch: the back-to-back batch flips between the
+  // machine's fast and slow states, a served one keeps to the slow one (experiments/README.md).
+  double served_idle_batch = 0;
 
   // One draw of the IO thread's hold (`preprocess`): exact without noise or spread, else a
   // normal with `stddev`, kept above a tenth of the mean. Draws nothing from `rng` when it

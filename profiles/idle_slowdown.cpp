@@ -19,6 +19,11 @@ double IdleSlowdown::factor_after(double idle_s) const {
   return f0;
 }
 
+double IdleSlowdown::share_after(double idle_s) const {
+  if (points.empty() || !(idle_s > 0)) return 0.0;
+  return std::min(1.0, idle_s / points.back().gap);
+}
+
 void IdleSlowdown::validate() const {
   double last = 0;
   for (const Point& p : points) {

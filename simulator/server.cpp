@@ -17,6 +17,12 @@ Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed
   if (s.idle_slowdown.on() && profile_speeds) idle_slowdown_ = &s.idle_slowdown;
   served_extra_ = profile_speeds;
   served_miss_next_.assign(s.models.size(), 0);
+  served_idle_ratio_.assign(s.models.size(), 0);
+  for (ModelId m = 0; m < s.models.size(); ++m) {
+    const double one = s.models[m].profile.batch_latency(1);
+    const double served = s.models[m].overhead.served_idle_batch;
+    if (served > 0 && one > 0) served_idle_ratio_[m] = served / one;
+  }
 }
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the
@@ -155,7 +161,8 @@ void Server::dispatch(const Batch& b, Time now) {
 
 // The drawn cost as served: the first batch after a served miss costs the measured served
 // first batch's extra over a warm batch of 1 (it holds the fresh module's first-run cost and
-// the machine's state); any other, the idle slowdown and the served extra where they apply.
+// the machine's state); one whose worker idled while the server held no request, the idle
+// slowdown; any other, the served extra where it applies.
 Time Server::served_batch_cost(const Batch& b, const Worker& w, Time now) {
   Time cost = batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now);
   const RequestOverhead& o = ctx_.setup.models[b.model].overhead;
@@ -163,10 +170,19 @@ Time Server::served_batch_cost(const Batch& b, const Worker& w, Time now) {
     served_miss_next_[b.model] = 0;
     return cost + std::max(0.0, o.served_miss_batch - ctx_.profile(b.model).batch_latency(1));
   }
-  if (idle_slowdown_ && emptied_at_ >= w.idle_since)
+  if (idle_slowdown_ && emptied_at_ >= w.idle_since) {
+    // A measured served batch was served: it holds the served extra already.
+    if (served_idle_ratio_[b.model] > 0) return cost * idle_factor(b.model, now - w.idle_since);
     cost *= idle_slowdown_->factor_after(now - w.idle_since);
+  }
   if (served_extra_) cost += o.served_extra;
   return cost;
+}
+
+// After `idle` seconds: the measured served batch's ratio to the profile's, reached as the
+// profile's slowdown ramps with the gap.
+double Server::idle_factor(ModelId model, Time idle) const {
+  return 1.0 + (served_idle_ratio_[model] - 1.0) * idle_slowdown_->share_after(idle);
 }
 
 // A draw from the profile: at the speed course's score where there is one, else independent

@@ -93,6 +93,7 @@ class Server {
   Time batch_cost(ModelId model, uint32_t size, Time now);
   Time served_batch_cost(const Batch& b, const Worker& w, Time now);
   Time load_cost(const LoadAction& l, Time now, Time start);
+  double idle_factor(ModelId model, Time idle) const;
   void check_requests(const Batch& b);
   void occupy_loader(const EvictAction& e, Time now);
   void load(const LoadAction& l, Time now);
@@ -119,6 +120,10 @@ class Server {
   // time, as the profiler measured it; a worker that only waited for a tick or a load while
   // requests were queued runs at the profile's speed.
   const IdleSlowdown* idle_slowdown_ = nullptr;
+  // Per model: its measured served batch of 1 (RequestOverhead::served_idle_batch) over the
+  // profile's batch of 1, the full slowdown in place of the profile's factor; 0 where not
+  // measured.
+  std::vector<double> served_idle_ratio_;
   Time emptied_at_ = 0;  // when the server last held no request (the run's start at first)
   // Whether batches cost their model's served extra (RequestOverhead::served_extra) more: as
   // the idle slowdown, unless a real run's speeds replace the profile's.

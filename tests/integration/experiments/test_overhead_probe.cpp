@@ -108,6 +108,19 @@ TEST_CASE("served at one in flight: the worker's idle gap and its cost over back
   for (const auto& t : ticked.turns) CHECK(t.factor() > 0.5);
   CHECK(ticked.factor == Approx((ticked.turns[0].factor() + ticked.turns[1].factor()) / 2));
   CHECK(ticked.gap == Approx((ticked.turns[0].gap + ticked.turns[1].gap) / 2));
+  CHECK(ticked.served ==
+        Approx((ticked.turns[0].served + ticked.turns[1].served) / 2));  // median of two
+  CHECK(ticked.served > 0);
+
+  // The profiler's use: one point, and the served batch itself into the overhead.
+  po.served_idle_turns = 1;
+  po.served_idle_turn_seconds = 0.2;
+  RequestOverhead overhead;
+  const IdleSlowdown point = experiments::served_idle_of(po, spec, 1e-4, image, overhead, {});
+  REQUIRE(point.points.size() == 1);
+  CHECK(point.points[0].gap > 0.6 * po.served_idle_quantum);
+  CHECK(overhead.served_idle_batch > 0);
+  CHECK(overhead.served_idle_batch < 0.1);  // tiny_cnn: well under a millisecond back to back
 
   // Nothing to measure: no turns.
   CHECK(experiments::measure_served_idle(eo, spec, image, 0, 12).turns.empty());

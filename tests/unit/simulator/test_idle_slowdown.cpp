@@ -22,10 +22,17 @@ IdleSlowdown slowdown(std::vector<IdleSlowdown::Point> points) { return IdleSlow
 
 // One worker, batching none, a 20 ms batch of one, no overheads; requests every `spacing` s
 // from `spacing` on.
-std::vector<double> latencies(const IdleSlowdown& s, double spacing, bool trace = false) {
+// With `served` > 0 the model's measured served batch of 1 (served_idle_batch) and a served
+// extra of 2 ms.
+std::vector<double> latencies(const IdleSlowdown& s, double spacing, bool trace = false,
+                              double served = 0) {
   sim::SimulationSetup setup = sim::test::cache_setup(1, 1, sim::test::constant_profile(0.020));
   setup.idle_slowdown = s;
   if (trace) setup.speed_trace = {{0, 1}};
+  if (served > 0) {
+    setup.models[0].overhead.served_idle_batch = served;
+    setup.models[0].overhead.served_extra = 0.002;
+  }
   return sim::test::spaced_latencies(setup, spacing);
 }
 
@@ -81,6 +88,32 @@ TEST_CASE("a batch after its worker idled costs the profile's factor more", "[si
   for (double t : latencies(slowdown({{0.010, 1.5}}), 0.050, true)) CHECK(t == Approx(0.020));
 }
 
+TEST_CASE("a measured served batch replaces the profile's factor after idling",
+          "[simulator]") {
+  // Every 50 ms, past the 10 ms point: the served 26 ms as is (it holds the served extra).
+  for (double t : latencies(slowdown({{0.010, 1.5}}), 0.050, false, 0.026))
+    CHECK(t == Approx(0.026));
+  // Ramped as the profile's slowdown: full at 40 ms, ratio 26 / 20 = 1.3: f(g) = 1 + 0.3 g / 40
+  // (ms), g = 50 - 20 f(g) settles at g = 30 / 1.15 ms.
+  const std::vector<double> settle = latencies(slowdown({{0.040, 1.8}}), 0.050, false, 0.026);
+  CHECK(settle.front() == Approx(0.026));
+  CHECK(settle.back() == Approx(0.020 * (1 + 0.3 * (30 / 1.15) / 40)).epsilon(1e-6));
+  // Queued every 10 ms: the first after 10 ms idle at the start, 26 ms; the next no idle:
+  // 20 ms and the served extra, starting at 36 ms for an arrival at 20: latency 38 ms.
+  const std::vector<double> queued = latencies(slowdown({{0.010, 1.5}}), 0.010, false, 0.026);
+  CHECK(queued[0] == Approx(0.026));
+  CHECK(queued[1] == Approx(0.038));
+  // A speed trace: neither (nor the served extra).
+  for (double t : latencies(slowdown({{0.010, 1.5}}), 0.050, true, 0.026))
+    CHECK(t == Approx(0.020));
+  // share_after: the ramp the served batch follows.
+  const IdleSlowdown s = slowdown({{0.001, 1.2}, {0.010, 1.5}});
+  CHECK(s.share_after(0) == 0);
+  CHECK(s.share_after(0.005) == Approx(0.5));
+  CHECK(s.share_after(0.020) == 1);
+  CHECK(IdleSlowdown{}.share_after(1.0) == 0);
+}
+
 TEST_CASE("only a worker that idled while the server held no request runs slower",
           "[simulator]") {
   // One worker, room for one model on the device, 20 ms batches, f = 1.5 from a 10 ms gap.
@@ -123,6 +156,17 @@ TEST_CASE("idle_slowdown in profile files and the simulation section", "[simulat
   CHECK(again.idle_slowdown.points[0].factor == Approx(1.2));
 
   CHECK(config("").setup.idle_slowdown.points.size() == 2);
+  sim::test::write_knob_profile(dir, ", served_idle_batch: 26",
+                                "idle_slowdown: [{gap_ms: 10, factor: 1.5}]\n");
+  const config::ProfileFile served = config::load_profile_file((dir / "profile.yaml").string());
+  CHECK(served.front_end.overhead("m")->served_idle_batch == Approx(0.026));
+  const config::ProfileFile served_again = config::parse_profile_file(
+      YAML::Load(YAML::Dump(config::profile_to_yaml(served))), "again");
+  CHECK(served_again.front_end.overhead("m")->served_idle_batch == Approx(0.026));
+  CHECK(config("").setup.models[0].overhead.served_idle_batch == Approx(0.026));
+  sim::test::write_knob_profile(dir, ", served_idle_batch: -1");
+  CHECK_THROWS_WITH(config(""), Contains("served_idle_batch"));
+  profile("idle_slowdown: [{gap_ms: 1, factor: 1.2}, {gap_ms: 10, factor: 1.5}]\n");
   const sim::SimConfig off = config(", idle_slowdown: off");
   CHECK_FALSE(off.setup.idle_slowdown.on());
   CHECK(off.resolved["simulation"]["idle_slowdown"].as<std::string>() == "off");

@@ -69,5 +69,5 @@ TEST_CASE("served_extra in profile files and the simulation section", "[simulato
   for (const auto& q : r.records.requests) CHECK(q.finish - q.arrival == Approx(0.0255));
 
   profile(", served_extra: -1");
-  CHECK_THROWS_WITH(config(""), Contains("request_overhead_ms") && Contains("negative"));
+  CHECK_THROWS_WITH(config(""), Contains("request_overhead_ms") && Contains("served_extra must be finite and >= 0"));
 }

@@ -87,5 +87,5 @@ TEST_CASE("served_miss in profile files and the simulation section", "[simulator
                     Contains("simulation.served_miss") && Contains("profile or off"));
 
   profile(", served_miss_batch: -3");
-  CHECK_THROWS_WITH(config(""), Contains("request_overhead_ms") && Contains("negative"));
+  CHECK_THROWS_WITH(config(""), Contains("request_overhead_ms") && Contains("served_miss_batch must be"));
 }
