@@ -42,7 +42,7 @@ std::vector<std::string> parse_members(const YAML::Node& n, const Where& w,
     fail(w, n, "at most " + std::to_string(kMaxGroupMembers) + " members");
   std::vector<std::string> members;
   for (size_t i = 0; i < n.size(); ++i) {
-    const std::string m = as_string(n[i], w.child(std::to_string(i)));
+    const std::string m = as_model_name(n[i], w.child(std::to_string(i)));
     if (!is_model(models, m)) fail(w.child(std::to_string(i)), n[i], "'" + m + "' is not in models");
     if (std::find(members.begin(), members.end(), m) != members.end())
       fail(w.child(std::to_string(i)), n[i], "member '" + m + "' listed twice");
@@ -152,7 +152,7 @@ std::vector<GroupEntry> parse_groups_section(const YAML::Node& n, const Where& w
     fail(w, n, "expected a mapping of group names to {members, accuracy_table, subset or "
                "dispatch}");
   for (const auto& kv : n) {
-    const std::string name = as_string(kv.first, w);
+    const std::string name = as_model_name(kv.first, w);
     groups.push_back(parse_group(name, kv.second, w.child(name), models, base_dir));
   }
   return groups;

@@ -223,8 +223,9 @@ ProfileFile parse_profile_file(const YAML::Node& root, const std::string& file) 
   ProfileFile p;
   bool old_bursts = false;
   for (const auto& kv : models) {
-    std::string name = kv.first.as<std::string>();
+    const std::string name = as_model_name(kv.first, w.child("models"));
     Where wm = w.child("models").child(name);
+    if (p.costs.find(name)) fail(wm, kv.first, "model '" + name + "' listed twice");
     p.costs.models.push_back(parse_model(name, kv.second, wm));
     if (const YAML::Node& o = kv.second["request_overhead_ms"])
       p.front_end.overheads[name] = parse_overhead(o, wm.child("request_overhead_ms"));

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "common/model_name.h"
 #include "config/bounds.h"
 #include "config/groups_yaml.h"
 #include "config/simulation_yaml.h"
@@ -38,22 +39,28 @@ std::vector<ModelEntry> parse_model_family(const YAML::Node& n, const Where& w) 
   const uint64_t count = as_uint(n["count"], w.child("count"));
   if (count == 0 || count > kMaxModels)
     fail(w.child("count"), n["count"], "must be in 1.." + std::to_string(kMaxModels));
-  const std::string pm = as_string(n["profile_model"], w.child("profile_model"));
-  const std::string prefix = n["prefix"] ? as_string(n["prefix"], w.child("prefix")) : pm;
+  const std::string pm = as_model_name(n["profile_model"], w.child("profile_model"));
+  const std::string prefix = n["prefix"] ? as_model_name(n["prefix"], w.child("prefix")) : pm;
   std::vector<ModelEntry> out;
   out.reserve(count);
   for (uint64_t i = 0; i < count; ++i) out.push_back({prefix + "-" + std::to_string(i), pm});
+  if (std::string why = model_name_problem(out.back().name); !why.empty())
+    fail(w.child("prefix"), n["prefix"] ? n["prefix"] : n, why + " (the prefix plus '-' and the index)");
   return out;
 }
 
 // One list entry: a name, or {name, profile_model, contexts, max_batch, slo_ms}.
 ModelEntry parse_model_entry(const YAML::Node& e, const Where& w) {
-  if (e.IsScalar()) return {e.Scalar(), e.Scalar()};
+  if (e.IsScalar()) {
+    const std::string name = as_model_name(e, w);
+    return {name, name};
+  }
   check_keys(e, w, {"name", "profile_model", "contexts", "max_batch", "slo_ms"});
   if (!e.IsMap() || !e["name"]) fail(w, e, "needs 'name'");
   ModelEntry m;
-  m.name = as_string(e["name"], w.child("name"));
-  m.profile_model = e["profile_model"] ? as_string(e["profile_model"], w.child("profile_model")) : m.name;
+  m.name = as_model_name(e["name"], w.child("name"));
+  m.profile_model =
+      e["profile_model"] ? as_model_name(e["profile_model"], w.child("profile_model")) : m.name;
   if (e["contexts"]) m.contexts = bounded(e["contexts"], w.child("contexts"), kContexts.lo, kContexts.hi);
   if (e["max_batch"])
     m.max_batch = bounded(e["max_batch"], w.child("max_batch"), kMaxBatch.lo, kMaxBatch.hi);

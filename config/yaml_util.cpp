@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "common/model_name.h"
+
 namespace servelab::config {
 
 void fail(const Where& w, const YAML::Node& node, const std::string& msg) {
@@ -37,6 +39,12 @@ void check_keys(const YAML::Node& node, const Where& w, const std::vector<std::s
 std::string as_string(const YAML::Node& node, const Where& w) {
   if (!node.IsScalar()) fail(w, node, "expected a scalar value");
   return node.Scalar();
+}
+
+std::string as_model_name(const YAML::Node& node, const Where& w) {
+  std::string name = as_string(node, w);
+  if (std::string why = model_name_problem(name); !why.empty()) fail(w, node, why);
+  return name;
 }
 
 double as_double(const YAML::Node& node, const Where& w) {

@@ -34,6 +34,9 @@ double as_double(const YAML::Node& node, const Where& w);
 uint64_t as_uint(const YAML::Node& node, const Where& w);
 bool as_bool(const YAML::Node& node, const Where& w);
 std::string as_string(const YAML::Node& node, const Where& w);
+// A model name: a scalar that passes model_name_problem (common/model_name.h). The message
+// gives the rule, not the name, which may hold control bytes.
+std::string as_model_name(const YAML::Node& node, const Where& w);
 // A scalar as written, or a sequence of scalars joined by commas (for PolicyParams).
 std::string as_param_string(const YAML::Node& node, const Where& w);
 

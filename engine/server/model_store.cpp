@@ -41,19 +41,6 @@ std::atomic<uint64_t> g_temp_counter{0};
 
 }  // namespace
 
-std::string model_name_problem(std::string_view name) {
-  if (name.empty()) return "model name is empty";
-  if (name.size() > 64) return "model name is longer than 64 characters";
-  if (name.front() == '.') return "model name must not start with '.'";
-  for (char c : name) {
-    if (c == '/' || c == '\\') return "model name must not contain path separators";
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    if (!ok) return "model name may only contain letters, digits, '.', '_' and '-'";
-  }
-  return "";
-}
-
 ModelStore::ModelStore(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/model_name.h"
+
 namespace servelab::server {
 
 // A store operation that failed because of its input (unreadable source file, bad name);
@@ -20,9 +22,9 @@ struct StoreError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Model names are also file names: 1..64 characters of [A-Za-z0-9._-], not starting with '.'.
-// Returns an empty string when valid, else a user-facing reason.
-std::string model_name_problem(std::string_view name);
+// Model names are also file names: servelab::model_name_problem (common/model_name.h) checks
+// them.
+using servelab::model_name_problem;
 
 struct StoredFile {
   std::string path;    // absolute path of the file in the store

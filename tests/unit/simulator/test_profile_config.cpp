@@ -107,6 +107,17 @@ models:
                                    "[{batch: 4, mean: 1}, {batch: 2, mean: 1}]}}");
   CHECK_THROWS_WITH(config::parse_profile(unsorted, "u.yaml"), Contains("increasing"));
   CHECK_THROWS_WITH(config::load_profile("/nonexistent/p.yaml"), Contains("cannot read"));
+  // A name the engine could not register (control bytes, invalid UTF-8: found by fuzzing,
+  // they read back as another name) is refused, and not echoed.
+  YAML::Node odd = YAML::Load("models: {\"ne\\x1e\\xc4t\": {size_bytes: 1, "
+                              "batch_latency_ms: [{batch: 1, mean: 1}]}}");
+  CHECK_THROWS_WITH(config::parse_profile(odd, "o.yaml"),
+                    Contains("o.yaml") && Contains("models") && Contains("may only contain letters") &&
+                        !Contains("\x1e"));
+  // A mapping built in memory may hold a key twice (files are refused by load_file).
+  YAML::Node twice = YAML::Load("models: {a: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 1}]},"
+                                " a: {size_bytes: 2, batch_latency_ms: [{batch: 1, mean: 2}]}}");
+  CHECK_THROWS_WITH(config::parse_profile(twice, "t.yaml"), Contains("listed twice"));
 }
 
 TEST_CASE("profile eviction times are read, written back, scaled and checked",

@@ -146,3 +146,23 @@ TEST_CASE("run config: an empty profile path is refused with the key", "[config]
                       Contains("profile") && Contains("must name a cost profile file"));
   }
 }
+
+TEST_CASE("model names in configs follow the server's rule, without echoing a bad one",
+          "[config]") {
+  auto models_error = [](const std::string& yaml) {
+    try {
+      config::parse_models_section(YAML::Load(yaml), {"f", "models"});
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(models_error("[resnet_50, a.b-c]") == "(no error)");
+  CHECK_THAT(models_error("[\"a b\"]"), Contains("may only contain letters"));
+  CHECK_THAT(models_error("[{name: \"x\\x1e\\xc4\"}]"),
+             Contains("models") && Contains("may only contain letters") && !Contains("\x1e"));
+  CHECK_THAT(models_error("[{name: a, profile_model: ../p}]"), Contains("profile_model"));
+  CHECK_THAT(models_error("[.hidden]"), Contains("must not start with '.'"));
+  CHECK_THAT(models_error("{count: 2, prefix: \"" + std::string(63, 'p') + "\", profile_model: r}"),
+             Contains("models.prefix") && Contains("longer than 64"));
+}
