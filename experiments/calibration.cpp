@@ -123,23 +123,42 @@ config::ProfileFile rescale_to_probe(const config::ProfileFile& base, const Cost
   return out;
 }
 
+void pool_served_misses(config::ProfileFile& out, const config::ProfileFile& base,
+                        const std::vector<config::ProfileFile>& probes) {
+  for (const auto& [name, o] : base.front_end.overheads) {
+    if (!(o.served_miss_load > 0)) continue;  // not measured: the simulator does without
+    double load = o.served_miss_load, batch = o.served_miss_batch;
+    uint32_t n = 1;
+    for (const config::ProfileFile& p : probes)
+      if (const RequestOverhead* m = p.front_end.overhead(name); m && m->served_miss_load > 0)
+        load += m->served_miss_load, batch += m->served_miss_batch, ++n;
+    RequestOverhead& w = out.front_end.overheads[name];
+    w.served_miss_load = load / n;
+    w.served_miss_batch = batch / n;
+  }
+}
+
 void write_calibrated_profile(const std::string& base, const std::string& out,
-                              ProfileOptions options, std::vector<CostProfile>& probes) {
+                              ProfileOptions options, std::vector<config::ProfileFile>& probes) {
   options.cold_bursts = 0;        // the base's bursts stay
   options.course_seconds = 0;     // and its speed course
   options.idle_seconds = 0;       // and its slowdown after idling
   options.overhead_requests = 1;  // overheads are not taken from the probe
   options.served_rounds = 0;      // nor served extras
   options.served_idle_turns = 0;  // nor the served idle slowdown
-  options.served_miss_requests = 0;  // nor served misses
+  // Served misses drift too: as many as the caller asks (kCalibrationServedMisses, or 0
+  // where a run cannot miss).
   options.load_samples = 10;  // a miss's cost drifts with the machine too (Rafiqi figure 2)
   options.min_load_seconds = 0;
   options.samples = 3;
   options.min_seconds_per_size = 0.25;
   options.max_seconds_per_size = 0.5;
-  probes.push_back(measure_profile(options).costs);
+  probes.push_back(measure_profile(options));
   const config::ProfileFile before = config::load_profile_file(base);
-  const config::ProfileFile scaled = rescale_to_probe(before, pool_probes(before.costs, probes));
+  std::vector<CostProfile> costs;
+  for (const config::ProfileFile& p : probes) costs.push_back(p.costs);
+  config::ProfileFile scaled = rescale_to_probe(before, pool_probes(before.costs, costs));
+  pool_served_misses(scaled, before, probes);
   std::filesystem::create_directories(std::filesystem::path(out).parent_path());
   YAML::Emitter e;
   e << config::profile_to_yaml(scaled);

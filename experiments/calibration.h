@@ -34,11 +34,21 @@ config::ProfileFile rescale_to_probe(const config::ProfileFile& base, const Cost
 // measured it. Only the means (rescale_to_probe takes nothing else from a probe).
 CostProfile pool_probes(const CostProfile& base, const std::vector<CostProfile>& probes);
 
-// Times options.models' batches and a few loads now (options.batch_sizes, short sampling, no
-// request overheads or bursts), adds that probe to `probes` (the ones taken before it in this
-// experiment) and writes rescale_to_probe(the profile at `base`, pool_probes(it, probes)) to
+// Each model's served miss (RequestOverhead::served_miss_load and served_miss_batch) that
+// `base` measured: the mean over it and the probes that measured one, written into `out`'s.
+// A sequential run's misses are all served misses, so the batch probes alone leave its
+// prediction where the profile was (figure 2: 78-92 ms a miss measured with the profile,
+// 91-106 in the runs minutes later).
+void pool_served_misses(config::ProfileFile& out, const config::ProfileFile& base,
+                        const std::vector<config::ProfileFile>& probes);
+
+// Times options.models' batches, a few loads and options.served_miss_requests served misses
+// now (options.batch_sizes, short sampling, no bursts; the request overheads it measures are
+// not used), adds that probe to `probes` (the ones taken before it in this experiment) and writes
+// rescale_to_probe(the profile at `base`, pool_probes(it, probes)) with pool_served_misses to
 // `out`.
+constexpr uint32_t kCalibrationServedMisses = 16;  // what a probe serves where runs can miss
 void write_calibrated_profile(const std::string& base, const std::string& out,
-                              ProfileOptions options, std::vector<CostProfile>& probes);
+                              ProfileOptions options, std::vector<config::ProfileFile>& probes);
 
 }  // namespace servelab::experiments

@@ -121,6 +121,10 @@ class RealBackend : public Backend {
     po.image = request_image_of(config, o_.models_dir, o_.image);
     po.models = profile_models_of(config["models"]);
     po.batch_sizes = probe_sizes(rc.engine.control.max_batch);
+    // Served misses only where a run can miss: more models than the executing tier holds.
+    const TierBudget& room = rc.engine.control.budgets[int(rc.engine.control.exec_tier)];
+    const bool can_miss = room.bytes != UINT64_MAX || rc.models.size() > room.models;
+    po.served_miss_requests = can_miss ? kCalibrationServedMisses : 0;
     write_calibrated_profile(o_.profile, path, po, probes_);
   }
 #endif
@@ -258,7 +262,7 @@ class RealBackend : public Backend {
 
   RealBackendOptions o_;
   std::string body_;
-  std::vector<CostProfile> probes_;  // --calibrate-each: this experiment's probes, in order
+  std::vector<config::ProfileFile> probes_;  // --calibrate-each: its probes so far, in order
 };
 
 }  // namespace

@@ -230,6 +230,11 @@ workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type:
     for (size_t i = 0; i < base.idle_slowdown.points.size(); ++i)
       CHECK(calibrated.idle_slowdown.points[i].factor ==
             Approx(base.idle_slowdown.points[i].factor));
+    // One model with room for it: no run can miss, no served miss is probed, the base's stays.
+    const RequestOverhead* was_served = base.front_end.overhead("tiny_cnn");
+    const RequestOverhead* now_served = calibrated.front_end.overhead("tiny_cnn");
+    REQUIRE((was_served && now_served && was_served->served_miss_load > 0));
+    CHECK(now_served->served_miss_load == Approx(was_served->served_miss_load).epsilon(1e-12));
   }
   // The second run's profile pools both probes with the base (experiments/calibration.h).
   std::ifstream second(dir / "out" / "runs" / "p001-r0-calibration.yaml");
@@ -239,4 +244,38 @@ workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type:
   ro.modes = {"sim"};
   CHECK_THROWS_WITH(ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}}),
                     Catch::Contains("both modes"));
+}
+
+// Where a run can miss (two models, room for one), each probe serves misses too, and the
+// calibrated profile's served miss is the mean of the base's and the probe's.
+TEST_CASE("calibration probes served misses where runs can miss", "[experiments][real]") {
+  servelab::testutil::TempDir tmp_dir("servelab-calibrate-miss");
+  const fs::path dir = tmp_dir.path();
+  const std::string profile = (dir / "profile.yaml").string();
+  ex::ensure_profile_with(profile, reduced_probe({1, 2}));
+  ex::ExperimentSpec spec = ex::parse_experiment(YAML::Load(R"(
+name: calibrate-miss-test
+modes: [sim, real]
+models: {count: 2, prefix: t, profile_model: tiny_cnn}
+engine: {workers: 1, max_batch: 2, exec_tier: host, tiers: {host: {models: 1}}}
+workload: {requests: 10, arrival: {type: closed, concurrency: 1}, access: {type: sequential}}
+)"), (dir / "experiment.yaml").string());
+  auto sim = ex::make_sim_backend({profile, kModels, dir.string(), false, ""});
+  auto real = ex::make_real_backend({"", kModels, profile, dir.string(), "", false});
+  ex::RunOptions ro;
+  ro.out_dir = (dir / "out").string();
+  ro.quiet = true;
+  ro.calibrate_each = true;
+  ex::RunOutcome out = ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}});
+  REQUIRE(out.failed == 0);
+  const config::ProfileFile base = config::load_profile_file(profile);
+  const config::ProfileFile calibrated = config::load_profile_file(
+      (dir / "out" / "runs" / "p000-r0-calibration.yaml").string());
+  const RequestOverhead* was = base.front_end.overhead("tiny_cnn");
+  const RequestOverhead* now = calibrated.front_end.overhead("tiny_cnn");
+  REQUIRE((was && now && was->served_miss_load > 0));
+  CHECK(now->served_miss_load > 0);
+  CHECK(now->served_miss_batch > 0);
+  // A probe's 16 misses measured exactly the base's 4 on average: not on a real machine.
+  CHECK(now->served_miss_load != Approx(was->served_miss_load).epsilon(1e-12));
 }

@@ -112,4 +112,31 @@ TEST_CASE("probes pooled with the base: the mean of every measurement of each si
   CHECK(out.costs.models[0].batch_latency(4) == Approx(0.033));
   CHECK(out.costs.models[1].batch_latency(1) == 0.5);
 }
+// Served misses: the base's 80 + 30 ms, probes at 100 + 36 and 90 + 33 ms (and one that did not
+// measure any) pool to 90 + 33; a model the base did not measure a served miss of stays without.
+TEST_CASE("calibration pools the served misses of the profile and the probes", "[calibration]") {
+  config::ProfileFile base;
+  base.front_end.overheads["m"].served_miss_load = 0.080;
+  base.front_end.overheads["m"].served_miss_batch = 0.030;
+  base.front_end.overheads["m"].client = 0.001;
+  base.front_end.overheads["other"].client = 0.002;
+  std::vector<config::ProfileFile> probes(3);
+  probes[0].front_end.overheads["m"].served_miss_load = 0.100;
+  probes[0].front_end.overheads["m"].served_miss_batch = 0.036;
+  probes[1].front_end.overheads["other"].served_miss_load = 0.5;
+  probes[2].front_end.overheads["m"].served_miss_load = 0.090;
+  probes[2].front_end.overheads["m"].served_miss_batch = 0.033;
+
+  config::ProfileFile out = base;
+  pool_served_misses(out, base, probes);
+  const RequestOverhead& m = out.front_end.overheads.at("m");
+  CHECK(m.served_miss_load == Approx(0.090));
+  CHECK(m.served_miss_batch == Approx(0.033));
+  CHECK(m.client == 0.001);  // the rest as the base has it
+  CHECK(out.front_end.overheads.at("other").served_miss_load == 0);
+
+  config::ProfileFile alone = base;
+  pool_served_misses(alone, base, {});
+  CHECK(alone.front_end.overheads.at("m").served_miss_load == Approx(0.080));
+}
 #endif
