@@ -115,7 +115,8 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
 RequestOverhead parse_overhead(const YAML::Node& o, const Where& wo) {
   require_map(o, wo);
   check_keys(o, wo, {"before", "after", "preprocess", "client", "stddev", "served_extra",
-                     "served_miss_load", "served_miss_batch", "served_idle_batch"});
+                     "served_miss_load", "served_miss_batch", "served_idle_batch",
+                     "served_miss_load_samples"});
   RequestOverhead r;
   if (o["before"]) r.before = as_double(o["before"], wo.child("before")) / 1e3;
   if (o["after"]) r.after = as_double(o["after"], wo.child("after")) / 1e3;
@@ -130,6 +131,15 @@ RequestOverhead parse_overhead(const YAML::Node& o, const Where& wo) {
     r.served_miss_batch = as_double(o["served_miss_batch"], wo.child("served_miss_batch")) / 1e3;
   if (o["served_idle_batch"])
     r.served_idle_batch = as_double(o["served_idle_batch"], wo.child("served_idle_batch")) / 1e3;
+  if (const YAML::Node& xs = o["served_miss_load_samples"]) {
+    const Where wx = wo.child("served_miss_load_samples");
+    if (!xs.IsSequence() || xs.size() > kMaxServedMissSamples)
+      fail(wx, xs, "expected a list of at most " + std::to_string(kMaxServedMissSamples) +
+                       " milliseconds");
+    r.served_miss_load_samples.reserve(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i)
+      r.served_miss_load_samples.push_back(as_double(xs[i], wx.child(std::to_string(i))) / 1e3);
+  }
   try {
     r.validate();
   } catch (const ConfigError& e) {
@@ -319,6 +329,12 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
         n["request_overhead_ms"]["served_miss_batch"] = o->served_miss_batch * 1e3;
       if (o->served_idle_batch > 0)
         n["request_overhead_ms"]["served_idle_batch"] = o->served_idle_batch * 1e3;
+      if (!o->served_miss_load_samples.empty()) {
+        YAML::Node xs(YAML::NodeType::Sequence);
+        for (double x : o->served_miss_load_samples) xs.push_back(x * 1e3);
+        xs.SetStyle(YAML::EmitterStyle::Flow);
+        n["request_overhead_ms"]["served_miss_load_samples"] = xs;
+      }
       if (!o->image.empty()) n["request_image"] = o->image;
     }
     models[m.name] = n;

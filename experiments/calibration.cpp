@@ -129,12 +129,20 @@ void pool_served_misses(config::ProfileFile& out, const config::ProfileFile& bas
     if (!(o.served_miss_load > 0)) continue;  // not measured: the simulator does without
     double load = o.served_miss_load, batch = o.served_miss_batch;
     uint32_t n = 1;
+    std::vector<double> samples = o.served_miss_load_samples;
     for (const config::ProfileFile& p : probes)
-      if (const RequestOverhead* m = p.front_end.overhead(name); m && m->served_miss_load > 0)
+      if (const RequestOverhead* m = p.front_end.overhead(name); m && m->served_miss_load > 0) {
         load += m->served_miss_load, batch += m->served_miss_batch, ++n;
+        // The spread of every state met so far, where the base recorded one.
+        if (!samples.empty())
+          samples.insert(samples.end(), m->served_miss_load_samples.begin(),
+                         m->served_miss_load_samples.end());
+      }
+    samples.resize(std::min(samples.size(), kMaxServedMissSamples));  // the earliest kept
     RequestOverhead& w = out.front_end.overheads[name];
     w.served_miss_load = load / n;
     w.served_miss_batch = batch / n;
+    w.served_miss_load_samples = std::move(samples);
   }
 }
 

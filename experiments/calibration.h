@@ -35,7 +35,8 @@ config::ProfileFile rescale_to_probe(const config::ProfileFile& base, const Cost
 CostProfile pool_probes(const CostProfile& base, const std::vector<CostProfile>& probes);
 
 // Each model's served miss (RequestOverhead::served_miss_load and served_miss_batch) that
-// `base` measured: the mean over it and the probes that measured one, written into `out`'s.
+// `base` measured: the mean over it and the probes that measured one, written into `out`'s,
+// with their waits' samples together (the base's first) where the base recorded samples.
 // A sequential run's misses are all served misses, so the batch probes alone leave its
 // prediction where the profile was (figure 2: 78-92 ms a miss measured with the profile,
 // 91-106 in the runs minutes later).

@@ -151,6 +151,7 @@ ServedMiss measure_served_miss(const runtime::EngineOptions& eo, const runtime::
       throw std::runtime_error("profile: the served miss probe got a failed, batched or "
                                "resident answer");
     out.load += q.start - q.dispatch;
+    out.loads.push_back(q.start - q.dispatch);
     out.batch += q.finish - q.start;
     ++out.misses;
   }
@@ -209,6 +210,7 @@ void served_miss_of(const ProfileOptions& o, const runtime::ModelSpec& spec,
       measure_served_miss(one_in_flight_engine(o), spec, image, o.served_miss_requests);
   overhead.served_miss_load = m.load;
   overhead.served_miss_batch = m.batch;
+  overhead.served_miss_load_samples = m.loads;
   if (log) log(spec.name + ": a miss served one at a time waits " + std::to_string(m.load * 1e3) +
                " ms for its eviction and load, then computes " + std::to_string(m.batch * 1e3) +
                " ms (mean of " + std::to_string(m.misses) + ")");

@@ -53,6 +53,7 @@ struct ServedMiss {
   double load = 0;   // its batch's wait for the eviction and the load (the engine's load_ms)
   double batch = 0;  // the compute of that batch, the first on the fresh module
   uint32_t misses = 0;
+  std::vector<double> loads;  // each miss's wait, in order
 };
 // Throws std::runtime_error when a request fails, is batched with another or did not wait
 // for a load.

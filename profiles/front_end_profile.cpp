@@ -25,6 +25,7 @@ void RequestOverhead::scale(double k) {
   served_miss_load *= k;
   served_miss_batch *= k;
   served_idle_batch *= k;
+  for (double& x : served_miss_load_samples) x *= k;
 }
 
 void RequestOverhead::validate() const {
@@ -42,6 +43,12 @@ void RequestOverhead::validate() const {
     if (!(value >= 0) || !std::isfinite(value))
       throw ConfigError(std::string("request overhead: ") + name + " must be finite and >= 0");
   if (preprocess > before) throw ConfigError("request overhead: preprocess > before");
+  if (served_miss_load_samples.size() > kMaxServedMissSamples)
+    throw ConfigError("request overhead: at most " + std::to_string(kMaxServedMissSamples) +
+                      " served_miss_load_samples");
+  for (double x : served_miss_load_samples)
+    if (!(x >= 0) || !std::isfinite(x))
+      throw ConfigError("request overhead: served_miss_load_samples must be finite and >= 0");
 }
 
 std::vector<double> sample_cold_burst(const ColdBursts& bursts, uint32_t n, CostNoise noise,

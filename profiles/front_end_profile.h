@@ -18,6 +18,10 @@ namespace servelab {
 
 // Per-request cost outside the batch, as a client of the real engine sees it (seconds), per
 // model. 0 in paper profiles (they report server-side latency); `servelab profile` measures it.
+// A profile keeps at most this many served-miss samples per model (the profiler's and every
+// calibration probe's of a long check fit).
+constexpr size_t kMaxServedMissSamples = 65536;
+
 struct RequestOverhead {
   // From the client's send until the controller sees the arrival (HTTP request, image decode
   // and preprocessing on the IO thread, hand-off to the control thread).
@@ -53,6 +57,10 @@ struct RequestOverhead {
   // and a slow state of the machine for seconds at a time; served misses keep to the slow one.
   double served_miss_load = 0;
   double served_miss_batch = 0;
+  // Each served miss's wait as measured (seconds; empty: not recorded): their spread, which
+  // the back-to-back loads' samples lack when the profile caught one state only. The
+  // simulator draws a served miss's wait from them, scaled to served_miss_load's mean.
+  std::vector<double> served_miss_load_samples{};
   // A resident batch of 1 served one request at a time, the worker idling between requests
   // (seconds; 0: not measured, the profile's idle slowdown factor applies). Measured as is,
   // not as a factor over the back-to-back batch: the back-to-back batch flips between the

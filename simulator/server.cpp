@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/control/draws.h"
+
 namespace servelab::sim {
 
 Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed)
@@ -18,10 +20,16 @@ Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed
   served_extra_ = profile_speeds;
   served_miss_next_.assign(s.models.size(), 0);
   served_idle_ratio_.assign(s.models.size(), 0);
+  served_sample_scale_.assign(s.models.size(), 0);
   for (ModelId m = 0; m < s.models.size(); ++m) {
+    const RequestOverhead& o = s.models[m].overhead;
     const double one = s.models[m].profile.batch_latency(1);
-    const double served = s.models[m].overhead.served_idle_batch;
-    if (served > 0 && one > 0) served_idle_ratio_[m] = served / one;
+    if (o.served_idle_batch > 0 && one > 0) served_idle_ratio_[m] = o.served_idle_batch / one;
+    const std::vector<double>& xs = o.served_miss_load_samples;
+    double sum = 0;
+    for (double x : xs) sum += x;
+    if (s.noise != CostNoise::None && sum > 0)
+      served_sample_scale_[m] = o.served_miss_load / (sum / double(xs.size()));
   }
 }
 
@@ -225,9 +233,21 @@ Time Server::load_cost(const LoadAction& l, Time now, Time start) {
                       l.to == ctx_.setup.control.exec_tier && emptied_at_ >= loader_idle_since_;
   if (!served) return draw * ctx_.setup.speed_at(now);
   served_miss_next_[l.model] = 1;
-  const double mean = p.load_seconds(l.from, l.to);
-  const Time wait = mean > 0 ? o.served_miss_load * draw / mean : o.served_miss_load;
-  return std::max(0.0, now + wait - start);
+  return std::max(0.0, now + served_wait(l, draw) - start);
+}
+
+// A served miss's wait for its eviction and load: one of its measured waits at the served
+// mean's level where the profile recorded them (their spread), else the served mean scaled by
+// the load draw over the profile's mean (the back-to-back loads' spread).
+Time Server::served_wait(const LoadAction& l, Time draw) {
+  const RequestOverhead& o = ctx_.setup.models[l.model].overhead;
+  if (served_sample_scale_[l.model] > 0) {
+    const std::vector<double>& xs = o.served_miss_load_samples;
+    const size_t i = std::min(xs.size() - 1, size_t(uniform01(load_rng_) * double(xs.size())));
+    return xs[i] * served_sample_scale_[l.model];
+  }
+  const double mean = ctx_.profile(l.model).load_seconds(l.from, l.to);
+  return mean > 0 ? o.served_miss_load * draw / mean : o.served_miss_load;
 }
 
 void Server::complete(const RequestOutcome& o, Time now) {

@@ -93,6 +93,7 @@ class Server {
   Time batch_cost(ModelId model, uint32_t size, Time now);
   Time served_batch_cost(const Batch& b, const Worker& w, Time now);
   Time load_cost(const LoadAction& l, Time now, Time start);
+  Time served_wait(const LoadAction& l, Time draw);
   double idle_factor(ModelId model, Time idle) const;
   void check_requests(const Batch& b);
   void occupy_loader(const EvictAction& e, Time now);
@@ -135,6 +136,9 @@ class Server {
   // real run's speeds replace the profile's.
   Time loader_idle_since_ = 0;
   std::vector<uint8_t> served_miss_next_;
+  // Per model: served_miss_load over the mean of its served_miss_load_samples, where it has
+  // samples and the run draws noise (a served miss's wait is then a sample times this); else 0.
+  std::vector<double> served_sample_scale_;
 
   std::vector<Worker> workers_;
   uint32_t busy_workers_ = 0;

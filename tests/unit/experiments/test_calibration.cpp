@@ -123,6 +123,9 @@ TEST_CASE("calibration pools the served misses of the profile and the probes", "
   std::vector<config::ProfileFile> probes(3);
   probes[0].front_end.overheads["m"].served_miss_load = 0.100;
   probes[0].front_end.overheads["m"].served_miss_batch = 0.036;
+  base.front_end.overheads["m"].served_miss_load_samples = {0.070, 0.090};
+  probes[0].front_end.overheads["m"].served_miss_load_samples = {0.100};
+  probes[2].front_end.overheads["m"].served_miss_load_samples = {0.085, 0.095};
   probes[1].front_end.overheads["other"].served_miss_load = 0.5;
   probes[2].front_end.overheads["m"].served_miss_load = 0.090;
   probes[2].front_end.overheads["m"].served_miss_batch = 0.033;
@@ -133,6 +136,8 @@ TEST_CASE("calibration pools the served misses of the profile and the probes", "
   CHECK(m.served_miss_load == Approx(0.090));
   CHECK(m.served_miss_batch == Approx(0.033));
   CHECK(m.client == 0.001);  // the rest as the base has it
+  // Every state met so far: the base's waits, then each probe's.
+  CHECK(m.served_miss_load_samples == std::vector<double>{0.070, 0.090, 0.100, 0.085, 0.095});
   CHECK(out.front_end.overheads.at("other").served_miss_load == 0);
 
   config::ProfileFile alone = base;

@@ -49,6 +49,41 @@ TEST_CASE("a miss served from an empty server waits the served load and batch",
   for (double t : latencies(true, {1, 0, 1}, 1, true)) CHECK(t == Approx(0.040));
 }
 
+TEST_CASE("a served miss waits one of its measured waits, at the served mean's level",
+          "[simulator]") {
+  // Samples of 40 and 60 ms (mean 50) under a served mean of 100 ms: each served miss waits
+  // 80 or 120 ms, then computes its 10 ms batch (no first-batch extra). Without noise, or
+  // without samples, the served mean itself: 110 ms.
+  auto run = [](CostNoise noise, std::vector<double> samples) {
+    sim::SimulationSetup setup =
+        sim::test::cache_setup(2, 1, sim::test::constant_profile(0.010, 0, 0.030));
+    setup.control.max_batch = 1;
+    setup.noise = noise;
+    for (sim::SimModel& m : setup.models) {
+      m.overhead.served_miss_load = 0.100;
+      m.overhead.served_miss_batch = 0.010;
+      m.overhead.served_miss_load_samples = samples;
+    }
+    std::vector<uint32_t> models;
+    for (int i = 0; i < 200; ++i) models.push_back(uint32_t(1 - i % 2));
+    const sim::SimulationResult r = sim::simulate(setup, sim::test::closed_loop(models, 1));
+    std::vector<double> out;
+    for (const auto& q : r.records.requests) out.push_back(q.finish - q.arrival);
+    return out;
+  };
+  size_t short_waits = 0, long_waits = 0;
+  for (double t : run(CostNoise::Empirical, {0.040, 0.060})) {
+    const bool is_short = t == Approx(0.090), is_long = t == Approx(0.130);
+    CHECK((is_short || is_long));
+    short_waits += is_short;
+    long_waits += is_long;
+  }
+  CHECK(short_waits > 60);  // 200 fair draws: 100 each, sd 7
+  CHECK(long_waits > 60);
+  for (double t : run(CostNoise::None, {0.040, 0.060})) CHECK(t == Approx(0.110));
+  for (double t : run(CostNoise::Empirical, {})) CHECK(t == Approx(0.110));
+}
+
 TEST_CASE("a miss while the server held requests since the last load costs the profile's",
           "[simulator]") {
   // Two in flight: r0 (m1) misses on the empty server at 0: served, 50 ms, then its batch
@@ -76,6 +111,18 @@ TEST_CASE("served_miss in profile files and the simulation section", "[simulator
   REQUIRE(again.front_end.overhead("m") != nullptr);
   CHECK(again.front_end.overhead("m")->served_miss_load == Approx(0.045));
   CHECK(again.front_end.overhead("m")->served_miss_batch == Approx(0.028));
+  profile(", served_miss_load: 45, served_miss_load_samples: [40, 50.5]");
+  const config::ProfileFile samples = config::parse_profile_file(YAML::Load(YAML::Dump(
+      config::profile_to_yaml(config::load_profile_file((dir / "profile.yaml").string())))), "s");
+  CHECK(samples.front_end.overhead("m")->served_miss_load_samples ==
+        std::vector<double>{0.040, 0.0505});
+  profile(", served_miss_load_samples: [40, -1]");
+  CHECK_THROWS_WITH(config::load_profile_file((dir / "profile.yaml").string()),
+                    Contains("served_miss_load_samples must be finite and >= 0"));
+  profile(", served_miss_load_samples: 40");
+  CHECK_THROWS_WITH(config::load_profile_file((dir / "profile.yaml").string()),
+                    Contains("request_overhead_ms.served_miss_load_samples"));
+  profile(", served_miss_load: 45, served_miss_batch: 28");  // for the knob's checks below
 
   CHECK(config("").setup.models[0].overhead.served_miss_load == Approx(0.045));
   const sim::SimConfig off = config(", served_miss: off");
