@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
@@ -29,6 +30,23 @@ nlohmann::json read_json(const fs::path& p) {
   std::ifstream in(p);
   return nlohmann::json::parse(in);
 }
+
+// Both modes on `profile` with a probe before each real run (--calibrate-each), into dir/out;
+// `run` runs an experiment, with `options` as a test leaves them.
+struct CalibratedRuns {
+  std::unique_ptr<ex::Backend> sim, real;
+  ex::RunOptions options;
+  CalibratedRuns(const fs::path& dir, const std::string& profile)
+      : sim(ex::make_sim_backend({profile, kModels, dir.string(), false, ""})),
+        real(ex::make_real_backend({"", kModels, profile, dir.string(), "", false})) {
+    options.out_dir = (dir / "out").string();
+    options.quiet = true;
+    options.calibrate_each = true;
+  }
+  ex::RunOutcome run(const ex::ExperimentSpec& spec) {
+    return ex::run_experiment(spec, options, {{"sim", sim.get()}, {"real", real.get()}});
+  }
+};
 
 // A reduced probe of tiny_cnn: the profiler's every step, on few sizes, short sampling and
 // few bursts.
@@ -190,13 +208,8 @@ engine: {workers: 1, max_batch: 4}
 policies: {batching: {name: max-delay, max_delay: 0}}
 workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type: uniform}}
 )"), (dir / "experiment.yaml").string());
-  auto sim = ex::make_sim_backend({profile, kModels, dir.string(), false, ""});
-  auto real = ex::make_real_backend({"", kModels, profile, dir.string(), "", false});
-  ex::RunOptions ro;
-  ro.out_dir = (dir / "out").string();
-  ro.quiet = true;
-  ro.calibrate_each = true;
-  ex::RunOutcome out = ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}});
+  CalibratedRuns runs(dir, profile);
+  ex::RunOutcome out = runs.run(spec);
   REQUIRE(out.failed == 0);
   REQUIRE(out.runs == 4);
 
@@ -241,13 +254,12 @@ workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type:
   std::string header;
   std::getline(second, header);
   CHECK_THAT(header, Catch::Contains("the 2 calibration probes"));
-  ro.modes = {"sim"};
-  CHECK_THROWS_WITH(ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}}),
-                    Catch::Contains("both modes"));
+  runs.options.modes = {"sim"};
+  CHECK_THROWS_WITH(runs.run(spec), Catch::Contains("both modes"));
 }
 
 // Where a run can miss (two models, room for one), each probe serves misses too, and the
-// calibrated profile's served miss is the mean of the base's and the probe's.
+// calibrated profile's served miss takes them in (their pooling: test_calibration).
 TEST_CASE("calibration probes served misses where runs can miss", "[experiments][real]") {
   servelab::testutil::TempDir tmp_dir("servelab-calibrate-miss");
   const fs::path dir = tmp_dir.path();
@@ -260,13 +272,8 @@ models: {count: 2, prefix: t, profile_model: tiny_cnn}
 engine: {workers: 1, max_batch: 2, exec_tier: host, tiers: {host: {models: 1}}}
 workload: {requests: 10, arrival: {type: closed, concurrency: 1}, access: {type: sequential}}
 )"), (dir / "experiment.yaml").string());
-  auto sim = ex::make_sim_backend({profile, kModels, dir.string(), false, ""});
-  auto real = ex::make_real_backend({"", kModels, profile, dir.string(), "", false});
-  ex::RunOptions ro;
-  ro.out_dir = (dir / "out").string();
-  ro.quiet = true;
-  ro.calibrate_each = true;
-  ex::RunOutcome out = ex::run_experiment(spec, ro, {{"sim", sim.get()}, {"real", real.get()}});
+  CalibratedRuns runs(dir, profile);
+  ex::RunOutcome out = runs.run(spec);
   REQUIRE(out.failed == 0);
   const config::ProfileFile base = config::load_profile_file(profile);
   const config::ProfileFile calibrated = config::load_profile_file(
