@@ -15,17 +15,16 @@ check can show.
 Exit status 0 when every point's pooled prediction is within bounds, 1 when one misses, 2 when
 the folders are not checks of one experiment or a point lacks a mode in one of them.
 """
-import argparse
 import math
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_errors import predicted  # noqa: E402
+from check_errors import bounds_line, parse_args, predicted  # noqa: E402
 from results_db import load, relative_error  # noqa: E402
 
-BOUNDS = [("throughput_rps", "tput"), ("latency_mean_ms", "mean"), ("latency_p99_ms", "p99")]
+METRICS = ["throughput_rps", "latency_mean_ms", "latency_p99_ms"]
 
 
 def check_values(exp, pid, metric):
@@ -59,12 +58,12 @@ def series(exps):
     rows = []
     for pid in sorted(first.points):
         label = first.points[pid]["label"]
-        per_metric = {m: [] for m, _ in BOUNDS}
+        per_metric = {m: [] for m in METRICS}
         for exp in exps:
             match = [q for q, p in exp.points.items() if p["label"] == label]
             if not match:
                 raise ValueError(f"{exp.dir}: no point '{label}'")
-            for metric, _ in BOUNDS:
+            for metric in METRICS:
                 p, r, n = check_values(exp, match[0], metric)
                 if n == 0 or math.isnan(p):
                     raise ValueError(f"{exp.dir}: point '{label}' lacks a sim or real result")
@@ -79,7 +78,7 @@ def grade(rows, bounds):
     graded = []
     for label, per_metric in rows:
         cells, held_each, ok = [], None, True
-        for metric, _ in BOUNDS:
+        for metric in METRICS:
             values = per_metric[metric]
             errors = [relative_error(p, r) for p, r, _ in values]
             within = [not math.isnan(e) and abs(e) <= bounds[metric] for e in errors]
@@ -92,14 +91,9 @@ def grade(rows, bounds):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("dirs", nargs="+")
-    ap.add_argument("--tput", type=float, default=0.10)
-    ap.add_argument("--mean", type=float, default=0.10)
-    ap.add_argument("--p99", type=float, default=0.20)
-    a = ap.parse_args()
-    bounds = {"throughput_rps": a.tput, "latency_mean_ms": a.mean, "latency_p99_ms": a.p99}
-    exps = [load(d) for d in a.dirs]
+    dirs, bound_list = parse_args()
+    bounds = {metric: bound for metric, bound, _ in bound_list}
+    exps = [load(d) for d in dirs]
     names = {e.spec.get("name") for e in exps}
     if len(names) != 1:
         print(f"check_series: the folders hold different experiments: {sorted(map(str, names))}",
@@ -110,8 +104,8 @@ def main():
     except ValueError as err:
         print(f"check_series: {err}", file=sys.stderr)
         return 2
-    print(f"{names.pop()}: {len(exps)} checks ({', '.join(a.dirs)})")
-    print(f"{'point':<40} " + "  ".join(f"{s + ' pooled (per check)':>34}" for _, s in BOUNDS) +
+    print(f"{names.pop()}: {len(exps)} checks ({', '.join(dirs)})")
+    print(f"{'point':<40} " + "  ".join(f"{s + ' pooled (per check)':>34}" for _, _, s in bound_list) +
           "  held  real tput between checks")
     misses = 0
     for label, cells, held, ok in graded:
@@ -122,8 +116,8 @@ def main():
         print(f"{label[:40]:<40} " + "  ".join(f"{t:>34}" for t in text) +
               f"  {held}/{len(exps)}  " + ("-" if math.isnan(spread) else f"{spread:.1%}") +
               ("" if ok else "  MISS"))
-    print(f"\nbounds: throughput {a.tput:.0%}, mean latency {a.mean:.0%}, p99 {a.p99:.0%} on the "
-          f"means over the checks (each weighted by its real runs); {misses} point(s) miss")
+    print(f"\n{bounds_line(bound_list)} on the means over the checks (each weighted by its "
+          f"real runs); {misses} point(s) miss")
     return 1 if misses else 0
 
 
