@@ -16,12 +16,12 @@
 
 namespace servelab {
 
-// Advises huge pages on the 2 MiB-aligned interior of [p, p + bytes); small buffers are left
-// alone (they would not fill a huge page).
+// Advises huge pages on the 2 MiB-aligned interior of [p, p + bytes); a buffer too small to
+// hold an aligned huge page is left alone.
 inline void advise_huge_pages(const void* p, size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  if (bytes < 4 * kHuge) return;
+  if (bytes < kHuge) return;
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);

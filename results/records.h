@@ -84,6 +84,9 @@ class SummaryBuilder : public RecordSink {
  public:
   SummaryBuilder(std::vector<std::string> model_names, std::optional<double> slo, double warmup);
   ~SummaryBuilder() override;
+  // At most `requests[m]` records of model m will come (the workload's count per model): their
+  // latencies' storage is taken once, instead of grown as they arrive. Optional.
+  void expect(const std::vector<uint64_t>& requests);
   void add(const RequestRecord& r) override;
   nlohmann::json summary(const RunRecords& counters);
 

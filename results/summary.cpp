@@ -192,6 +192,12 @@ SummaryBuilder::SummaryBuilder(std::vector<std::string> model_names, std::option
 
 SummaryBuilder::~SummaryBuilder() = default;
 
+void SummaryBuilder::expect(const std::vector<uint64_t>& requests) {
+  State& st = *state_;
+  for (size_t m = 0; m < requests.size() && m < names_.size(); ++m)
+    reserve_huge(st.by_model[m].latency_ms, requests[m]);
+}
+
 void SummaryBuilder::add(const RequestRecord& r) {
   State& st = *state_;
   // A record naming no model of the run counts in the whole run only (in a subset of its
