@@ -95,21 +95,27 @@ runtime::EngineOptions one_in_flight_engine(const ProfileOptions& o) {
 
 }  // namespace
 
-double measure_served_extra(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
-                            const std::string& image, uint32_t rounds, uint32_t per_round) {
-  if (rounds == 0 || per_round == 0) return 0;
+double ServedExtra::extra() const {
+  if (served.empty() || alone.empty()) return 0;
+  return std::max(0.0, *std::min_element(served.begin(), served.end()) -
+                           *std::min_element(alone.begin(), alone.end()));
+}
+
+ServedExtra measure_served_extra(const runtime::EngineOptions& eo,
+                                 const runtime::ModelSpec& spec, const std::string& image,
+                                 uint32_t rounds, uint32_t per_round) {
+  ServedExtra out;
+  if (rounds == 0 || per_round == 0) return out;
   ProbeServer probe(eo, spec, image);
   auto exec = runtime::make_torch_executor(eo.device, std::max(1, eo.intra_op_threads));
-  std::vector<double> differences;
   on_prepared_thread(*exec, [&] {
     BatchOfOne alone(*exec, ModelId(0), spec, image);
     for (uint32_t r = 0; r < rounds; ++r) {
-      const double served = served_compute(probe, per_round);
-      differences.push_back(served - back_to_back(alone, per_round));
+      out.served.push_back(served_compute(probe, per_round));
+      out.alone.push_back(back_to_back(alone, per_round));
     }
   });
-  // The median turn: one disturbed block (another tenant, a slow core) moves it least.
-  return std::max(0.0, median(differences));
+  return out;
 }
 
 ServedIdle measure_served_idle(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
@@ -167,10 +173,18 @@ double served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& eo
   if (o.served_rounds == 0) return 0;
   const uint32_t per_turn = std::clamp<uint32_t>(
       static_cast<uint32_t>(o.served_turn_seconds / std::max(batch_of_one, 1e-3)), 4, 64);
-  const double extra = measure_served_extra(eo, spec, image, o.served_rounds, per_turn);
-  if (log) log(spec.name + ": a served batch of 1 computes " + std::to_string(extra * 1e3) +
-               " ms longer than back to back (median of " + std::to_string(o.served_rounds) +
-               " turns of " + std::to_string(per_turn) + ")");
+  const ServedExtra turns = measure_served_extra(eo, spec, image, o.served_rounds, per_turn);
+  const double extra = turns.extra();
+  if (log) {
+    std::string line = spec.name + ": a served batch of 1 computes " +
+                       std::to_string(extra * 1e3) + " ms longer than back to back (fastest " +
+                       "of " + std::to_string(o.served_rounds) + " turns of " +
+                       std::to_string(per_turn) + " each, served/alone ms:";
+    for (size_t i = 0; i < turns.served.size(); ++i)
+      line += " " + std::to_string(turns.served[i] * 1e3) + "/" +
+              std::to_string(turns.alone[i] * 1e3);
+    log(line + ")");
+  }
   return extra;
 }
 

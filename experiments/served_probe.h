@@ -17,12 +17,20 @@
 namespace servelab::experiments {
 
 // How much longer a served batch of 1 computes than one back to back (RequestOverhead::
-// served_extra), in seconds: `rounds` turns of `per_round` batches served at a few requests in
-// flight against the in-process server running `spec` with `eo` (as measure_model_overhead),
-// then as many back to back; the median of the rounds' differences, at least 0. 0 when rounds
-// or per_round is 0.
-double measure_served_extra(const runtime::EngineOptions& eo, const runtime::ModelSpec& spec,
-                            const std::string& image, uint32_t rounds, uint32_t per_round);
+// served_extra): `rounds` turns of `per_round` batches served at a few requests in flight
+// against the in-process server running `spec` with `eo` (as measure_model_overhead), each
+// followed by as many back to back. None (no turns) when rounds or per_round is 0.
+struct ServedExtra {
+  std::vector<double> served, alone;  // per turn: mean compute served, then back to back (s)
+  // The fastest served turn over the fastest back-to-back one, at least 0 (seconds). The
+  // machine flips between speed states for seconds at a time, which a turn's difference
+  // carries whole (a median of them swung 0-6 ms between profiles minutes apart where the
+  // effect is ~0.3 ms); each side's fastest turn is in the same, fast, state.
+  double extra() const;
+};
+ServedExtra measure_served_extra(const runtime::EngineOptions& eo,
+                                 const runtime::ModelSpec& spec, const std::string& image,
+                                 uint32_t rounds, uint32_t per_round);
 
 // A worker that serves one request at a time, sustained: `turns` turns of `per_turn`
 // requests of a closed loop of one client against the in-process server running `spec` with
