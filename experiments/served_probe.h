@@ -22,7 +22,7 @@ namespace servelab::experiments {
 // followed by as many back to back. None (no turns) when rounds or per_round is 0.
 struct ServedExtra {
   std::vector<double> served, alone;  // per turn: mean compute served, then back to back (s)
-  // The fastest served turn over the fastest back-to-back one, at least 0 (seconds). The
+  // The fastest served turn less the fastest back-to-back one, at least 0 (seconds). The
   // machine flips between speed states for seconds at a time, which a turn's difference
   // carries whole (a median of them swung 0-6 ms between profiles minutes apart where the
   // effect is ~0.3 ms); each side's fastest turn is in the same, fast, state.
