@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "engine/runtime/preprocess.h"
 #include "engine/runtime/task_thread.h"
 #include "experiments/background_load.h"
+#include "experiments/batch_rounds.h"
 #include "experiments/served_probe.h"
 #include "experiments/speed_probe.h"
 
@@ -81,43 +83,33 @@ size_t slowest_batch_of_one(const std::vector<ModelProfile>& models) {
   return k;
 }
 
-// Batch latency per size, in rounds over all sizes, so each size's samples span the whole
-// measurement and its spread includes the machine's drift (a shared machine's load), not one
-// quiet moment.
+// Batch latency per size, timed in BatchRounds' order: rounds over all sizes, each timed pass
+// after one of its own size.
 void measure_batches(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
                      const runtime::Input& input, ModelProfile& p,
                      const std::function<void(const std::string&)>& log) {
   std::vector<std::vector<float>> probs;
-  for (uint32_t b : o.batch_sizes) {
-    std::vector<const runtime::Input*> inputs(b, &input);
-    for (uint32_t i = 0; i < o.warmup; ++i) exec.run(id, Tier::Host, inputs, probs);
-    p.batches.push_back(BatchCost{b, 0, 0, {}});
-  }
-  std::vector<double> spent(o.batch_sizes.size(), 0);
-  auto wants_more = [&](size_t k) {
-    const size_t n = p.batches[k].samples.size();
-    if (n < 3) return true;
-    if (spent[k] > o.max_seconds_per_size || n >= std::max(o.samples, o.max_samples)) return false;
-    return n < o.samples || spent[k] < o.min_seconds_per_size;
+  auto pass = [&](uint32_t batch) {
+    std::vector<const runtime::Input*> inputs(batch, &input);
+    auto t0 = Clock::now();
+    exec.run(id, Tier::Host, inputs, probs);
+    return seconds_since(t0);
   };
-  for (bool any = true; any;) {
-    any = false;
-    for (size_t k = 0; k < p.batches.size(); ++k) {
-      BatchCost& c = p.batches[k];
-      if (!wants_more(k)) continue;
-      any = true;
-      std::vector<const runtime::Input*> inputs(c.batch, &input);
-      auto t0 = Clock::now();
-      exec.run(id, Tier::Host, inputs, probs);
-      c.samples.push_back(seconds_since(t0));
-      spent[k] += c.samples.back();
-    }
-  }
-  for (BatchCost& c : p.batches) {
+  std::vector<double> warm(o.batch_sizes.size(), 0);
+  for (size_t k = 0; k < o.batch_sizes.size(); ++k)
+    for (uint32_t i = 0; i < o.warmup; ++i) warm[k] = pass(o.batch_sizes[k]);
+  BatchRounds rounds({o.samples, o.max_samples, o.min_seconds_per_size, o.max_seconds_per_size,
+                      o.block_seconds, o.rewarm_below_seconds},
+                     std::move(warm));
+  while (std::optional<BatchRounds::Pass> next = rounds.next())
+    rounds.record(pass(o.batch_sizes[next->size]));
+  for (size_t k = 0; k < o.batch_sizes.size(); ++k) {
+    BatchCost c{o.batch_sizes[k], 0, 0, rounds.samples(k)};
     mean_stddev(c.samples, &c.mean, &c.stddev);
     if (log) log(p.name + ": batch " + std::to_string(c.batch) + " " +
                  std::to_string(c.mean * 1e3) + " ms (sd " + std::to_string(c.stddev * 1e3) +
                  ", n=" + std::to_string(c.samples.size()) + ")");
+    p.batches.push_back(std::move(c));
   }
 }
 

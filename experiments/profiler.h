@@ -37,6 +37,11 @@ struct ProfileOptions {
   double min_seconds_per_size = 1.0;
   uint32_t max_samples = 200;
   double max_seconds_per_size = 2.0;        // stop sampling a size after this much time
+  // A round times each size for about block_seconds (one pass at least), after one untimed
+  // pass of it where a pass takes less than rewarm_below_seconds and a different size ran
+  // last: each timed pass follows one of its own size, as in serving (batch_rounds.h).
+  double block_seconds = 0.2;
+  double rewarm_below_seconds = 0.5;
   // Timed loads (+ first batch) per model: at least load_samples, then on until
   // min_load_seconds are spent, up to max_load_samples. A miss's cost decides tail latencies
   // where most requests miss (Rafiqi figure 2); with the simulator drawing from the samples,
