@@ -180,6 +180,12 @@ int profile_main(int argc, char** argv) {
       "batch-sizes", po::value<std::string>()->default_value("1-32"),
       "comma list of sizes or ranges (1-8,16)")(
       "samples", po::value<uint32_t>()->default_value(6), "timed passes per batch size, at least (cheap sizes take more, up to 1 s of passes)")(
+      "block-seconds", po::value<double>()->default_value(0.2),
+      "seconds of timed passes a size takes in each round (one pass at least)")(
+      "rewarm-below-ms", po::value<double>()->default_value(500),
+      "a size whose pass is shorter is re-warmed by an untimed pass of its own size before "
+      "its block; 0 with --block-seconds 0: one pass per size per round, each after another "
+      "size (the order before blocks)")(
       "threads", po::value<int>()->default_value(1), "LibTorch intra-op threads")(
       "served-idle-turns", po::value<uint32_t>()->default_value(3),
       "turns (about 20 s each, then as long back to back) of one request in flight for the "
@@ -205,6 +211,14 @@ int profile_main(int argc, char** argv) {
     o.batch_sizes = parse_sizes(vm["batch-sizes"].as<std::string>());
     o.samples = vm["samples"].as<uint32_t>();
     o.threads = vm["threads"].as<int>();
+    o.block_seconds = vm["block-seconds"].as<double>();
+    o.rewarm_below_seconds = vm["rewarm-below-ms"].as<double>() / 1e3;
+    if (!(o.block_seconds >= 0 && o.block_seconds <= 60) ||
+        !(o.rewarm_below_seconds >= 0 && o.rewarm_below_seconds <= 60)) {
+      std::fprintf(stderr, "servelab profile: --block-seconds and --rewarm-below-ms must be "
+                           "0 to 60 s (see servelab profile --help)\n");
+      return 2;
+    }
     o.served_idle_turns = vm["served-idle-turns"].as<uint32_t>();
     o.served_miss_requests = vm["served-miss-requests"].as<uint32_t>();
     o.image = vm["image"].as<std::string>();

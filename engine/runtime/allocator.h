@@ -5,13 +5,20 @@
 // and the engine then measured different costs for the same batch (CPU batches 3-6x costlier
 // in the server than in a warm profiling loop, at batch 32). Keeping freed memory (mmap and
 // trim thresholds raised) gives both one regime: the profile predicts the server.
+// And one arena: a thread other than the main one allocates from an arena of its own, whose
+// heaps glibc caps at 64 MiB, so a larger buffer is mmap'd and unmapped on every pass whatever
+// the thresholds. Which threads got such arenas varied from process to process, and with it a
+// batch's cost (squeezenet1_1, batch of 32, profiles in fresh processes: ~360 or ~470-510 ms
+// at random; 275-306 ms with one arena, every time; 4.4x fewer page faults).
 #pragma once
 
 namespace servelab::runtime {
 
-// Once per process (thread-safe): raises glibc's mmap and trim thresholds, unless the user
-// chose them (MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ set) or set
-// SERVELAB_MALLOC=default. Returns a one-line description of the regime in force.
+// Once per process (thread-safe; also run before main by the library's static initializer,
+// before any thread allocates): raises glibc's mmap and trim thresholds and keeps one arena,
+// unless the user chose (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_, MALLOC_ARENA_MAX or
+// glibc.malloc tunables set) or set SERVELAB_MALLOC=default. Returns a one-line description of
+// the regime in force.
 const char* keep_freed_memory();
 
 }  // namespace servelab::runtime

@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <unistd.h>
 #endif
 
 #include "engine/runtime/allocator.h"
@@ -31,5 +33,36 @@ TEST_CASE("the engine keeps freed memory: large blocks come from the heap", "[ru
   CHECK(mallinfo2().hblkhd == mapped_before);  // by default glibc would mmap it
   std::free(p);
   CHECK(mallinfo2().fordblks >= kBlock);  // kept as free heap, not returned to the system
+#endif
+}
+
+TEST_CASE("the engine keeps freed memory on every thread: one arena", "[runtime]") {
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") || std::getenv("SERVELAB_MALLOC") ||
+      std::getenv("MALLOC_ARENA_MAX") || std::getenv("GLIBC_TUNABLES")) {
+    WARN("allocator chosen by the environment; nothing to check");
+    return;
+  }
+  const std::string regime = servelab::runtime::keep_freed_memory();
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  WARN("a sanitizer's allocator replaces glibc's: nothing to check (" << regime << ")");
+#elif defined(__GLIBC__)
+  CHECK(regime.find("one arena") != std::string::npos);
+  // A worker thread's batch buffers: above the 64 MiB a thread's own arena can hold, so with
+  // an arena per thread glibc would mmap the block (far above the program break) and unmap it
+  // when freed, however high the threshold.
+  constexpr size_t kBlock = 96u << 20;
+  bool allocated = false, in_heap = false;
+  std::thread worker([&] {  // no Catch assertions off the test's thread
+    char* p = static_cast<char*>(std::malloc(kBlock));
+    if (!p) return;
+    allocated = true;
+    std::memset(p, 1, kBlock);
+    in_heap = p + kBlock <= static_cast<char*>(sbrk(0));  // the main arena's heap
+    std::free(p);
+  });
+  worker.join();
+  REQUIRE(allocated);
+  CHECK(in_heap);
+  CHECK(mallinfo2().fordblks >= kBlock);  // kept as free heap
 #endif
 }
