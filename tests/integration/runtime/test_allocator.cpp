@@ -15,15 +15,33 @@
 
 #include "engine/runtime/allocator.h"
 
-TEST_CASE("the engine keeps freed memory: large blocks come from the heap", "[runtime]") {
-  if (std::getenv("MALLOC_MMAP_THRESHOLD_") || std::getenv("SERVELAB_MALLOC")) {
+namespace {
+
+// The regime in force, where there is one of the engine's to check: not where the environment
+// chose the allocator's settings or a sanitizer's allocator replaces glibc's.
+bool engine_regime(std::string* regime) {
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") || std::getenv("SERVELAB_MALLOC") ||
+      std::getenv("MALLOC_ARENA_MAX") || std::getenv("GLIBC_TUNABLES")) {
     WARN("allocator chosen by the environment; nothing to check");
-    return;
+    return false;
   }
-  const std::string regime = servelab::runtime::keep_freed_memory();
+  *regime = servelab::runtime::keep_freed_memory();
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-  WARN("a sanitizer's allocator replaces glibc's: nothing to check (" << regime << ")");
+  WARN("a sanitizer's allocator replaces glibc's: nothing to check (" << *regime << ")");
+  return false;
 #elif defined(__GLIBC__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+TEST_CASE("the engine keeps freed memory: large blocks come from the heap", "[runtime]") {
+  std::string regime;
+  if (!engine_regime(&regime)) return;
+#if defined(__GLIBC__)
   CHECK(regime.find("freed memory kept") != std::string::npos);
   const size_t mapped_before = mallinfo2().hblkhd;  // bytes in mmap'd blocks
   constexpr size_t kBlock = 24u << 20;                // 24 MiB, above glibc's default ceiling
@@ -37,15 +55,9 @@ TEST_CASE("the engine keeps freed memory: large blocks come from the heap", "[ru
 }
 
 TEST_CASE("the engine keeps freed memory on every thread: one arena", "[runtime]") {
-  if (std::getenv("MALLOC_MMAP_THRESHOLD_") || std::getenv("SERVELAB_MALLOC") ||
-      std::getenv("MALLOC_ARENA_MAX") || std::getenv("GLIBC_TUNABLES")) {
-    WARN("allocator chosen by the environment; nothing to check");
-    return;
-  }
-  const std::string regime = servelab::runtime::keep_freed_memory();
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-  WARN("a sanitizer's allocator replaces glibc's: nothing to check (" << regime << ")");
-#elif defined(__GLIBC__)
+  std::string regime;
+  if (!engine_regime(&regime)) return;
+#if defined(__GLIBC__)
   CHECK(regime.find("one arena") != std::string::npos);
   // A worker thread's batch buffers: above the 64 MiB a thread's own arena can hold, so with
   // an arena per thread glibc would mmap the block (far above the program break) and unmap it
