@@ -172,6 +172,12 @@ int run_main(int argc, char** argv) {
 
 int profile_main(int argc, char** argv) {
 #ifdef SERVELAB_EXP_PROFILER
+  const ex::ProfileOptions defaults;
+  auto shortest = [](double v) {  // a default as --help shows it (0.2, not 0.20000000000000001)
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return std::string(text);
+  };
   po::options_description opts("servelab profile options");
   opts.add_options()("help,h", "show this help")(
       "model", po::value<std::vector<std::string>>()->multitoken(),
@@ -180,9 +186,12 @@ int profile_main(int argc, char** argv) {
       "batch-sizes", po::value<std::string>()->default_value("1-32"),
       "comma list of sizes or ranges (1-8,16)")(
       "samples", po::value<uint32_t>()->default_value(6), "timed passes per batch size, at least (cheap sizes take more, up to 1 s of passes)")(
-      "block-seconds", po::value<double>()->default_value(0.2),
+      "block-seconds",
+      po::value<double>()->default_value(defaults.block_seconds, shortest(defaults.block_seconds)),
       "seconds of timed passes a size takes in each round (one pass at least)")(
-      "rewarm-below-ms", po::value<double>()->default_value(500),
+      "rewarm-below-ms",
+      po::value<double>()->default_value(defaults.rewarm_below_seconds * 1e3,
+                                         shortest(defaults.rewarm_below_seconds * 1e3)),
       "a size whose pass is shorter is re-warmed by an untimed pass of its own size before "
       "its block; 0 with --block-seconds 0: one pass per size per round, each after another "
       "size (the order before blocks)")(
