@@ -1,5 +1,5 @@
 // bench_gpu: runs the GPU benchmarks (bench_gpu.h) on the CUDA device LibTorch sees.
-//   bench_gpu --out DIR [--gpu NAME] [--only swap|batch|profile|sweep]... [--seconds S]
+//   bench_gpu --out DIR [--gpu NAME] [--only swap|batch|paired|profile|sweep]... [--seconds S]
 #include "tests/gpu/bench_gpu.h"
 
 #include <cmath>
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     else if (arg == "--seconds" && has_value) o.seconds_per_variant = std::atof(argv[++i]);
     else {
       std::fprintf(stderr, "bench_gpu: unknown argument '%s' (expected --out DIR, --gpu NAME, "
-                   "--only swap|batch|profile|sweep, --seconds S)\n", arg.c_str());
+                   "--only swap|batch|paired|profile|sweep, --seconds S)\n", arg.c_str());
       return 2;
     }
   }
@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
   };
   part("swap", bench_swap);
   part("batch", bench_batch);
+  part("paired", bench_paired);
   part("profile", bench_profile);
   part("sweep", bench_sweep);
   return failed ? 1 : 0;

@@ -28,6 +28,7 @@ void write_records(const BenchOptions& o, const std::string& name,
 
 void bench_swap(const BenchOptions& o);     // P5a: swap.json
 void bench_batch(const BenchOptions& o);    // P5b: batch.json
+void bench_paired(const BenchOptions& o);   // P5b paired, one worker: paired.json
 void bench_profile(const BenchOptions& o);  // P5c: profile.json, gpu-profile.yaml
 void bench_sweep(const BenchOptions& o);    // Rafiqi figure 5 on the real engine: sweep.json
 

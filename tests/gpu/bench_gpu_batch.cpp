@@ -28,15 +28,11 @@
 // or always follows the same one (the GPU's clocks follow the load before it). For the
 // variants timed on one thread (raw, executor) the record also gives that thread's CPU time per
 // batch and how often it was preempted: a launch-bound batch runs as fast as its thread issues.
-#include <sys/resource.h>
 #include <torch/script.h>
-
-#include <ctime>
 
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <future>
 #include <memory>
 
 #include "engine/runtime/task_thread.h"
@@ -45,60 +41,10 @@
 #include "tests/gpu/bench_gpu_loops.h"
 #include "tests/gpu/gpu_env.h"
 
-namespace torch::jit {
-TORCH_API void setGraphExecutorOptimize(bool o);
-}  // namespace torch::jit
-
 namespace servelab::gpu {
 namespace {
 
 using runtime::Input;
-
-// A variant's pace in one round: batches per second, and the timing thread's CPU time per
-// batch and involuntary context switches per second (zero for the engine's variants).
-struct Rate {
-  double bps = 0, cpu_ms = 0, preempted_per_s = 0;
-};
-
-// This thread's CPU time (s) and involuntary context switches so far.
-std::pair<double, long> thread_usage() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  rusage ru{};
-  getrusage(RUSAGE_THREAD, &ru);
-  return {static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9, ru.ru_nivcsw};
-}
-
-// The pace of `step` on this thread, run for at least `seconds` (and 5 batches) after 3
-// warm-ups.
-template <class F>
-Rate timed_rate(F&& step, double seconds) {
-  for (int i = 0; i < 3; ++i) step();
-  int n = 0;
-  const auto usage0 = thread_usage();
-  const auto t0 = std::chrono::steady_clock::now();
-  while (n < 5 || seconds_since(t0) < seconds) {
-    step();
-    ++n;
-  }
-  const double wall = seconds_since(t0);
-  const auto usage1 = thread_usage();
-  return {n / wall, (usage1.first - usage0.first) / n * 1e3,
-          static_cast<double>(usage1.second - usage0.second) / wall};
-}
-
-// `f()` run as a task on `thread` (a worker-like thread), its result returned here.
-Rate on_thread(runtime::TaskThread& thread, const std::function<Rate()>& f) {
-  std::promise<Rate> result;
-  thread.post([&] {
-    try {
-      result.set_value(f());
-    } catch (...) {
-      result.set_exception(std::current_exception());
-    }
-  });
-  return result.get_future().get();
-}
 
 // Milliseconds the per-request answers (top-1 softmax, as the engine computes them after a
 // batch) take for the batch's logits on this thread.

@@ -1,12 +1,18 @@
-// The loops P5b times (bench_gpu_batch.cpp): the raw LibTorch loop and the whole engine in a
-// closed loop. Included by bench_gpu_batch.cpp only (it includes LibTorch).
+// The loops P5b times (bench_gpu_batch.cpp, bench_gpu_paired.cpp): the raw LibTorch loop and
+// the whole engine in a closed loop, and how a loop's pace is timed. Included by those two
+// only (it includes LibTorch).
 #pragma once
 
+#include <sys/resource.h>
 #include <torch/script.h>
+
+#include <ctime>
 
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -14,12 +20,63 @@
 #include <vector>
 
 #include "engine/runtime/engine.h"
+#include "engine/runtime/task_thread.h"
 #include "engine/runtime/torch_tiers.h"
 #include "tests/gpu/gpu_env.h"
+
+namespace torch::jit {
+TORCH_API void setGraphExecutorOptimize(bool o);
+}  // namespace torch::jit
 
 namespace servelab::gpu {
 
 using runtime::Input;
+
+// A variant's pace in one round: batches per second, and the timing thread's CPU time per
+// batch and involuntary context switches per second (zero for the engine's variants).
+struct Rate {
+  double bps = 0, cpu_ms = 0, preempted_per_s = 0;
+};
+
+// This thread's CPU time (s) and involuntary context switches so far.
+inline std::pair<double, long> thread_usage() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  return {static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9, ru.ru_nivcsw};
+}
+
+// The pace of `step` on this thread, run for at least `seconds` (and 5 batches) after 3
+// warm-ups.
+template <class F>
+Rate timed_rate(F&& step, double seconds) {
+  for (int i = 0; i < 3; ++i) step();
+  int n = 0;
+  const auto usage0 = thread_usage();
+  const auto t0 = std::chrono::steady_clock::now();
+  while (n < 5 || seconds_since(t0) < seconds) {
+    step();
+    ++n;
+  }
+  const double wall = seconds_since(t0);
+  const auto usage1 = thread_usage();
+  return {n / wall, (usage1.first - usage0.first) / n * 1e3,
+          static_cast<double>(usage1.second - usage0.second) / wall};
+}
+
+// `f()` run as a task on `thread` (a worker-like thread), its result returned here.
+inline Rate on_thread(runtime::TaskThread& thread, const std::function<Rate()>& f) {
+  std::promise<Rate> result;
+  thread.post([&] {
+    try {
+      result.set_value(f());
+    } catch (...) {
+      result.set_exception(std::current_exception());
+    }
+  });
+  return result.get_future().get();
+}
 
 // The raw loop: a module moved to the device and the same data path as the engine's. Two
 // of the executor's differences can be switched on, one at a time, to price each:

@@ -1,0 +1,105 @@
+// P5b paired: the one-worker verdict that the rounds of bench_gpu_batch.cpp could not give.
+// There, two identical raw loops measured in the same rounds differed by up to 19% at batches
+// 1-16, more than the goal's 5% margin. Here each comparison is a series of short ABBA cycles
+// (A, B, B, A; the next cycle B, A, A, B): A is the raw loop (optimizer off, main thread), B
+// the variant. A cycle's ratio is B's summed pace over A's, so a drift that is linear within
+// a cycle cancels. The record gives the median cycle ratio and a distribution-free 95%
+// interval for it (order statistics of the cycles). Comparisons, per model and batch:
+//   control:     a second raw loop identical to A (what an equal loop reaches: the null);
+//   raw worker:  A's loop on a thread prepared as an engine worker is;
+//   executor:    TorchExecutor::run on the main thread (the worker's call);
+//   engine q2:   the whole engine, one worker, a second batch queued (the engine under load).
+#include <torch/script.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/gpu/bench_gpu.h"
+#include "tests/gpu/bench_gpu_loops.h"
+#include "tests/gpu/gpu_env.h"
+
+namespace servelab::gpu {
+namespace {
+
+constexpr int kCycles = 12;
+constexpr double kBlockSeconds = 0.08;
+// With 12 cycles the 3rd and 10th smallest ratios bound the median with 96.1% confidence
+// (1 - 2 P(Binomial(12, 1/2) <= 2)).
+constexpr int kLowRank = 3, kHighRank = 10;
+
+struct Paired {
+  double median = 0, low = 0, high = 0;
+};
+
+// The median cycle ratio of `b` over `a` and its interval.
+Paired compare(const std::function<double()>& a, const std::function<double()>& b) {
+  std::vector<double> ratios;
+  for (int c = 0; c < kCycles; ++c) {
+    double sum_a = 0, sum_b = 0;
+    const bool a_first = c % 2 == 0;
+    for (int block = 0; block < 4; ++block) {
+      const bool run_a = (block == 0 || block == 3) == a_first;
+      (run_a ? sum_a : sum_b) += (run_a ? a : b)();
+    }
+    ratios.push_back(sum_b / sum_a);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  return {median(ratios), ratios[kLowRank - 1], ratios[kHighRank - 1]};
+}
+
+std::string paired_json(const Paired& p) {
+  return jobj({{"median", jnum(p.median)}, {"low", jnum(p.low)}, {"high", jnum(p.high)}});
+}
+
+}  // namespace
+
+void bench_paired(const BenchOptions& o) {
+  std::vector<std::string> records;
+  const double s = kBlockSeconds;
+  for (const char* model : {"resnet18", "resnet50"}) {
+    const runtime::ModelSpec spec = model_spec(model);
+    for (size_t b : {1, 4, 16, 64}) {
+      std::vector<Input> crops;
+      for (size_t i = 0; i < b; ++i) crops.push_back(random_crop(224, 224, 1000 + i));
+      std::vector<const Input*> ptrs;
+      for (const Input& in : crops) ptrs.push_back(&in);
+      RawLoop raw(spec, crops, false, false), control(spec, crops, false, false);
+      auto exec = runtime::make_torch_executor("cuda", 1);
+      exec->add(0, spec, static_cast<uint32_t>(b), 1);
+      exec->load(0, Tier::Host, Tier::Device);
+      EngineLoop engine_q2(spec, crops, 1, 2);
+      runtime::TaskThread worker_like([&] { exec->prepare_thread(); });
+      std::vector<std::vector<float>> out;
+      torch::jit::setGraphExecutorOptimize(false);  // as the engine's workers run
+      auto loop = [&](RawLoop& l) { return timed_rate([&] { l.gather(), l.forward(); }, s).bps; };
+      auto raw_rate = [&] { return loop(raw); };
+      const Paired vs_control = compare(raw_rate, [&] { return loop(control); });
+      const Paired vs_worker = compare(raw_rate, [&] {
+        return on_thread(worker_like, [&] { return Rate{loop(raw)}; }).bps;
+      });
+      const Paired vs_exec = compare(raw_rate, [&] {
+        return timed_rate([&] { exec->run(0, Tier::Device, ptrs, out); }, s).bps;
+      });
+      const Paired vs_q2 = compare(raw_rate, [&] { return engine_q2.batches_per_second(s); });
+      std::printf("P5b paired %-8s batch %2zu (median [95%% interval] of B/A): control %.3f "
+                  "[%.3f, %.3f] | raw on a worker's thread %.3f [%.3f, %.3f] | executor %.3f "
+                  "[%.3f, %.3f] | engine q2 %.3f [%.3f, %.3f]\n", model, b, vs_control.median,
+                  vs_control.low, vs_control.high, vs_worker.median, vs_worker.low,
+                  vs_worker.high, vs_exec.median, vs_exec.low, vs_exec.high, vs_q2.median,
+                  vs_q2.low, vs_q2.high);
+      records.push_back(jobj({{"model", jstr(model)}, {"batch", jnum(double(b))},
+                              {"cycles", jnum(kCycles)}, {"block_s", jnum(s)},
+                              {"control", paired_json(vs_control)},
+                              {"raw_worker_thread", paired_json(vs_worker)},
+                              {"executor", paired_json(vs_exec)},
+                              {"engine_q2", paired_json(vs_q2)}}));
+    }
+  }
+  write_records(o, "paired.json", records);
+}
+
+}  // namespace servelab::gpu
