@@ -56,4 +56,25 @@ def paired_section(paired):
               f"{verdicts.count('does not hold')} do not, {verdicts.count('cannot tell')} "
               "cannot be told). The control's interval reaches below the goal at "
               f"{len(control_wide)} of {len(paired)} points."]
+    if all("sched_a" in r["engine_q2"] for r in paired):
+        lines += [""] + sched_table(paired)
     return lines, verdict != "does not hold"
+
+
+def sched_table(paired):
+    """The scheduler statistics of each comparison's blocks (medians over the blocks)."""
+    def cell(p):
+        a, b = p["sched_a"], p["sched_b"]
+        return (f"{a['running']:.2f} → {b['running']:.2f} / "
+                f"{a['waiting_for_cpu']:.3f} → {b['waiting_for_cpu']:.3f}")
+    lines = ["Where the process's threads were during the blocks (A → B, per second of wall "
+             "time, medians over the blocks): threads running / threads runnable but waiting "
+             "for a CPU (the kernel's schedstat, all threads of the process). Steal is the "
+             "machine's, during engine q2's blocks.", "",
+             "| model | batch | " + " | ".join(label for _, label in COMPARISONS) + " | steal |",
+             "|---|---|" + "---|" * (len(COMPARISONS) + 1)]
+    for r in paired:
+        lines.append(f"| {r['model']} | {r['batch']:.0f} | "
+                     + " | ".join(cell(r[key]) for key, _ in COMPARISONS)
+                     + f" | {r['engine_q2']['sched_b']['steal']:.3f} |")
+    return lines

@@ -9,9 +9,14 @@
 //   raw worker:  A's loop on a thread prepared as an engine worker is;
 //   executor:    TorchExecutor::run on the main thread (the worker's call);
 //   engine q2:   the whole engine, one worker, a second batch queued (the engine under load).
+// Around each block the process's scheduler statistics are sampled (sched_stats.h): per
+// second, how many of its threads ran and how many waited for a CPU, and the machine's steal
+// time, medians over A's and B's blocks. They say whether a slow variant's threads ran more,
+// waited for a CPU, or waited on something else (the GPU, a lock).
 #include <torch/script.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -21,6 +26,7 @@
 #include "tests/gpu/bench_gpu.h"
 #include "tests/gpu/bench_gpu_loops.h"
 #include "tests/gpu/gpu_env.h"
+#include "tests/gpu/sched_stats.h"
 
 namespace servelab::gpu {
 namespace {
@@ -33,26 +39,51 @@ constexpr int kLowRank = 3, kHighRank = 10;
 
 struct Paired {
   double median = 0, low = 0, high = 0;
+  SchedSample a, b;  // per second of A's and of B's blocks: medians over the blocks
 };
 
-// The median cycle ratio of `b` over `a` and its interval.
+// The median of each field over the blocks.
+SchedSample median_rates(const std::vector<SchedSample>& blocks) {
+  std::vector<double> run, wait, steal;
+  for (const SchedSample& x : blocks) {
+    run.push_back(x.run_s);
+    wait.push_back(x.wait_s);
+    steal.push_back(x.steal_s);
+  }
+  return {median(run), median(wait), median(steal)};
+}
+
+// The median cycle ratio of `b` over `a` and its interval, with the scheduler statistics of
+// each side's blocks.
 Paired compare(const std::function<double()>& a, const std::function<double()>& b) {
   std::vector<double> ratios;
+  std::vector<SchedSample> sched_a, sched_b;
   for (int c = 0; c < kCycles; ++c) {
     double sum_a = 0, sum_b = 0;
     const bool a_first = c % 2 == 0;
     for (int block = 0; block < 4; ++block) {
       const bool run_a = (block == 0 || block == 3) == a_first;
+      const SchedSample before = sched_sample();
+      const auto t0 = std::chrono::steady_clock::now();
       (run_a ? sum_a : sum_b) += (run_a ? a : b)();
+      const double wall = seconds_since(t0);
+      (run_a ? sched_a : sched_b).push_back(sched_rates(before, sched_sample(), wall));
     }
     ratios.push_back(sum_b / sum_a);
   }
   std::sort(ratios.begin(), ratios.end());
-  return {median(ratios), ratios[kLowRank - 1], ratios[kHighRank - 1]};
+  return {median(ratios), ratios[kLowRank - 1], ratios[kHighRank - 1], median_rates(sched_a),
+          median_rates(sched_b)};
+}
+
+std::string sched_json(const SchedSample& x) {
+  return jobj({{"running", jnum(x.run_s)}, {"waiting_for_cpu", jnum(x.wait_s)},
+               {"steal", jnum(x.steal_s)}});
 }
 
 std::string paired_json(const Paired& p) {
-  return jobj({{"median", jnum(p.median)}, {"low", jnum(p.low)}, {"high", jnum(p.high)}});
+  return jobj({{"median", jnum(p.median)}, {"low", jnum(p.low)}, {"high", jnum(p.high)},
+               {"sched_a", sched_json(p.a)}, {"sched_b", sched_json(p.b)}});
 }
 
 }  // namespace
@@ -91,6 +122,13 @@ void bench_paired(const BenchOptions& o) {
                   vs_control.low, vs_control.high, vs_worker.median, vs_worker.low,
                   vs_worker.high, vs_exec.median, vs_exec.low, vs_exec.high, vs_q2.median,
                   vs_q2.low, vs_q2.high);
+      std::printf("    threads running / waiting for a CPU per second (A, B): control %.2f/%.3f, "
+                  "%.2f/%.3f | worker %.2f/%.3f, %.2f/%.3f | executor %.2f/%.3f, %.2f/%.3f | "
+                  "engine q2 %.2f/%.3f, %.2f/%.3f; steal %.3f\n", vs_control.a.run_s,
+                  vs_control.a.wait_s, vs_control.b.run_s, vs_control.b.wait_s, vs_worker.a.run_s,
+                  vs_worker.a.wait_s, vs_worker.b.run_s, vs_worker.b.wait_s, vs_exec.a.run_s,
+                  vs_exec.a.wait_s, vs_exec.b.run_s, vs_exec.b.wait_s, vs_q2.a.run_s,
+                  vs_q2.a.wait_s, vs_q2.b.run_s, vs_q2.b.wait_s, vs_q2.b.steal_s);
       records.push_back(jobj({{"model", jstr(model)}, {"batch", jnum(double(b))},
                               {"cycles", jnum(kCycles)}, {"block_s", jnum(s)},
                               {"control", paired_json(vs_control)},
