@@ -4,7 +4,12 @@
 // convolutions), its disk -> host load (read, deserialize, pin) and host -> device load
 // (synchronized), the bytes the device holds (parameters and buffers), and the engine's own
 // cost per request around the batch: an in-process client's round trip at concurrency 1
-// (batching none) less the batch, written as request_overhead_ms.after.
+// (batching none) less the batch, written as request_overhead_ms.after. After each timed
+// batch the GPU's SM clock and the driver's clock-event reasons are read (gpu_clocks.h): the
+// records give each size's clock range and reasons, to tell a slow stretch of the GPU's from
+// one of the host's.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <future>
@@ -12,6 +17,7 @@
 #include <sstream>
 
 #include "tests/gpu/bench_gpu.h"
+#include "tests/gpu/gpu_clocks.h"
 #include "tests/gpu/gpu_env.h"
 
 namespace servelab::gpu {
@@ -28,6 +34,10 @@ struct ModelProfile {
   std::vector<std::pair<uint32_t, std::vector<double>>> batches;  // size, samples (s)
   std::vector<double> disk_host, host_device;                     // samples (s)
   double overhead = 0;  // the engine's round trip at concurrency 1 less the batch (s)
+  // Per batch size (same order as batches): the SM clock after each timed sample (MHz) and
+  // the clock-event reasons seen, OR'd; empty where NVML gave nothing.
+  std::vector<std::vector<unsigned>> sm_mhz;
+  std::vector<unsigned long long> reasons;
 };
 
 // Mean round trip (s) of `n` requests sent one at a time to an in-process engine on the GPU
@@ -52,7 +62,8 @@ double engine_round_trip(const runtime::ModelSpec& spec, const Input& crop, int 
   return mean(rtt);
 }
 
-ModelProfile measure(const std::string& model, const std::vector<uint32_t>& sizes) {
+ModelProfile measure(const std::string& model, const std::vector<uint32_t>& sizes,
+                     const GpuClockReader& clocks) {
   ModelProfile p;
   p.name = model;
   const runtime::ModelSpec spec = model_spec(model);
@@ -72,9 +83,18 @@ ModelProfile measure(const std::string& model, const std::vector<uint32_t>& size
     for (uint32_t i = 0; i < b; ++i) ptrs.push_back(&crops[i]);
     for (int w = 0; w < 3; ++w) exec->run(0, Tier::Device, ptrs, out);
     std::vector<double> samples;
-    for (int i = 0; i < kBatchSamples; ++i)
+    std::vector<unsigned> sm;
+    unsigned long long reasons = 0;
+    for (int i = 0; i < kBatchSamples; ++i) {
       samples.push_back(timed_on_device([&] { exec->run(0, Tier::Device, ptrs, out); }));
+      if (const std::optional<GpuClocks> c = clocks.read()) {
+        sm.push_back(c->sm_mhz);
+        reasons |= c->reasons;
+      }
+    }
     p.batches.emplace_back(b, std::move(samples));
+    p.sm_mhz.push_back(std::move(sm));
+    p.reasons.push_back(reasons);
   }
   exec.reset();  // the engine below measures with its own executor
   p.overhead = std::max(0.0, engine_round_trip(spec, crops.front(), 100) -
@@ -131,13 +151,23 @@ void write_yaml(const BenchOptions& o, const std::vector<ModelProfile>& profiles
 void bench_profile(const BenchOptions& o) {
   const std::vector<uint32_t> dense = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64, 96, 128};
   const std::vector<uint32_t> coarse = {1, 2, 4, 8, 16, 32, 64, 128};
+  const GpuClockReader clocks;
+  if (!clocks.read()) std::printf("P5c: NVML gives no clocks here; the records go without\n");
   std::vector<ModelProfile> profiles;
   for (const char* model : {"alexnet", "resnet18", "resnet50", "vgg16"})
-    profiles.push_back(measure(model, std::string(model) == "alexnet" ? dense : coarse));
+    profiles.push_back(measure(model, std::string(model) == "alexnet" ? dense : coarse, clocks));
   std::vector<std::string> records;
   for (const ModelProfile& p : profiles)
-    for (const auto& [b, s] : p.batches)
+    for (size_t k = 0; k < p.batches.size(); ++k) {
+      const auto& [b, s] = p.batches[k];
+      const std::vector<unsigned>& sm = p.sm_mhz[k];
+      const auto [lo, hi] = sm.empty() ? std::pair<double, double>{NAN, NAN}
+                                       : std::pair<double, double>{
+                                             *std::min_element(sm.begin(), sm.end()),
+                                             *std::max_element(sm.begin(), sm.end())};
       records.push_back(jobj({{"model", jstr(p.name)}, {"batch", jnum(b)},
+                              {"sm_mhz_min", jnum(lo)}, {"sm_mhz_max", jnum(hi)},
+                              {"clock_event_reasons", jnum(double(p.reasons[k]))},
                               {"mean_ms", jnum(mean(s) * 1e3)},
                               {"median_ms", jnum(median(s) * 1e3)},
                               {"stddev_ms", jnum(stddev(s) * 1e3)},
@@ -145,6 +175,7 @@ void bench_profile(const BenchOptions& o) {
                               {"disk_host_ms", jnum(median(p.disk_host) * 1e3)},
                               {"host_device_ms", jnum(median(p.host_device) * 1e3)},
                               {"overhead_ms", jnum(p.overhead * 1e3)}}));
+    }
   write_records(o, "profile.json", records);
   write_yaml(o, profiles);
 }
