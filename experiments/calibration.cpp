@@ -158,9 +158,9 @@ void write_calibrated_profile(const std::string& base, const std::string& out,
   // where a run cannot miss).
   options.load_samples = 10;  // a miss's cost drifts with the machine too (Rafiqi figure 2)
   options.min_load_seconds = 0;
-  options.samples = 3;
-  options.min_seconds_per_size = 0.25;
-  options.max_seconds_per_size = 0.5;
+  options.batches.samples = 3;
+  options.batches.min_seconds_per_size = 0.25;
+  options.batches.max_seconds_per_size = 0.5;
   probes.push_back(measure_profile(options));
   const config::ProfileFile before = config::load_profile_file(base);
   std::vector<CostProfile> costs;

@@ -185,13 +185,15 @@ int profile_main(int argc, char** argv) {
       "models-dir", po::value<std::string>()->default_value("models"), "TorchScript models")(
       "batch-sizes", po::value<std::string>()->default_value("1-32"),
       "comma list of sizes or ranges (1-8,16)")(
-      "samples", po::value<uint32_t>()->default_value(6), "timed passes per batch size, at least (cheap sizes take more, up to 1 s of passes)")(
+      "samples", po::value<uint32_t>()->default_value(defaults.batches.samples),
+      "timed passes per batch size, at least (cheap sizes take more, up to 1 s of passes)")(
       "block-seconds",
-      po::value<double>()->default_value(defaults.block_seconds, shortest(defaults.block_seconds)),
+      po::value<double>()->default_value(defaults.batches.block_seconds,
+                                 shortest(defaults.batches.block_seconds)),
       "seconds of timed passes a size takes in each round (one pass at least)")(
       "rewarm-below-ms",
-      po::value<double>()->default_value(defaults.rewarm_below_seconds * 1e3,
-                                         shortest(defaults.rewarm_below_seconds * 1e3)),
+      po::value<double>()->default_value(defaults.batches.rewarm_below_seconds * 1e3,
+                                         shortest(defaults.batches.rewarm_below_seconds * 1e3)),
       "a size whose pass is shorter is re-warmed by an untimed pass of its own size before "
       "its block; 0 with --block-seconds 0: one pass per size per round, each after another "
       "size (the order before blocks)")(
@@ -218,12 +220,12 @@ int profile_main(int argc, char** argv) {
     o.models = vm.count("model") ? vm["model"].as<std::vector<std::string>>()
                                  : std::vector<std::string>{"squeezenet1_1", "resnet18"};
     o.batch_sizes = parse_sizes(vm["batch-sizes"].as<std::string>());
-    o.samples = vm["samples"].as<uint32_t>();
+    o.batches.samples = vm["samples"].as<uint32_t>();
     o.threads = vm["threads"].as<int>();
-    o.block_seconds = vm["block-seconds"].as<double>();
-    o.rewarm_below_seconds = vm["rewarm-below-ms"].as<double>() / 1e3;
-    if (!(o.block_seconds >= 0 && o.block_seconds <= 60) ||
-        !(o.rewarm_below_seconds >= 0 && o.rewarm_below_seconds <= 60)) {
+    o.batches.block_seconds = vm["block-seconds"].as<double>();
+    o.batches.rewarm_below_seconds = vm["rewarm-below-ms"].as<double>() / 1e3;
+    if (!(o.batches.block_seconds >= 0 && o.batches.block_seconds <= 60) ||
+        !(o.batches.rewarm_below_seconds >= 0 && o.batches.rewarm_below_seconds <= 60)) {
       std::fprintf(stderr, "servelab profile: --block-seconds and --rewarm-below-ms must be "
                            "0 to 60 s (see servelab profile --help)\n");
       return 2;

@@ -60,7 +60,7 @@ void save_profile(const std::string& path, const config::ProfileFile& measured,
   root["description"] = "Measured by `servelab profile` on this machine (CPU, LibTorch).";
   root["source"] = std::string("host ") + host + ", " + std::to_string(o.threads) +
                    " intra-op thread(s), batch sizes " + sizes + ", " +
-                   std::to_string(o.samples) + " or more samples per size (1 s of passes for cheap sizes)";
+                   std::to_string(o.batches.samples) + " or more samples per size (1 s of passes for cheap sizes)";
 #ifdef SERVELAB_EXP_PROFILER  // the engine's allocator regime; a build without it measures nothing
   root["source"] = root["source"].as<std::string>() + ", " + runtime::keep_freed_memory();
 #endif

@@ -98,8 +98,7 @@ void measure_batches(const ProfileOptions& o, runtime::Executor& exec, ModelId i
   std::vector<double> warm(o.batch_sizes.size(), 0);
   for (size_t k = 0; k < o.batch_sizes.size(); ++k)
     for (uint32_t i = 0; i < o.warmup; ++i) warm[k] = pass(o.batch_sizes[k]);
-  BatchRounds rounds({o.samples, o.max_samples, o.min_seconds_per_size, o.max_seconds_per_size,
-                      o.block_seconds, o.rewarm_below_seconds},
+  BatchRounds rounds(o.batches,
                      std::move(warm));
   while (std::optional<BatchRounds::Pass> next = rounds.next())
     rounds.record(pass(o.batch_sizes[next->size]));

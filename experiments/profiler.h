@@ -13,6 +13,7 @@
 #include "config/profile_yaml.h"
 #include "engine/control/cost_profile.h"
 #include "engine/runtime/engine.h"
+#include "experiments/batch_rounds.h"
 
 namespace servelab::experiments {
 
@@ -29,19 +30,13 @@ struct ProfileOptions {
   // convolution algorithms at batch 16: MKL-DNN instead of im2col + BLAS for 1x1 kernels with
   // one thread), so interpolating across a coarse grid can mispredict whole ranges.
   std::vector<uint32_t> batch_sizes = dense_sizes(32);
-  uint32_t samples = 6;                     // timed forward passes per batch size (at least)
   uint32_t warmup = 1;                      // untimed passes per batch size
-  // Cheap sizes keep sampling (in the same rounds) until they have spent this much time, up
-  // to max_samples: enough draws to show a shared machine's slow passes, which decide tail
-  // latencies (a pass that misses a quantum tick costs a whole quantum more).
-  double min_seconds_per_size = 1.0;
-  uint32_t max_samples = 200;
-  double max_seconds_per_size = 2.0;        // stop sampling a size after this much time
-  // A round times each size for about block_seconds (one pass at least), after one untimed
-  // pass of it where a pass takes less than rewarm_below_seconds and a different size ran
-  // last: each timed pass follows one of its own size, as in serving (batch_rounds.h).
-  double block_seconds = 0.2;
-  double rewarm_below_seconds = 0.5;
+  // How many timed passes each size takes and in what order (batch_rounds.h): at least
+  // `samples`; cheap sizes keep sampling in the same rounds until they have spent
+  // min_seconds_per_size, up to max_samples, enough draws to show a shared machine's slow
+  // passes, which decide tail latencies (a pass that misses a quantum tick costs a whole
+  // quantum more); blocks of about block_seconds, each timed pass after one of its own size.
+  BatchRoundsOptions batches;
   // Timed loads (+ first batch) per model: at least load_samples, then on until
   // min_load_seconds are spent, up to max_load_samples. A miss's cost decides tail latencies
   // where most requests miss (Rafiqi figure 2); with the simulator drawing from the samples,

@@ -115,9 +115,9 @@ workload:
   probe.models_dir = kModels;
   probe.models = kMembers;
   probe.batch_sizes = {1, 2};
-  probe.samples = 3;
-  probe.min_seconds_per_size = 0.02;
-  probe.max_seconds_per_size = 0.2;
+  probe.batches.samples = 3;
+  probe.batches.min_seconds_per_size = 0.02;
+  probe.batches.max_seconds_per_size = 0.2;
   probe.load_samples = 2;
   probe.min_load_seconds = 0;
   probe.course_seconds = 0.1;

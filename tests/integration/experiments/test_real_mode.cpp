@@ -55,9 +55,9 @@ ex::ProfileOptions reduced_probe(std::vector<uint32_t> batch_sizes) {
   probe.models_dir = kModels;
   probe.models = {"tiny_cnn"};
   probe.batch_sizes = std::move(batch_sizes);
-  probe.samples = 3;
-  probe.min_seconds_per_size = 0.05;
-  probe.max_seconds_per_size = 0.5;
+  probe.batches.samples = 3;
+  probe.batches.min_seconds_per_size = 0.05;
+  probe.batches.max_seconds_per_size = 0.5;
   probe.load_samples = 3;
   probe.min_load_seconds = 0;
   probe.course_seconds = 0.2;
