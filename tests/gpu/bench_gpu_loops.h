@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/runtime/engine.h"
+#include "engine/runtime/executor.h"
 #include "engine/runtime/task_thread.h"
 #include "engine/runtime/torch_tiers.h"
 #include "tests/gpu/gpu_env.h"
@@ -76,6 +77,28 @@ inline Rate on_thread(runtime::TaskThread& thread, const std::function<Rate()>& 
     }
   });
   return result.get_future().get();
+}
+
+// The request crops of one P5b batch of b (seeded alike for every variant), and pointers to
+// them as the executor takes them. Not copyable: the pointers point into `crops`.
+struct BatchCrops {
+  std::vector<Input> crops;
+  std::vector<const Input*> ptrs;
+  explicit BatchCrops(size_t b) {
+    for (size_t i = 0; i < b; ++i) crops.push_back(random_crop(224, 224, 1000 + i));
+    for (const Input& in : crops) ptrs.push_back(&in);
+  }
+  BatchCrops(const BatchCrops&) = delete;
+  BatchCrops& operator=(const BatchCrops&) = delete;
+};
+
+// A CUDA executor holding `spec` (max batch b) as model 0, loaded onto the device.
+inline std::unique_ptr<runtime::Executor> device_executor(const runtime::ModelSpec& spec,
+                                                          size_t b) {
+  auto exec = runtime::make_torch_executor("cuda", 1);
+  exec->add(0, spec, static_cast<uint32_t>(b), 1);
+  exec->load(0, Tier::Host, Tier::Device);
+  return exec;
 }
 
 // The raw loop: a module moved to the device and the same data path as the engine's. Two

@@ -94,14 +94,11 @@ void bench_paired(const BenchOptions& o) {
   for (const char* model : {"resnet18", "resnet50"}) {
     const runtime::ModelSpec spec = model_spec(model);
     for (size_t b : {1, 4, 16, 64}) {
-      std::vector<Input> crops;
-      for (size_t i = 0; i < b; ++i) crops.push_back(random_crop(224, 224, 1000 + i));
-      std::vector<const Input*> ptrs;
-      for (const Input& in : crops) ptrs.push_back(&in);
+      const BatchCrops batch(b);
+      const std::vector<Input>& crops = batch.crops;
+      const std::vector<const Input*>& ptrs = batch.ptrs;
       RawLoop raw(spec, crops, false, false), control(spec, crops, false, false);
-      auto exec = runtime::make_torch_executor("cuda", 1);
-      exec->add(0, spec, static_cast<uint32_t>(b), 1);
-      exec->load(0, Tier::Host, Tier::Device);
+      auto exec = device_executor(spec, b);
       EngineLoop engine_q2(spec, crops, 1, 2);
       runtime::TaskThread worker_like([&] { exec->prepare_thread(); });
       std::vector<std::vector<float>> out;
