@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/huge_pages.h"
+#include "results/percentiles.h"
 #include "results/records.h"
 
 namespace servelab::results {
@@ -17,41 +18,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 nlohmann::json number(double v) {
   if (!std::isfinite(v)) return nullptr;
   return v;
-}
-
-// numpy's default ("linear"): rank p/100*(n-1), interpolated between the two closest ranks.
-double percentile_sorted(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return kNaN;
-  p = std::clamp(p, 0.0, 100.0);
-  double rank = p / 100.0 * double(sorted.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(rank));
-  size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - double(lo));
-}
-
-// Several percentiles of `values` (reordered) by selection instead of a full sort: the same
-// numbers as percentile_sorted over the sorted values, in O(n) per distinct rank. `ps` ascending.
-std::vector<double> percentiles_by_selection(std::vector<double>& values,
-                                             const std::vector<double>& ps) {
-  std::vector<double> out;
-  if (values.empty()) return std::vector<double>(ps.size(), kNaN);
-  const size_t n = values.size();
-  size_t selected = 0;  // values[0, selected) hold the smallest, in order up to selected-1
-  auto kth = [&](size_t k) {
-    if (k >= selected) {
-      std::nth_element(values.begin() + selected, values.begin() + k, values.end());
-      selected = k + 1;
-    }
-    return values[k];
-  };
-  for (double p : ps) {
-    double rank = std::clamp(p, 0.0, 100.0) / 100.0 * double(n - 1);
-    size_t lo = static_cast<size_t>(std::floor(rank));
-    size_t hi = std::min(lo + 1, n - 1);
-    double a = kth(lo), b = kth(hi);
-    out.push_back(a + (b - a) * (rank - double(lo)));
-  }
-  return out;
 }
 
 // The running numbers of one subset of requests (the whole run, or one model), fed in id
@@ -132,15 +98,12 @@ nlohmann::json subset_summary(const SubsetStats& s, std::vector<double>& latency
   // in the window, -1.8% over the run).
   const double span = s.last_done - s.first_sent;
   j["throughput_rps"] = number(s.done == 0 || span <= 0 ? kNaN : s.done / span);
-  double mean = kNaN, max = kNaN;
-  if (!latency_ms.empty()) {
-    mean = s.latency_sum / latency_ms.size();
-    max = *std::max_element(latency_ms.begin(), latency_ms.end());
-  }
-  const std::vector<double> p = percentiles_by_selection(latency_ms, {50, 80, 90, 99, 99.9});
+  const double mean = latency_ms.empty() ? kNaN : s.latency_sum / latency_ms.size();
+  static constexpr double kPs[] = {50, 80, 90, 99, 99.9, 100};
+  const std::vector<double> p = percentiles_of(latency_ms, kPs);
   j["latency_ms"] = {{"mean", number(mean)}, {"p50", number(p[0])},  {"p80", number(p[1])},
                      {"p90", number(p[2])},  {"p99", number(p[3])},  {"p999", number(p[4])},
-                     {"max", number(max)}};
+                     {"max", number(p[5])}};
   if (slo || s.with_slo > 0) {
     // Attainment over the requests with an SLO: a timed-out or failed one missed it.
     if (s.with_slo > 0 && s.slo_min == s.slo_max) j["slo_ms"] = s.slo_min * 1e3;

@@ -1,6 +1,7 @@
 // results/: percentiles (numpy's linear method, by hand), summaries and requests.csv.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "results/percentiles.h"
 #include "results/records.h"
 #include "tests/support/temp_dir.h"
 
@@ -24,6 +26,52 @@ TEST_CASE("percentile interpolates linearly between closest ranks", "[results]")
   CHECK(percentile(v, 100) == 4);
   CHECK(percentile({7}, 90) == 7);
   CHECK(std::isnan(percentile({}, 50)));
+}
+
+namespace {
+
+// numpy's linear percentile over a full sort, written out here as the reference.
+double sorted_percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const double rank = p / 100.0 * double(v.size() - 1);
+  const size_t lo = size_t(std::floor(rank)), hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (rank - double(lo));
+}
+
+}  // namespace
+
+TEST_CASE("percentiles_of selects exactly what a full sort gives", "[results]") {
+  const std::vector<double> ps = {99.9, 0, 50, 80, 90, 99, 100, 37.5};  // any order
+  std::mt19937_64 rng(7);
+  std::exponential_distribution<double> expo(1.0);
+  std::lognormal_distribution<double> heavy(0.0, 3.0);
+  std::uniform_int_distribution<int> few(0, 5);
+  auto check = [&](const std::vector<double>& v, const char* what) {
+    INFO(what << ", n = " << v.size());
+    std::vector<double> work = v;
+    const std::vector<double> got = percentiles_of(work, ps);
+    REQUIRE(got.size() == ps.size());
+    for (size_t i = 0; i < ps.size(); ++i) {
+      INFO("p" << ps[i]);
+      CHECK(got[i] == sorted_percentile(v, ps[i]));  // bit for bit, not approximately
+    }
+  };
+  for (size_t n : {1ul, 2ul, 4095ul, 4096ul, 200000ul}) {
+    std::vector<double> latency, wide, ties, signs;
+    for (size_t i = 0; i < n; ++i) {
+      latency.push_back(20.0 + 10.0 * expo(rng));  // a queue's sojourn times, in ms
+      wide.push_back(heavy(rng));                   // many orders of magnitude
+      ties.push_back(double(few(rng)));             // six values, each tied many times
+      signs.push_back(expo(rng) - 1.0);             // negative, zero-crossing
+    }
+    check(latency, "latency");
+    check(wide, "heavy tail");
+    check(ties, "ties");
+    check(signs, "signs");
+    check(std::vector<double>(n, 3.25), "constant");
+  }
+  std::vector<double> none;
+  CHECK(std::isnan(percentiles_of(none, ps)[0]));
 }
 
 namespace {

@@ -1,0 +1,149 @@
+#include "results/percentiles.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace servelab::results {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kBucketBits = 16;
+constexpr size_t kBuckets = size_t(1) << kBucketBits;
+// Below this many values a sort is as fast as the three passes.
+constexpr size_t kSortBelow = 4096;
+
+// A double's bits, mapped so that unsigned order is numeric order (-0.0 just below +0.0;
+// they compare equal as doubles, and either one is the value at its rank).
+uint64_t order_key(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits >> 63 ? ~bits : bits | (uint64_t(1) << 63);
+}
+
+struct Rank {
+  size_t lo, hi;  // the two closest ranks (0-based)
+  double frac;    // of the way from lo to hi
+};
+
+Rank rank_of(double p, size_t n) {
+  const double rank = std::clamp(p, 0.0, 100.0) / 100.0 * double(n - 1);
+  const size_t lo = static_cast<size_t>(std::floor(rank));
+  return {lo, std::min(lo + 1, n - 1), rank - double(lo)};
+}
+
+// The values at the given ranks (ascending, distinct), selected through buckets of their
+// keys' range: only the buckets holding a wanted rank are gathered and searched.
+class BucketSelect {
+ public:
+  BucketSelect(const std::vector<double>& values) : values_(values) { find_range(); }
+
+  std::vector<double> at_ranks(const std::vector<size_t>& ranks) {
+    if (min_ == max_) return std::vector<double>(ranks.size(), values_.front());
+    count();
+    locate(ranks);
+    gather();
+    std::vector<double> out;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      std::vector<double>& in = held_[wanted_[i].slot];
+      std::nth_element(in.begin(), in.begin() + std::ptrdiff_t(wanted_[i].within), in.end());
+      out.push_back(in[wanted_[i].within]);
+    }
+    return out;
+  }
+
+ private:
+  struct Wanted {
+    size_t slot;    // into held_
+    size_t within;  // the rank among its bucket's values
+  };
+
+  void find_range() {
+    min_ = max_ = order_key(values_.front());
+    for (double v : values_) {
+      const uint64_t k = order_key(v);
+      min_ = std::min(min_, k);
+      max_ = std::max(max_, k);
+    }
+    const int width = std::bit_width(max_ - min_);
+    shift_ = width > kBucketBits ? width - kBucketBits : 0;
+  }
+  size_t bucket(double v) const { return size_t((order_key(v) - min_) >> shift_); }
+
+  void count() {
+    counts_.assign(kBuckets, 0);
+    for (double v : values_) ++counts_[bucket(v)];
+  }
+
+  // Walks the cumulative counts once: each rank's bucket, and its rank within it.
+  void locate(const std::vector<size_t>& ranks) {
+    slot_of_.assign(kBuckets, kNone);
+    size_t below = 0, b = 0;
+    for (size_t r : ranks) {
+      while (below + counts_[b] <= r) below += counts_[b++];
+      if (slot_of_[b] == kNone) {
+        slot_of_[b] = uint16_t(held_.size());
+        held_.emplace_back().reserve(counts_[b]);
+      }
+      wanted_.push_back({slot_of_[b], r - below});
+    }
+  }
+
+  void gather() {
+    for (double v : values_) {
+      const uint16_t s = slot_of_[bucket(v)];
+      if (s != kNone) held_[s].push_back(v);
+    }
+  }
+
+  static constexpr uint16_t kNone = 0xffff;
+  const std::vector<double>& values_;
+  uint64_t min_ = 0, max_ = 0;
+  int shift_ = 0;
+  std::vector<uint32_t> counts_;
+  std::vector<uint16_t> slot_of_;
+  std::vector<std::vector<double>> held_;
+  std::vector<Wanted> wanted_;
+};
+
+}  // namespace
+
+double percentile_sorted(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return kNaN;
+  const Rank r = rank_of(p, sorted.size());
+  return sorted[r.lo] + (sorted[r.hi] - sorted[r.lo]) * r.frac;
+}
+
+std::vector<double> percentiles_of(std::vector<double>& values, std::span<const double> ps) {
+  if (values.size() < kSortBelow) {
+    std::sort(values.begin(), values.end());
+    std::vector<double> out;
+    for (double p : ps) out.push_back(percentile_sorted(values, p));
+    return out;
+  }
+  std::vector<size_t> ranks;
+  for (double p : ps) {
+    const Rank r = rank_of(p, values.size());
+    ranks.push_back(r.lo);
+    ranks.push_back(r.hi);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  const std::vector<double> at = BucketSelect(values).at_ranks(ranks);
+  auto value_at = [&](size_t rank) {
+    return at[size_t(std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin())];
+  };
+  std::vector<double> out;
+  for (double p : ps) {
+    const Rank r = rank_of(p, values.size());
+    const double a = value_at(r.lo), b = value_at(r.hi);
+    out.push_back(a + (b - a) * r.frac);
+  }
+  return out;
+}
+
+}  // namespace servelab::results

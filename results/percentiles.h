@@ -1,0 +1,22 @@
+// Exact percentiles of a run's latencies (numpy's default "linear" method) without sorting
+// them: a summary of a million requests asks for six order statistics, and sorting or
+// repeated nth_element over all of them took a tenth of a summary-only simulation.
+#pragma once
+
+#include <span>
+#include <vector>
+
+namespace servelab::results {
+
+// numpy's linear percentile of sorted values: rank p/100*(n-1), interpolated between the two
+// closest ranks; p is clamped to [0, 100]. NaN for no values.
+double percentile_sorted(const std::vector<double>& sorted, double p);
+
+// The same numbers as percentile_sorted over the sorted values, one per p (any order), from
+// `values` in any order (reordered here). Large inputs go through a bucket select: one pass
+// for the range, one counting values per bucket (65,536 buckets over the range of their
+// order-preserving bit patterns), one gathering the buckets that hold the wanted ranks, then
+// nth_element in those only. Values must not be NaN.
+std::vector<double> percentiles_of(std::vector<double>& values, std::span<const double> ps);
+
+}  // namespace servelab::results
