@@ -48,15 +48,40 @@ class BucketSelect {
     locate(ranks);
     gather();
     std::vector<double> out;
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      std::vector<double>& in = held_[wanted_[i].slot];
-      std::nth_element(in.begin(), in.begin() + std::ptrdiff_t(wanted_[i].within), in.end());
-      out.push_back(in[wanted_[i].within]);
-    }
+    for (const Wanted& w : wanted_) out.push_back(held_[w.slot].at(w.within));
     return out;
   }
 
  private:
+  // A bucket holding a wanted rank. Ties are common (a deterministic service time, an idle
+  // server), so the first value seen is counted rather than copied; the others are kept.
+  struct Held {
+    size_t bucket = 0;
+    bool seen = false;
+    double first = 0;
+    size_t first_copies = 0;
+    std::vector<double> others;
+
+    void add(double v) {
+      if (!seen) seen = true, first = v;
+      if (v == first) ++first_copies;
+      else others.push_back(v);
+    }
+    // The bucket's k-th least value: below `first`, one of its copies, or above.
+    double at(size_t k) {
+      const auto above = std::partition(others.begin(), others.end(),
+                                        [&](double v) { return v < first; });
+      const size_t below = size_t(above - others.begin());
+      if (k < below) {
+        std::nth_element(others.begin(), others.begin() + std::ptrdiff_t(k), above);
+        return others[k];
+      }
+      if (k < below + first_copies) return first;
+      const auto kth = others.begin() + std::ptrdiff_t(k - first_copies);
+      std::nth_element(above, kth, others.end());
+      return *kth;
+    }
+  };
   struct Wanted {
     size_t slot;    // into held_
     size_t within;  // the rank among its bucket's values
@@ -87,7 +112,7 @@ class BucketSelect {
       while (below + counts_[b] <= r) below += counts_[b++];
       if (slot_of_[b] == kNone) {
         slot_of_[b] = uint16_t(held_.size());
-        held_.emplace_back().reserve(counts_[b]);
+        held_.emplace_back().bucket = b;
       }
       wanted_.push_back({slot_of_[b], r - below});
     }
@@ -96,7 +121,7 @@ class BucketSelect {
   void gather() {
     for (double v : values_) {
       const uint16_t s = slot_of_[bucket(v)];
-      if (s != kNone) held_[s].push_back(v);
+      if (s != kNone) held_[s].add(v);
     }
   }
 
@@ -106,7 +131,7 @@ class BucketSelect {
   int shift_ = 0;
   std::vector<uint32_t> counts_;
   std::vector<uint16_t> slot_of_;
-  std::vector<std::vector<double>> held_;
+  std::vector<Held> held_;
   std::vector<Wanted> wanted_;
 };
 

@@ -15,7 +15,8 @@ double percentile_sorted(const std::vector<double>& sorted, double p);
 // The same numbers as percentile_sorted over the sorted values, one per p (any order), from
 // `values` in any order (reordered here). Large inputs go through a bucket select: one pass
 // for the range, one counting values per bucket (65,536 buckets over the range of their
-// order-preserving bit patterns), one gathering the buckets that hold the wanted ranks, then
+// order-preserving bit patterns), one gathering the buckets that hold the wanted ranks (the
+// copies of a bucket's first value counted, not copied: simulations tie often), then
 // nth_element in those only. Values must not be NaN.
 std::vector<double> percentiles_of(std::vector<double>& values, std::span<const double> ps);
 

@@ -57,8 +57,9 @@ TEST_CASE("percentiles_of selects exactly what a full sort gives", "[results]") 
     }
   };
   for (size_t n : {1ul, 2ul, 4095ul, 4096ul, 200000ul}) {
-    std::vector<double> latency, wide, ties, signs;
+    std::vector<double> latency, wide, ties, signs, idle_half;
     for (size_t i = 0; i < n; ++i) {
+      idle_half.push_back(i % 2 ? 20.0 : 20.0 + 10.0 * expo(rng));  // M/D/1: half never wait
       latency.push_back(20.0 + 10.0 * expo(rng));  // a queue's sojourn times, in ms
       wide.push_back(heavy(rng));                   // many orders of magnitude
       ties.push_back(double(few(rng)));             // six values, each tied many times
@@ -68,6 +69,7 @@ TEST_CASE("percentiles_of selects exactly what a full sort gives", "[results]") 
     check(wide, "heavy tail");
     check(ties, "ties");
     check(signs, "signs");
+    check(idle_half, "half tied at the service time");
     check(std::vector<double>(n, 3.25), "constant");
   }
   std::vector<double> none;
