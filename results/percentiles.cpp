@@ -54,18 +54,24 @@ class BucketSelect {
 
  private:
   // A bucket holding a wanted rank. Ties are common (a deterministic service time, an idle
-  // server), so the first value seen is counted rather than copied; the others are kept.
+  // server), so its first value (the least bucket's: the least value) is counted rather than
+  // copied; the others are kept.
   struct Held {
     size_t bucket = 0;
     bool seen = false;
     double first = 0;
     size_t first_copies = 0;
+    bool counted = false;  // first_copies known before the gathering
     std::vector<double> others;
 
+    // The least bucket's first value is the least value, whose copies are counted already.
+    void set_first(double v, size_t copies) {
+      seen = true, first = v, first_copies = copies, counted = true;
+    }
     void add(double v) {
       if (!seen) seen = true, first = v;
-      if (v == first) ++first_copies;
-      else others.push_back(v);
+      if (order_key(v) != order_key(first)) others.push_back(v);  // bits: -0.0 is not +0.0
+      else if (!counted) ++first_copies;
     }
     // The bucket's k-th least value: below `first`, one of its copies, or above.
     double at(size_t k) {
@@ -97,11 +103,21 @@ class BucketSelect {
     const int width = std::bit_width(max_ - min_);
     shift_ = width > kBucketBits ? width - kBucketBits : 0;
   }
+  size_t least_index() const {
+    for (size_t i = 0;; ++i)
+      if (order_key(values_[i]) == min_) return i;
+  }
   size_t bucket(double v) const { return size_t((order_key(v) - min_) >> shift_); }
 
+  // Also counts the copies of the least value: a simulation's latencies often tie there (every
+  // request that found its server idle waits exactly the service time).
   void count() {
     counts_.assign(kBuckets, 0);
-    for (double v : values_) ++counts_[bucket(v)];
+    for (double v : values_) {
+      const uint64_t k = order_key(v);
+      ++counts_[size_t((k - min_) >> shift_)];
+      least_copies_ += k == min_;
+    }
   }
 
   // Walks the cumulative counts once: each rank's bucket, and its rank within it.
@@ -112,7 +128,9 @@ class BucketSelect {
       while (below + counts_[b] <= r) below += counts_[b++];
       if (slot_of_[b] == kNone) {
         slot_of_[b] = uint16_t(held_.size());
-        held_.emplace_back().bucket = b;
+        Held& h = held_.emplace_back();
+        h.bucket = b;
+        if (b == 0) h.set_first(values_[least_index()], least_copies_);
       }
       wanted_.push_back({slot_of_[b], r - below});
     }
@@ -129,6 +147,7 @@ class BucketSelect {
   const std::vector<double>& values_;
   uint64_t min_ = 0, max_ = 0;
   int shift_ = 0;
+  size_t least_copies_ = 0;
   std::vector<uint32_t> counts_;
   std::vector<uint16_t> slot_of_;
   std::vector<Held> held_;

@@ -57,9 +57,11 @@ TEST_CASE("percentiles_of selects exactly what a full sort gives", "[results]") 
     }
   };
   for (size_t n : {1ul, 2ul, 4095ul, 4096ul, 200000ul}) {
-    std::vector<double> latency, wide, ties, signs, idle_half;
+    std::vector<double> latency, wide, ties, signs, idle_half, zeros;
     for (size_t i = 0; i < n; ++i) {
-      idle_half.push_back(i % 2 ? 20.0 : 20.0 + 10.0 * expo(rng));  // M/D/1: half never wait
+      // M/D/1: half never wait, and the first value is not the tied one.
+      idle_half.push_back(i % 2 ? 20.0 : 20.0 + 1e-9 + 10.0 * expo(rng));
+      zeros.push_back(i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : expo(rng));  // signed zeros tie
       latency.push_back(20.0 + 10.0 * expo(rng));  // a queue's sojourn times, in ms
       wide.push_back(heavy(rng));                   // many orders of magnitude
       ties.push_back(double(few(rng)));             // six values, each tied many times
@@ -70,6 +72,7 @@ TEST_CASE("percentiles_of selects exactly what a full sort gives", "[results]") 
     check(ties, "ties");
     check(signs, "signs");
     check(idle_half, "half tied at the service time");
+    check(zeros, "signed zeros");
     check(std::vector<double>(n, 3.25), "constant");
   }
   std::vector<double> none;
