@@ -34,8 +34,9 @@ bool parse(int argc, char** argv, const po::options_description& opts,
   return true;
 }
 
-// "1,2,4" or ranges "1-32" (each size from 1 to 32), mixed: "1-8,12,16".
-std::vector<uint32_t> parse_sizes(const std::string& s) {
+// "1,2,4" or ranges "1-32" (each size from 1 to 32), mixed: "1-8,12,16". The profiler's
+// (SERVELAB_EXP_PROFILER, absent without LibTorch).
+[[maybe_unused]] std::vector<uint32_t> parse_sizes(const std::string& s) {
   std::vector<uint32_t> out;
   std::stringstream in(s);
   std::string item;
