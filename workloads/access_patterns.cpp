@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -85,61 +86,87 @@ std::vector<double> pareto_weights(const AccessSpec& spec, uint32_t n) {
 
 std::vector<double> listed_weights(const AccessSpec& spec, uint32_t) { return spec.weights; }
 
-// --- generators, one per type ---
+// --- streams, one per type ---
 
-std::vector<uint32_t> sequential_models(const AccessSpec&, uint32_t n, uint64_t count) {
-  auto models = huge_vector<uint32_t>(count);
-  for (uint64_t i = 0; i < count; ++i) models[i] = static_cast<uint32_t>(i % n);
-  return models;
-}
+class SequentialModels final : public ModelStream {
+ public:
+  SequentialModels(const AccessSpec&, uint32_t n) : n_(n) {}
+  uint32_t next() override { return static_cast<uint32_t>(i_++ % n_); }
 
-std::vector<uint32_t> uniform_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
-  auto models = huge_vector<uint32_t>(count);
-  if (n == 1) return models;  // every draw would be 0 (the stream is this pattern's alone)
-  Rng rng(spec.seed);
-  for (auto& m : models) m = static_cast<uint32_t>(rng.below(n));
-  return models;
-}
+ private:
+  uint32_t n_;
+  uint64_t i_ = 0;
+};
+
+class UniformModels final : public ModelStream {
+ public:
+  UniformModels(const AccessSpec& spec, uint32_t n) : n_(n), rng_(spec.seed) {}
+  // One model: every draw would be 0 (the stream is this pattern's alone), so none is made.
+  uint32_t next() override { return n_ == 1 ? 0 : static_cast<uint32_t>(rng_.below(n_)); }
+
+ private:
+  uint32_t n_;
+  Rng rng_;
+};
 
 // Inverse CDF of Pareto(x_m = 1, alpha) truncated to [1, n + 1), floored to an index.
-std::vector<uint32_t> pareto_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
-  auto models = huge_vector<uint32_t>(count);
-  Rng rng(spec.seed);
-  const double tail = 1.0 - std::pow(n + 1.0, -spec.alpha);
-  for (auto& m : models) {
-    const double x = std::pow(1.0 - rng.uniform() * tail, -1.0 / spec.alpha);
-    m = static_cast<uint32_t>(std::min<double>(std::floor(x) - 1.0, n - 1.0));
+class ParetoModels final : public ModelStream {
+ public:
+  ParetoModels(const AccessSpec& spec, uint32_t n)
+      : n_(n), alpha_(spec.alpha), tail_(1.0 - std::pow(n + 1.0, -spec.alpha)), rng_(spec.seed) {}
+  uint32_t next() override {
+    const double x = std::pow(1.0 - rng_.uniform() * tail_, -1.0 / alpha_);
+    return static_cast<uint32_t>(std::min<double>(std::floor(x) - 1.0, n_ - 1.0));
   }
-  return models;
-}
+
+ private:
+  uint32_t n_;
+  double alpha_, tail_;
+  Rng rng_;
+};
 
 // Inverse CDF over the type's probabilities (zipf, weights).
-std::vector<uint32_t> categorical_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
-  auto models = huge_vector<uint32_t>(count);
-  Rng rng(spec.seed);
-  const Categorical table(access_probabilities(spec, n));
-  for (auto& m : models) m = table.draw(rng);
-  return models;
-}
+class CategoricalModels final : public ModelStream {
+ public:
+  CategoricalModels(const AccessSpec& spec, uint32_t n)
+      : rng_(spec.seed), table_(access_probabilities(spec, n)) {}
+  uint32_t next() override { return table_.draw(rng_); }
 
-std::vector<uint32_t> trace_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
-  const auto values = read_trace_column(spec.trace_file, spec.trace_column);
-  std::vector<uint32_t> per_row(values.size());
-  std::unordered_map<std::string, uint64_t> first_seen;
-  for (size_t i = 0; i < values.size(); ++i) {
-    const std::string& v = values[i];
-    long long number = 0;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), number);
-    if (!v.empty() && ec == std::errc() && p == v.data() + v.size()) {
-      per_row[i] = static_cast<uint32_t>(((number % n) + n) % n);
-    } else {
-      auto [it, inserted] = first_seen.emplace(v, first_seen.size());
-      per_row[i] = static_cast<uint32_t>(it->second % n);
+ private:
+  Rng rng_;
+  Categorical table_;
+};
+
+class TraceModels final : public ModelStream {
+ public:
+  TraceModels(const AccessSpec& spec, uint32_t n) {
+    const auto values = read_trace_column(spec.trace_file, spec.trace_column);
+    std::unordered_map<std::string, uint64_t> first_seen;
+    for (const std::string& v : values) {
+      long long number = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), number);
+      if (!v.empty() && ec == std::errc() && p == v.data() + v.size()) {
+        per_row_.push_back(static_cast<uint32_t>(((number % n) + n) % n));
+      } else {
+        auto [it, inserted] = first_seen.emplace(v, first_seen.size());
+        per_row_.push_back(static_cast<uint32_t>(it->second % n));
+      }
     }
   }
-  auto models = huge_vector<uint32_t>(count);
-  for (uint64_t i = 0; i < count; ++i) models[i] = per_row[i % per_row.size()];
-  return models;
+  uint32_t next() override {  // cycling through the rows
+    const uint32_t m = per_row_[i_];
+    i_ = i_ + 1 == per_row_.size() ? 0 : i_ + 1;
+    return m;
+  }
+
+ private:
+  std::vector<uint32_t> per_row_;
+  size_t i_ = 0;
+};
+
+template <class Stream>
+std::unique_ptr<ModelStream> stream(const AccessSpec& spec, uint32_t n) {
+  return std::make_unique<Stream>(spec, n);
 }
 
 using S = AccessSpec;
@@ -152,36 +179,36 @@ const std::vector<AccessPattern>& access_registry() {
   static const std::vector<AccessPattern> registry = {
       {.name = "sequential",
        .help = "round robin: request i goes to model i mod n (no keys)",
-       .models = sequential_models},
+       .models = stream<SequentialModels>},
       {.name = "uniform",
        .help = "every model equally likely (no keys)",
-       .models = uniform_models,
+       .models = stream<UniformModels>,
        .weights = uniform_weights},
       {.name = "zipf",
        .help = "P(i) proportional to (i+1)^-alpha, model 0 the most popular: alpha (exponent > 0)",
        .keys = {number_key("alpha", &S::alpha)},
        .validate = validate_alpha,
-       .models = categorical_models,
+       .models = stream<CategoricalModels>,
        .weights = zipf_weights},
       {.name = "pareto",
        .help = "TrIMS Pareto(1, alpha) draw truncated to [1, n+1), floored to a model: "
                "alpha (shape > 0)",
        .keys = {number_key("alpha", &S::alpha)},
        .validate = validate_alpha,
-       .models = pareto_models,
+       .models = stream<ParetoModels>,
        .weights = pareto_weights},
       {.name = "weights",
        .help = "P(i) = w_i / sum w: weights (list, one non-negative number per model)",
        .keys = {number_list_key("weights", &S::weights)},
        .validate = validate_weights,
-       .models = categorical_models,
+       .models = stream<CategoricalModels>,
        .weights = listed_weights},
       {.name = "trace",
        .help = "models from a CSV column, cycling: file (path), column (header name; integers "
                "map mod n, other text by first appearance)",
        .keys = {text_key("file", &S::trace_file), text_key("column", &S::trace_column)},
        .validate = validate_trace,
-       .models = trace_models},
+       .models = stream<TraceModels>},
   };
   return registry;
 }
@@ -207,9 +234,16 @@ std::vector<double> access_probabilities(const AccessSpec& spec, uint32_t n) {
   return p;
 }
 
-std::vector<uint32_t> generate_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
+std::unique_ptr<ModelStream> model_stream(const AccessSpec& spec, uint32_t n) {
   validate_access(spec, n);
-  return access_pattern(spec.type).models(spec, n, count);
+  return access_pattern(spec.type).models(spec, n);
+}
+
+std::vector<uint32_t> generate_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
+  auto stream = model_stream(spec, n);
+  auto models = huge_vector<uint32_t>(count);
+  for (uint32_t& m : models) m = stream->next();
+  return models;
 }
 
 }  // namespace servelab::workloads::detail

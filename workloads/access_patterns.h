@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "workloads/streams.h"
 #include "workloads/type_registry.h"
 #include "workloads/workload.h"
 
@@ -20,7 +22,7 @@ struct AccessPattern {
   std::vector<SpecKey<AccessSpec>> keys = {};  // besides type and seed, in to_yaml order
   // Throws std::invalid_argument naming the field; null when the type has nothing to check.
   void (*validate)(const AccessSpec&, uint32_t num_models) = nullptr;
-  std::vector<uint32_t> (*models)(const AccessSpec&, uint32_t num_models, uint64_t count);
+  std::unique_ptr<ModelStream> (*models)(const AccessSpec&, uint32_t num_models);
   // Unnormalized categorical weights of a randomized pattern; null for the others.
   std::vector<double> (*weights)(const AccessSpec&, uint32_t num_models) = nullptr;
 };
@@ -48,6 +50,9 @@ void validate_access(const AccessSpec& spec, uint32_t num_models);
 //               values first appear in the file (first value -> 0, second -> 1, ...), mod n.
 std::vector<uint32_t> generate_models(const AccessSpec& spec, uint32_t num_models,
                                       uint64_t count);
+
+// The same models as a stream, checked as above.
+std::unique_ptr<ModelStream> model_stream(const AccessSpec& spec, uint32_t num_models);
 
 // The categorical probabilities used by the randomized patterns (uniform, zipf, pareto,
 // weights), for documentation and reuse by the simulator; empty for sequential and trace.

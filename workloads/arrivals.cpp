@@ -2,7 +2,9 @@
 // and their registry.
 #include "workloads/arrivals.h"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -24,9 +26,9 @@ void require_positive(double v, const char* name, const std::string& type) {
          std::to_string(v));
 }
 
-// Appends while both limits allow; returns false once the schedule is complete.
-bool room(const std::vector<double>& times, uint64_t max_requests) {
-  return times.size() < (max_requests ? max_requests : kMaxRequests);
+// An open loop's count limit: max_requests, or kMaxRequests where it is 0.
+CountLimit open_limit(uint64_t max_requests) {
+  return CountLimit(max_requests ? max_requests : kMaxRequests);
 }
 
 // --- checks, one per type ---
@@ -52,76 +54,150 @@ void validate_trace(const ArrivalSpec& spec) {
   require_positive(spec.time_scale, "time_scale", spec.type);
 }
 
-// --- generators, one per type ---
+// --- streams, one per type ---
 
-std::vector<double> closed_think_times(const ArrivalSpec& spec, uint64_t count) {
-  std::vector<double> think(count, 0.0);
-  if (spec.think_time > 0) {
-    Rng rng(spec.seed);
-    for (auto& t : think) t = rng.exponential(spec.think_time);
+class ClosedThinkTimes final : public TimeStream {
+ public:
+  ClosedThinkTimes(const ArrivalSpec& spec, uint64_t count)
+      : mean_(spec.think_time), rng_(spec.seed), limit_(count) {}
+  bool next(double& t) override {
+    if (!limit_.room()) return false;
+    limit_.take();
+    t = mean_ > 0 ? rng_.exponential(mean_) : 0.0;
+    return true;
   }
-  return think;
-}
 
-std::vector<double> poisson_times(const ArrivalSpec& spec, uint64_t max_requests,
-                                  double duration) {
-  Rng rng(spec.seed);
-  std::vector<double> times;
-  if (duration <= 0) reserve_huge(times, max_requests);  // the count decides the length
-  for (double t = 0; room(times, max_requests);) {
-    t += rng.exponential(1.0 / spec.rate);
-    if (duration > 0 && t >= duration) break;
-    times.push_back(t);
-  }
-  return times;
-}
+ private:
+  double mean_;
+  Rng rng_;
+  CountLimit limit_;
+};
 
-std::vector<double> constant_times(const ArrivalSpec& spec, uint64_t max_requests,
-                                   double duration) {
-  std::vector<double> times;
-  if (duration <= 0) reserve_huge(times, max_requests);  // the count decides the length
-  for (uint64_t i = 0; room(times, max_requests); ++i) {
-    const double t = static_cast<double>(i) / spec.rate;
-    if (duration > 0 && t >= duration) break;
-    times.push_back(t);
-  }
-  return times;
-}
-
-std::vector<double> sine_times(const ArrivalSpec& spec, uint64_t max_requests, double duration) {
-  const SineRate rate = sine_rate(spec.peak_base);
-  const double delta = spec.interval > 0 ? spec.interval : spec.period / 1000.0;
-  Rng rng(spec.seed);
-  std::vector<double> times;
-  double carry = 0;
-  for (uint64_t j = 0;; ++j) {
-    const double start = static_cast<double>(j) * delta;
-    if (duration > 0 && start >= duration) break;
-    double factor = 1.0;
-    if (spec.noise > 0) factor = std::max(0.0, 1.0 + spec.noise * rng.normal());
-    carry += delta * rate.at(start + delta / 2, spec.period) * factor;
-    const double count = std::floor(carry);
-    carry -= count;
-    const auto c = static_cast<uint64_t>(count);
-    for (uint64_t m = 0; m < c; ++m) {
-      const double t = start + (static_cast<double>(m) + 0.5) * delta / count;
-      if (duration > 0 && t >= duration) break;
-      if (!room(times, max_requests)) return times;
-      times.push_back(t);
+// An open loop's times end at `duration` (0: never) or at the count limit.
+class OpenTimes : public TimeStream {
+ public:
+  OpenTimes(uint64_t max_requests, double duration)
+      : limit_(open_limit(max_requests)), duration_(duration) {}
+  bool next(double& t) final {
+    if (ended_ || !limit_.room()) return false;
+    if (!draw(t) || (duration_ > 0 && t >= duration_)) {
+      ended_ = true;
+      return false;
     }
-    if (!room(times, max_requests)) return times;
+    limit_.take();
+    return true;
   }
-  return times;
+
+ protected:
+  virtual bool draw(double& t) = 0;  // the next time, duration aside; false: no more
+  double duration() const { return duration_; }
+
+ private:
+  CountLimit limit_;
+  double duration_;
+  bool ended_ = false;
+};
+
+class PoissonTimes final : public OpenTimes {
+ public:
+  PoissonTimes(const ArrivalSpec& spec, uint64_t max_requests, double duration)
+      : OpenTimes(max_requests, duration), mean_gap_(1.0 / spec.rate), rng_(spec.seed) {}
+
+ private:
+  bool draw(double& t) override {
+    t = t_ += rng_.exponential(mean_gap_);
+    return true;
+  }
+  double mean_gap_;
+  Rng rng_;
+  double t_ = 0;
+};
+
+class ConstantTimes final : public OpenTimes {
+ public:
+  ConstantTimes(const ArrivalSpec& spec, uint64_t max_requests, double duration)
+      : OpenTimes(max_requests, duration), rate_(spec.rate) {}
+
+ private:
+  bool draw(double& t) override {
+    t = static_cast<double>(i_++) / rate_;
+    return true;
+  }
+  double rate_;
+  uint64_t i_ = 0;
+};
+
+// Interval by interval (arrivals.h): an interval's requests, then the next interval's count.
+// A request at or past the duration ends its interval, and the next interval starts past it.
+class SineTimes final : public OpenTimes {
+ public:
+  SineTimes(const ArrivalSpec& spec, uint64_t max_requests, double duration)
+      : OpenTimes(max_requests, duration), spec_(spec), rate_(sine_rate(spec.peak_base)),
+        delta_(spec.interval > 0 ? spec.interval : spec.period / 1000.0), rng_(spec.seed) {}
+
+ private:
+  bool draw(double& t) override {
+    for (;;) {
+      if (m_ < c_) {
+        t = start_ + (static_cast<double>(m_++) + 0.5) * delta_ / count_;
+        if (duration() > 0 && t >= duration()) m_ = c_;  // the rest of it is past too
+        else return true;
+      }
+      if (!next_interval()) return false;
+    }
+  }
+  bool next_interval() {
+    start_ = static_cast<double>(j_++) * delta_;
+    if (duration() > 0 && start_ >= duration()) return false;
+    double factor = 1.0;
+    if (spec_.noise > 0) factor = std::max(0.0, 1.0 + spec_.noise * rng_.normal());
+    carry_ += delta_ * rate_.at(start_ + delta_ / 2, spec_.period) * factor;
+    count_ = std::floor(carry_);
+    carry_ -= count_;
+    c_ = static_cast<uint64_t>(count_);
+    m_ = 0;
+    return true;
+  }
+  ArrivalSpec spec_;
+  SineRate rate_;
+  double delta_;
+  Rng rng_;
+  uint64_t j_ = 0;  // the next interval
+  double start_ = 0, carry_ = 0, count_ = 0;
+  uint64_t c_ = 0, m_ = 0;  // the current interval's requests, and those given
+};
+
+class TraceTimes final : public OpenTimes {
+ public:
+  TraceTimes(const ArrivalSpec& spec, uint64_t max_requests, double duration)
+      : OpenTimes(max_requests, duration), times_(read_trace_times(spec.trace_file)),
+        scale_(spec.time_scale) {}
+
+ private:
+  bool draw(double& t) override {
+    if (i_ == times_.size()) return false;
+    t = times_[i_++] * scale_;
+    return true;
+  }
+  std::vector<double> times_;
+  double scale_;
+  size_t i_ = 0;
+};
+
+template <class Stream>
+std::unique_ptr<TimeStream> open_stream(const ArrivalSpec& spec, uint64_t max_requests,
+                                        double duration) {
+  return std::make_unique<Stream>(spec, max_requests, duration);
 }
 
-std::vector<double> trace_times(const ArrivalSpec& spec, uint64_t max_requests,
-                                double duration) {
+std::unique_ptr<TimeStream> closed_stream(const ArrivalSpec& spec, uint64_t count) {
+  return std::make_unique<ClosedThinkTimes>(spec, count);
+}
+
+std::vector<double> drain(TimeStream& stream, uint64_t expected) {
   std::vector<double> times;
-  for (double t : read_trace_times(spec.trace_file)) {
-    t *= spec.time_scale;
-    if ((duration > 0 && t >= duration) || !room(times, max_requests)) break;
-    times.push_back(t);
-  }
+  reserve_huge(times, expected);
+  for (double t; stream.next(t);) times.push_back(t);
   return times;
 }
 
@@ -139,30 +215,30 @@ const std::vector<ArrivalProcess>& arrival_registry() {
        .keys = {count_key("concurrency", &A::concurrency, 1, 1'000'000),
                 number_key("think_time_ms", &A::think_time, 1000)},
        .validate = validate_closed,
-       .think_times = closed_think_times},
+       .think_times = closed_stream},
       {.name = "poisson",
        .help = "open loop, exponential gaps: rate (requests/s)",
        .keys = {number_key("rate", &A::rate)},
        .validate = validate_rate,
-       .send_times = poisson_times},
+       .send_times = open_stream<PoissonTimes>},
       {.name = "constant",
        .help = "open loop, evenly spaced: request i at i / rate (requests/s)",
        .keys = {number_key("rate", &A::rate)},
        .validate = validate_rate,
-       .send_times = constant_times},
+       .send_times = open_stream<ConstantTimes>},
       {.name = "sine",
        .help = "Rafiki 7.2 sine-shaped rate: peak_base (requests/s; peak 1.1 x), period_s (s), "
                "noise (sd of the per-interval factor), interval_s (s, 0 = period_s / 1000)",
        .keys = {number_key("peak_base", &A::peak_base), number_key("period_s", &A::period),
                 number_key("noise", &A::noise), number_key("interval_s", &A::interval)},
        .validate = validate_sine,
-       .send_times = sine_times},
+       .send_times = open_stream<SineTimes>},
       {.name = "trace",
        .help = "replays the times of a CSV's first column: file (path), time_scale (gap "
                "multiplier, 0.5 = twice as fast)",
        .keys = {text_key("file", &A::trace_file), number_key("time_scale", &A::time_scale)},
        .validate = validate_trace,
-       .send_times = trace_times,
+       .send_times = open_stream<TraceTimes>,
        .ends_by_itself = true},
   };
   return registry;
@@ -186,8 +262,8 @@ SineRate sine_rate(double peak_base) {
 
 void validate_arrival(const ArrivalSpec& spec) { arrival_process(spec.type).validate(spec); }
 
-std::vector<double> generate_send_times(const ArrivalSpec& spec, uint64_t max_requests,
-                                        double duration) {
+std::unique_ptr<TimeStream> send_time_stream(const ArrivalSpec& spec, uint64_t max_requests,
+                                             double duration) {
   const ArrivalProcess& process = arrival_process(spec.type);
   process.validate(spec);
   if (!process.send_times) fail("closed-loop arrivals have no send times");
@@ -196,18 +272,34 @@ std::vector<double> generate_send_times(const ArrivalSpec& spec, uint64_t max_re
   if (!std::isfinite(duration) || duration < 0) fail("duration must be non-negative");
   if (!process.ends_by_itself && max_requests == 0 && duration == 0)
     fail("an open-loop workload needs 'requests' or 'duration'");
-  std::vector<double> times = process.send_times(spec, max_requests, duration);
-  if (max_requests == 0 && times.size() >= kMaxRequests && !process.ends_by_itself)
-    fail("the schedule would exceed " + std::to_string(kMaxRequests) +
-         " requests; lower the rate or the duration");
-  return times;
+  return process.send_times(spec, max_requests, duration);
 }
 
-std::vector<double> generate_think_times(const ArrivalSpec& spec, uint64_t count) {
+void fail_if_capped(const ArrivalSpec& spec, uint64_t max_requests, uint64_t produced) {
+  if (max_requests == 0 && produced >= kMaxRequests && !arrival_process(spec.type).ends_by_itself)
+    fail("the schedule would exceed " + std::to_string(kMaxRequests) +
+         " requests; lower the rate or the duration");
+}
+
+std::unique_ptr<TimeStream> think_time_stream(const ArrivalSpec& spec, uint64_t count) {
   const ArrivalProcess& process = arrival_process(spec.type);
   process.validate(spec);
   if (!process.think_times) fail("open-loop arrivals have no think times");
   return process.think_times(spec, count);
+}
+
+std::vector<double> generate_send_times(const ArrivalSpec& spec, uint64_t max_requests,
+                                        double duration) {
+  auto stream = send_time_stream(spec, max_requests, duration);
+  // The count decides the length (a trace may be shorter): reserve it at once.
+  const bool by_count = duration <= 0 && !arrival_process(spec.type).ends_by_itself;
+  std::vector<double> times = drain(*stream, by_count ? max_requests : 0);
+  fail_if_capped(spec, max_requests, times.size());
+  return times;
+}
+
+std::vector<double> generate_think_times(const ArrivalSpec& spec, uint64_t count) {
+  return drain(*think_time_stream(spec, count), count);
 }
 
 }  // namespace servelab::workloads::detail

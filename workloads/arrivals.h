@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "workloads/streams.h"
 #include "workloads/type_registry.h"
 #include "workloads/workload.h"
 
@@ -22,10 +24,11 @@ struct ArrivalProcess {
   std::string help;                        // one line: what it does, its keys with units
   std::vector<SpecKey<ArrivalSpec>> keys = {};  // besides type and seed, in to_yaml order
   void (*validate)(const ArrivalSpec&);    // throws std::invalid_argument naming the field
-  // A closed loop draws think times, an open loop send times: exactly one is set.
-  std::vector<double> (*think_times)(const ArrivalSpec&, uint64_t count) = nullptr;
-  std::vector<double> (*send_times)(const ArrivalSpec&, uint64_t max_requests,
-                                    double duration) = nullptr;
+  // A closed loop draws think times (`count` of them), an open loop send times (up to
+  // max_requests, 0: kMaxRequests, and before `duration`, 0: none): exactly one is set.
+  std::unique_ptr<TimeStream> (*think_times)(const ArrivalSpec&, uint64_t count) = nullptr;
+  std::unique_ptr<TimeStream> (*send_times)(const ArrivalSpec&, uint64_t max_requests,
+                                            double duration) = nullptr;
   bool ends_by_itself = false;  // open loop that ends on its own (trace): no limit required
 
   bool closed_loop() const { return think_times != nullptr; }
@@ -68,5 +71,13 @@ std::vector<double> generate_send_times(const ArrivalSpec& spec, uint64_t max_re
 // Closed loop: the think time before each of `count` requests, Exp(think_time) by inversion,
 // or all zero when think_time is 0.
 std::vector<double> generate_think_times(const ArrivalSpec& spec, uint64_t count);
+
+// The same schedules as streams, checked as above (throw std::invalid_argument).
+std::unique_ptr<TimeStream> send_time_stream(const ArrivalSpec& spec, uint64_t max_requests,
+                                             double duration);
+std::unique_ptr<TimeStream> think_time_stream(const ArrivalSpec& spec, uint64_t count);
+// Throws, as generate_send_times does, when a schedule limited by its duration alone has
+// reached kMaxRequests (`produced` requests so far).
+void fail_if_capped(const ArrivalSpec& spec, uint64_t max_requests, uint64_t produced);
 
 }  // namespace servelab::workloads::detail
