@@ -33,58 +33,72 @@ void Clients::on_thread_free(RequestId id, Time now) {
   sink_.submit(id, now);
 }
 
-bool ClosedLoopClients::start_together() const {
-  const workloads::Workload& w = ctx_.work;
-  size_t first = std::min<size_t>(w.concurrency, w.models.size());
-  size_t thinks = std::min(first, w.think_times.size());
-  return std::all_of(w.think_times.begin(), w.think_times.begin() + thinks,
-                     [](double t) { return t == 0; });
+bool Clients::pull(RequestId& id, Time& time) {
+  workloads::ScheduledRequest r;
+  if (exhausted_ || !ctx_.schedule.next(r)) {
+    exhausted_ = true;
+    return false;
+  }
+  const size_t targets = ctx_.setup.models.size() + ctx_.setup.groups.size();  // groups follow
+  if (r.model >= targets) {
+    throw ConfigError("workload requests model index " + std::to_string(r.model) + " but only " +
+                      std::to_string(ctx_.setup.models.size()) + " models" +
+                      (ctx_.setup.groups.empty()
+                           ? std::string()
+                           : " and " + std::to_string(ctx_.setup.groups.size()) + " groups") +
+                      " are configured");
+  }
+  id = ctx_.window.open(r.model);
+  time = r.time;
+  return true;
+}
+
+void Clients::open_unsent() {
+  RequestId id;
+  Time time;
+  while (pull(id, time)) {
+  }
+}
+
+const std::vector<std::pair<RequestId, Time>>& ClosedLoopClients::opening() {
+  if (opened_) return opening_;
+  opened_ = true;
+  RequestId id;
+  Time think;
+  while (opening_.size() < ctx_.schedule.concurrency() && pull(id, think))
+    opening_.emplace_back(id, think);
+  return opening_;
+}
+
+bool ClosedLoopClients::start_together() {
+  const auto& first = opening();
+  return std::all_of(first.begin(), first.end(), [](const auto& r) { return r.second == 0; });
 }
 
 void ClosedLoopClients::start() {
-  const workloads::Workload& w = ctx_.work;
-  uint64_t first = std::min<uint64_t>(w.concurrency, w.models.size());
-  for (next_ = 0; next_ < first; ++next_)
-    schedule_send(next_, w.think_times.empty() ? 0 : w.think_times[next_]);
+  for (const auto& [id, think] : opening()) schedule_send(id, think);
 }
 
 void ClosedLoopClients::answered(RequestId, Time at) {
-  const workloads::Workload& w = ctx_.work;
-  if (next_ >= w.models.size()) return;
-  Time think = w.think_times.empty() ? 0 : w.think_times[next_];
-  schedule_send(next_, at + think);
-  ++next_;
+  RequestId id;
+  Time think;
+  if (pull(id, think)) schedule_send(id, at + think);
 }
 
 void OpenLoopClients::start() {
-  if (!ctx_.work.models.empty()) schedule_send(0, ctx_.work.send_times[0]);
+  RequestId id;
+  Time at;
+  if (pull(id, at)) schedule_send(id, at);
 }
 
-void OpenLoopClients::sent(RequestId id, Time) {
-  if (id + 1 < ctx_.work.models.size()) schedule_send(id + 1, ctx_.work.send_times[id + 1]);
+void OpenLoopClients::sent(RequestId, Time) {
+  RequestId id;
+  Time at;
+  if (pull(id, at)) schedule_send(id, at);
 }
 
 std::unique_ptr<Clients> make_clients(RunContext& ctx, RequestSink& sink) {
-  const workloads::Workload& w = ctx.work;
-  size_t n = w.models.size();
-  const size_t targets = ctx.setup.models.size() + ctx.setup.groups.size();  // groups follow
-  for (uint32_t m : w.models) {
-    if (m >= targets) {
-      throw ConfigError("workload requests model index " + std::to_string(m) + " but only " +
-                        std::to_string(ctx.setup.models.size()) + " models" +
-                        (ctx.setup.groups.empty()
-                             ? std::string()
-                             : " and " + std::to_string(ctx.setup.groups.size()) + " groups") +
-                        " are configured");
-    }
-  }
-  if (w.closed_loop) {
-    if (w.concurrency == 0 && n > 0) throw ConfigError("closed-loop workload with concurrency 0");
-    if (!w.think_times.empty() && w.think_times.size() != n)
-      throw ConfigError("workload: think_times and models differ in length");
-    return std::make_unique<ClosedLoopClients>(ctx, sink);
-  }
-  if (w.send_times.size() != n) throw ConfigError("workload: send_times and models differ in length");
+  if (ctx.schedule.closed_loop()) return std::make_unique<ClosedLoopClients>(ctx, sink);
   return std::make_unique<OpenLoopClients>(ctx, sink);
 }
 

@@ -1,6 +1,8 @@
 // Simulated clients: where requests come from. A closed loop keeps N requests in flight (the
 // next one sent when an answer comes back, after its think time); an open loop sends at the
-// workload's send times (Poisson, constant, sine, or a replayed trace's timestamps). Both send
+// workload's send times (Poisson, constant, sine, or a replayed trace's timestamps). Each
+// request is pulled from the run's schedule when its send is scheduled, and enters the record
+// window then (it gets the next id). Both send
 // through one load-generator thread whose own work per request (RequestOverhead::client)
 // spaces out requests sent at the same moment, as `servelab load` does.
 // Parts of one run (run_context.h); one thread.
@@ -8,6 +10,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "simulator/run_context.h"
 
@@ -29,6 +33,10 @@ class Clients {
   virtual void start() = 0;
   // The answer to request `id` reached its client at `at` (>= now).
   virtual void answered(RequestId id, Time at) = 0;
+  // Every request of the schedule has been pulled.
+  bool exhausted() const { return exhausted_; }
+  // The end of the run: the requests never pulled enter the window (their records follow).
+  void open_unsent();
 
   // Events.
   void on_send(RequestId id, Time now);         // the client wants to send `id`
@@ -37,12 +45,16 @@ class Clients {
  protected:
   void schedule_send(RequestId id, Time at);
   virtual void sent(RequestId id, Time now) {}  // after on_send, before the thread's delay
+  // The schedule's next request, opened in the window: its id and time; false once none is
+  // left. Throws ConfigError for a target the run does not have.
+  bool pull(RequestId& id, Time& time);
 
   RunContext& ctx_;
 
  private:
   RequestSink& sink_;
   Time thread_free_ = 0;  // the load generator's thread is busy until then
+  bool exhausted_ = false;
 };
 
 // N requests in flight; request i + N is sent when an answer comes back (in answer order),
@@ -52,13 +64,16 @@ class ClosedLoopClients final : public Clients {
   using Clients::Clients;
   void start() override;
   void answered(RequestId id, Time at) override;
-  bool start_together() const;  // the first requests are all sent at time 0
+  // The first requests (up to N), pulled before the run starts: their ids and think times.
+  const std::vector<std::pair<RequestId, Time>>& opening();
+  bool start_together();  // the first requests are all sent at time 0
 
  private:
-  uint64_t next_ = 0;
+  std::vector<std::pair<RequestId, Time>> opening_;
+  bool opened_ = false;
 };
 
-// Request i is sent at send_times[i]; each send schedules the next, so one send is pending.
+// Request i is sent at its send time; each send schedules the next, so one send is pending.
 class OpenLoopClients final : public Clients {
  public:
   using Clients::Clients;
@@ -69,8 +84,7 @@ class OpenLoopClients final : public Clients {
   void sent(RequestId id, Time now) override;
 };
 
-// The clients the workload asks for (closed or open loop). Throws ConfigError on a workload
-// whose lengths do not match.
+// The clients the schedule asks for (closed or open loop).
 std::unique_ptr<Clients> make_clients(RunContext& ctx, RequestSink& sink);
 
 }  // namespace servelab::sim

@@ -28,7 +28,6 @@ Cluster::Cluster(RunContext& ctx) : ctx_(ctx), groups_(ctx) {
         std::make_unique<FrontEnd>(ctx, *servers_.back(), groups_, seed ^ 0xc2b2ae3d27d4eb4fULL));
   }
   if (servers_.size() > 1) router_ = make_router(s.cluster.router, s.seed ^ 0x94d049bb133111ebULL);
-  if (servers_.size() > 1) server_of_.assign(ctx.work.models.size(), 0);
   for (auto& server : servers_) server->add_models();
 }
 
@@ -56,7 +55,7 @@ size_t Cluster::pick_server(RequestId id, Time now) {
 
 void Cluster::submit(RequestId id, Time now) {
   size_t k = pick_server(id, now);
-  if (servers_.size() > 1) server_of_[id] = uint32_t(k);
+  ctx_.window.server(id) = uint32_t(k);
   if (ctx_.setup.client_timeout < kNever)
     ctx_.sim.schedule<&Cluster::on_give_up>(now + ctx_.setup.client_timeout, this, id);
   front_ends_[k]->receive(id, now);
@@ -65,12 +64,15 @@ void Cluster::submit(RequestId id, Time now) {
 void Cluster::on_outcome(Server& server, const RequestOutcome& o, Time now) {
   RequestId id = o.request.id;
   if (is_member_request(id)) return on_member_outcome(server, o, now);
-  if (id >= ctx_.done.size() || ctx_.done[id] == kDone) {
+  if (!ctx_.window.holds(id) || ctx_.window.state(id) == kDone) {
     ctx_.violation("request " + std::to_string(id) + " completed twice or unknown");
     return;
   }
-  if (ctx_.done[id] == kGivenUp) return;  // its client gave up: the result is discarded
-  ctx_.done[id] = kDone;
+  if (ctx_.window.state(id) == kGivenUp) {  // its client gave up: the result is discarded
+    ctx_.window.release(id);  // the server is done with it
+    return;
+  }
+  ctx_.window.state(id) = kDone;
   results::RequestRecord& r = ctx_.window.at(id);
   r.dispatch = finite_or_nan(o.assigned);
   r.start = finite_or_nan(o.started);
@@ -97,12 +99,15 @@ void Cluster::record_member_outcome(Server& server, const RequestOutcome& o, Tim
   const std::optional<GroupAnswer> a = groups_.on_member(o, answered);
   if (!a) return;  // members still out
   const RequestId id = group_request_of(o.request.id);
-  if (ctx_.done[id] == kDone) {
+  if (!ctx_.window.holds(id) || ctx_.window.state(id) == kDone) {
     ctx_.violation("group request " + std::to_string(id) + " completed twice");
     return;
   }
-  if (ctx_.done[id] == kGivenUp) return;  // its client gave up: the answer is discarded
-  ctx_.done[id] = kDone;
+  if (ctx_.window.state(id) == kGivenUp) {  // its client gave up: the answer is discarded
+    ctx_.window.release(id);  // no member is held any more
+    return;
+  }
+  ctx_.window.state(id) = kDone;
   results::RequestRecord& r = ctx_.window.at(id);
   r.dispatch = finite_or_nan(a->dispatch);
   r.start = finite_or_nan(a->start);
@@ -114,12 +119,16 @@ void Cluster::record_member_outcome(Server& server, const RequestOutcome& o, Tim
   finish(id, now);
 }
 
+// The request stays in play (held) until the cancellation has reached its server and the
+// server's outcome has come back: both may still need its model and server.
 void Cluster::on_give_up(RequestId id, Time now) {
-  if (ctx_.done[id] != kOpen) return;
-  ctx_.done[id] = kGivenUp;
+  if (!ctx_.window.holds(id) || ctx_.window.state(id) != kOpen) return;
+  ctx_.window.state(id) = kGivenUp;
   results::RequestRecord& r = ctx_.window.at(id);
   r.finish = now;
   r.status = RequestStatus::Cancelled;
+  ctx_.window.hold(id);  // the cancellation
+  ctx_.window.hold(id);  // the server's outcome
   ++ctx_.in_flight;
   ctx_.sim.schedule<&Cluster::on_cancel>(now + ctx_.setup.cancel_delay, this, id);
   finish(id, now);
@@ -127,8 +136,14 @@ void Cluster::on_give_up(RequestId id, Time now) {
 
 void Cluster::on_cancel(RequestId id, Time now) {
   --ctx_.in_flight;
-  if (ctx_.is_group(ctx_.model_of(id))) groups_.cancel(id, server_of(id), now);
-  else server_of(id).cancel(id, now);
+  if (ctx_.is_group(ctx_.model_of(id))) {
+    // Taken out of its group's queue before any member left: no answer will come.
+    if (groups_.cancel(id, server_of(id), now) == GroupRequests::Cancelled::Unsent)
+      ctx_.window.release(id);
+  } else {
+    server_of(id).cancel(id, now);
+  }
+  ctx_.window.release(id);
 }
 
 // Request `id` has its final record: its client may send the next request.
@@ -138,7 +153,7 @@ void Cluster::finish(RequestId id, Time now) {
   const Time answered = ctx_.window.at(id).finish;
   ctx_.window.finalize(id);
   clients_->answered(id, answered);
-  if (completed_ == ctx_.done.size()) ctx_.sim.stop();
+  if (clients_->exhausted() && completed_ == ctx_.window.end()) ctx_.sim.stop();
 }
 
 bool Cluster::quiet() const {

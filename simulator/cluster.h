@@ -45,10 +45,10 @@ class Cluster final : public RequestSink, public OutcomeSink {
   void on_cancel(RequestId id, Time now);    // the cancellation reaches id's server
 
  private:
-  static constexpr uint8_t kOpen = RunContext::Open, kDone = RunContext::Done,
-                           kGivenUp = RunContext::GivenUp;
+  static constexpr RunContext::State kOpen = RunContext::Open, kDone = RunContext::Done,
+                                     kGivenUp = RunContext::GivenUp;
   size_t pick_server(RequestId id, Time now);
-  Server& server_of(RequestId id) { return *servers_[servers_.size() > 1 ? server_of_[id] : 0]; }
+  Server& server_of(RequestId id) { return *servers_[ctx_.window.server(id)]; }
   void on_member_outcome(Server& server, const RequestOutcome& o, Time now);
   void record_member_outcome(Server& server, const RequestOutcome& o, Time now);
   void finish(RequestId id, Time now);
@@ -60,7 +60,6 @@ class Cluster final : public RequestSink, public OutcomeSink {
   std::vector<std::unique_ptr<FrontEnd>> front_ends_;
   std::unique_ptr<Router> router_;
   std::vector<ServerView> views_;       // scratch for the router
-  std::vector<uint32_t> server_of_;     // per request, once routed (several servers only)
   uint64_t completed_ = 0;
   Time last_progress_ = 0;
 };

@@ -51,7 +51,7 @@ void FrontEnd::on_opening(RequestId id, Time now) {
 
 void FrontEnd::to_controller(RequestId id, Time now) {
   // A request its client gave up on has a final record: it keeps what was known then.
-  if (ctx_.done[id] == RunContext::Open) ctx_.window.at(id).queued = now;
+  if (ctx_.window.state(id) == RunContext::Open) ctx_.window.at(id).queued = now;
   if (ctx_.is_group(ctx_.model_of(id))) groups_.fan_out(id, server_, now);
   else server_.arrive(id, now);
 }

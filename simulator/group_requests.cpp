@@ -114,23 +114,24 @@ void GroupRequests::batch_member_final(const Pending& p, Time answered) {
                                                     done.overdue, answered);
 }
 
-void GroupRequests::cancel(RequestId id, Server& server, Time now) {
+GroupRequests::Cancelled GroupRequests::cancel(RequestId id, Server& server, Time now) {
   auto it = pending_.find(id);
   if (it == pending_.end()) {  // still in its group's queue, or every member answered
     const SimGroup& g = ctx_.group(ctx_.model_of(id));
-    if (g.dispatch.name.empty()) return;
+    if (g.dispatch.name.empty()) return Cancelled::Nothing;
     GroupQueue& q = queues_[queue_index(server, g)];
     auto held = std::find_if(q.items.begin() + q.head, q.items.end(),
                              [&](const Request& r) { return r.id == id; });
-    if (held == q.items.end()) return;
+    if (held == q.items.end()) return Cancelled::Nothing;
     q.items.erase(held);
     --queued_;
-    return;
+    return Cancelled::Unsent;
   }
   // Copied: a cancelled member may complete at once, and the last one erases the entry.
   const MemberMask open = it->second.selected & ~it->second.answered;
   for (uint32_t k = 0; k < kMaxGroupMembers; ++k)
     if (open >> k & 1) server.cancel(member_request_id(id, k), now);
+  return Cancelled::Members;
 }
 
 size_t GroupRequests::queue_index(const Server& server, const SimGroup& g) const {

@@ -61,9 +61,10 @@ class GroupRequests {
   // request's answer once that was the last selected member; nothing before (or for a member
   // unknown or answered twice: a contract violation).
   std::optional<GroupAnswer> on_member(const RequestOutcome& o, Time answered);
-  // Group request `id`'s client is gone: it leaves its group's queue, or `server` cancels
-  // its members still held.
-  void cancel(RequestId id, Server& server, Time now);
+  // Group request `id`'s client is gone: it leaves its group's queue (Unsent: no answer will
+  // come), or `server` cancels its members still held (their answers complete it).
+  enum class Cancelled { Unsent, Members, Nothing };
+  Cancelled cancel(RequestId id, Server& server, Time now);
 
   size_t in_flight() const { return pending_.size(); }
   size_t queued() const { return queued_; }  // in group queues, every server

@@ -1,7 +1,7 @@
-// What the parts of one simulation run share: the facade, the setup and workload they run,
-// the window of per-request records each part fills in (clients: arrival; front end: queued;
-// cluster: the outcome), the run's record metadata, the count of pending work, and the
-// contract violations found.
+// What the parts of one simulation run share: the facade, the setup and the schedule they run,
+// the window of requests in play (state and records, which each part fills in: clients:
+// arrival; front end: queued; cluster: the outcome), the run's record metadata, the count of
+// pending work, and the contract violations found.
 // Owned by simulate(); parts hold a reference for the run's duration. One thread.
 #pragma once
 
@@ -11,30 +11,29 @@
 #include "results/records.h"
 #include "simulator/member_requests.h"
 #include "simulator/record_window.h"
+#include "simulator/schedule.h"
 #include "simulator/simulation.h"
 #include "simulator/simulator.h"
-#include "workloads/workload.h"
 
 namespace servelab::sim {
 
 struct RunContext {
-  RunContext(Simulation& s, const SimulationSetup& st, const workloads::Workload& w,
-             SimulationResult& r, results::RecordSink& sink)
-      : sim(s), setup(st), work(w), result(r), records(r.records), window(w, sink) {}
+  RunContext(Simulation& s, const SimulationSetup& st, Schedule& sch, SimulationResult& r,
+             results::RecordSink& sink)
+      : sim(s), setup(st), schedule(sch), result(r), records(r.records), window(sink) {}
 
   Simulation& sim;
   const SimulationSetup& setup;
-  const workloads::Workload& work;
+  Schedule& schedule;            // the clients pull the requests from it
   SimulationResult& result;
   results::RunRecords& records;  // model names, SLO, warm-up and counters; no requests
-  RecordWindow window;           // the records still being filled in
+  RecordWindow window;           // the requests in play, their state and records
   // Work that can still make progress without a timer: requests on their way (sends,
   // transfers, IO threads), batches running, loads in flight. Timers alone cannot finish a run.
   uint64_t in_flight = 0;
-  // Per request: Open until its client has the final answer (Done), or gave up (GivenUp: a
-  // server may still hold it until the cancellation arrives).
-  enum State : uint8_t { Open = 0, Done = 1, GivenUp = 2 };
-  std::vector<uint8_t> done;
+  using State = RecordWindow::State;
+  static constexpr State Open = RecordWindow::Open, Done = RecordWindow::Done,
+                         GivenUp = RecordWindow::GivenUp;
 
   const ModelProfile& profile(ModelId m) const { return setup.models[m].profile; }
   // The way in and out of a request to `target`: a model, or a group (SimulationSetup::groups).
@@ -46,9 +45,10 @@ struct RunContext {
   const SimGroup& group(ModelId target) const { return setup.groups[target - setup.models.size()]; }
   // What request `id` addresses: for a workload request its model or group (the workload's
   // index), for a group's member request (member_requests.h) the member model.
+  // The request must be in play (window.holds).
   ModelId model_of(RequestId id) const {
-    if (!is_member_request(id)) return ModelId(work.models[id]);
-    return group(ModelId(work.models[group_request_of(id)])).members[member_index_of(id)];
+    if (!is_member_request(id)) return ModelId(window.target(id));
+    return group(ModelId(window.target(group_request_of(id)))).members[member_index_of(id)];
   }
   // The latency objective of a request to `target` (a workload index): a model's own, else the
   // run's (groups: the run's; their member requests share their group request's deadline).
@@ -58,7 +58,7 @@ struct RunContext {
   }
   // The latency objective of request `id` (a workload request or a member request).
   std::optional<Time> slo_of_request(RequestId id) const {
-    return slo_of(ModelId(work.models[workload_request_of(id)]));
+    return slo_of(ModelId(window.target(workload_request_of(id))));
   }
   // The workload request `id` belongs to: itself, or a member request's group request.
   RequestId workload_request_of(RequestId id) const {

@@ -147,7 +147,7 @@ void Server::carry_out(Time now) {
 void Server::check_requests(const Batch& b) {
   for (const Request& r : b.requests) {
     const RequestId w = ctx_.workload_request_of(r.id);  // a member's group request
-    if (w >= ctx_.done.size() || ctx_.done[w] == RunContext::Done)
+    if (!ctx_.window.holds(w) || ctx_.window.state(w) == RunContext::Done)
       ctx_.violation("batch " + std::to_string(b.id) + " carries finished or unknown request " +
                      std::to_string(r.id));
   }

@@ -135,10 +135,10 @@ struct OutputError : std::runtime_error {
 // and the summary's running numbers. Neither keeps every record. Throws OutputError.
 class RunOutputs : public results::RecordSink {
  public:
-  RunOutputs(const SimulateArgs& a, const sim::SimConfig& cfg, const workloads::Workload& w)
+  RunOutputs(const SimulateArgs& a, const sim::SimConfig& cfg)
       : args_(a), names_(model_names(cfg)), summary_(names_, cfg.setup.slo,
                                                     cfg.run.workload.warmup) {
-    summary_.expect(requests_per_target(w, names_.size()));
+    summary_.expect(expected_requests(cfg.run.workload, names_.size()));
     output_step([&] {
       std::filesystem::create_directories(a.out_dir);
       if (!a.summary_only)
@@ -177,11 +177,12 @@ class RunOutputs : public results::RecordSink {
   static std::vector<std::string> model_names(const sim::SimConfig& cfg) {
     return sim::target_names(cfg.setup);
   }
-  static std::vector<uint64_t> requests_per_target(const workloads::Workload& w, size_t targets) {
-    std::vector<uint64_t> n(targets, 0);
-    for (uint32_t m : w.models)
-      if (m < targets) ++n[m];
-    return n;
+  // The latencies the summary will keep, where the spec says in advance: a run of one target
+  // whose count decides its length (the others grow as they go).
+  static std::vector<uint64_t> expected_requests(const workloads::WorkloadSpec& w,
+                                                 size_t targets) {
+    if (targets != 1 || w.duration > 0 || w.arrival.type == "trace") return {};
+    return {w.requests};
   }
   // Records carry an accuracy: a group's, or a model's measured one.
   static bool has_accuracy(const sim::SimulationSetup& s) {
@@ -228,8 +229,8 @@ int simulate_main(int argc, char** argv) {
   nlohmann::json summary;
   try {
     cfg = sim::load_sim_config(a.config_path, a.sets, a.seed);
-    const workloads::Workload workload = workloads::generate(cfg.run.workload);
-    RunOutputs outputs(a, cfg, workload);
+    workloads::WorkloadStream workload(cfg.run.workload);
+    RunOutputs outputs(a, cfg);
     result = sim::simulate(cfg.setup, workload, outputs);
     summary = outputs.finish(cfg, result);
   } catch (const ConfigError& e) {

@@ -15,21 +15,18 @@ namespace {
 
 void prepare_records(RunContext& ctx) {
   results::RunRecords& rec = ctx.records;
-  const workloads::Workload& w = ctx.work;
   rec.model_names = target_names(ctx.setup);
   rec.slo = ctx.setup.slo;
-  rec.warmup = w.warmup;
-  reserve_huge(ctx.done, w.models.size());
-  ctx.done.assign(w.models.size(), 0);
+  rec.warmup = ctx.schedule.warmup();
 }
 
 // A closed loop whose clients all start at once, on one server, opens with a cold burst the
 // profile measured (profile-level: the profiler measures them on one probe).
 void replay_cold_burst(RunContext& ctx, Clients& clients, FrontEnd& front_end) {
   auto* closed = dynamic_cast<ClosedLoopClients*>(&clients);
-  const workloads::Workload& w = ctx.work;
-  uint64_t first = std::min<uint64_t>(w.concurrency, w.models.size());
-  if (!closed || !closed->start_together() || first <= 1) return;
+  if (!closed) return;
+  const uint64_t first = closed->opening().size();
+  if (!closed->start_together() || first <= 1) return;
   std::mt19937_64 burst_rng(ctx.setup.seed ^ 0x165667b19e3779f9ULL);
   front_end.replay_opening(
       sample_cold_burst(ctx.setup.cold_bursts, uint32_t(first), ctx.setup.noise, burst_rng));
@@ -95,19 +92,32 @@ SimulationResult simulate(const SimulationSetup& setup, const workloads::Workloa
 
 SimulationResult simulate(const SimulationSetup& setup, const workloads::Workload& workload,
                           results::RecordSink& sink) {
+  GeneratedSchedule schedule(workload);
+  return simulate(setup, schedule, sink);
+}
+
+SimulationResult simulate(const SimulationSetup& setup, workloads::WorkloadStream& workload,
+                          results::RecordSink& sink) {
+  StreamedSchedule schedule(workload);
+  return simulate(setup, schedule, sink);
+}
+
+SimulationResult simulate(const SimulationSetup& setup, Schedule& schedule,
+                          results::RecordSink& sink) {
   SimulationResult result;
   Simulation sim(make_event_list(setup.event_list));
-  RunContext ctx(sim, setup, workload, result, sink);
+  RunContext ctx(sim, setup, schedule, result, sink);
   Cluster cluster(ctx);
   std::unique_ptr<Clients> clients = make_clients(ctx, cluster);
   prepare_records(ctx);
   if (setup.cluster.servers == 1) replay_cold_burst(ctx, *clients, cluster.front_end(0));
   cluster.start(*clients);
-  if (!workload.models.empty()) sim.run(setup.max_time);
+  if (ctx.window.end() > 0) sim.run(setup.max_time);
+  clients->open_unsent();
   ctx.window.flush_all();
   result.events = sim.events_processed();
   result.end_time = sim.now();
-  result.lost = workload.models.size() - cluster.completed();
+  result.lost = ctx.window.end() - cluster.completed();
   collect_counters(cluster, result);
   return result;
 }

@@ -21,6 +21,7 @@
 #include "profiles/speed_course.h"
 #include "results/records.h"
 #include "workloads/workload.h"
+#include "workloads/workload_stream.h"
 
 namespace servelab::sim {
 
@@ -150,6 +151,17 @@ SimulationResult simulate(const SimulationSetup& setup, const workloads::Workloa
 // kept (memory follows the requests in flight, not the run's length). Records are final when
 // the client has its answer or gave up; requests never finished follow at the end.
 SimulationResult simulate(const SimulationSetup& setup, const workloads::Workload& workload,
+                          results::RecordSink& sink);
+
+// The same run on a workload stream: each request is drawn as the clients reach it, so that
+// memory follows the requests in play, not the run's length. Throws std::invalid_argument
+// where the stream does (a schedule over the request cap).
+SimulationResult simulate(const SimulationSetup& setup, workloads::WorkloadStream& workload,
+                          results::RecordSink& sink);
+
+// Either of the above, on any schedule (schedule.h).
+class Schedule;
+SimulationResult simulate(const SimulationSetup& setup, Schedule& schedule,
                           results::RecordSink& sink);
 
 }  // namespace servelab::sim

@@ -18,10 +18,23 @@ WorkloadStream::WorkloadStream(const WorkloadSpec& spec)
     times_ = detail::send_time_stream(spec.arrival, spec.requests, spec.duration);
   }
   models_ = detail::model_stream(spec.access, spec.num_models);
-  has_first_ = times_->next(first_);
-  if (!has_first_ && !closed_loop_)
+  refill();
+  if (chunk_size_ == 0 && !closed_loop_)
     throw std::invalid_argument("workload: the arrival process produced no requests "
                                 "(duration too short or trace empty)");
+}
+
+void WorkloadStream::refill() {
+  chunk_size_ = chunk_next_ = 0;
+  while (!times_ended_ && chunk_size_ < kChunk) {
+    ScheduledRequest& r = chunk_[chunk_size_];
+    if (!times_->next(r.time)) {
+      times_ended_ = true;
+      break;
+    }
+    r.model = models_->next();
+    ++chunk_size_;
+  }
 }
 
 WorkloadStream::~WorkloadStream() = default;
@@ -29,14 +42,12 @@ WorkloadStream::WorkloadStream(WorkloadStream&&) noexcept = default;
 WorkloadStream& WorkloadStream::operator=(WorkloadStream&&) noexcept = default;
 
 bool WorkloadStream::next(ScheduledRequest& out) {
-  if (has_first_) {
-    has_first_ = false;
-    out.time = first_;
-  } else if (!times_->next(out.time)) {
+  if (chunk_next_ == chunk_size_) refill();
+  if (chunk_next_ == chunk_size_) {
     if (!closed_loop_) detail::fail_if_capped(spec_.arrival, spec_.requests, produced_);
     return false;
   }
-  out.model = models_->next();
+  out = chunk_[chunk_next_++];
   ++produced_;
   return true;
 }

@@ -100,12 +100,12 @@ struct Ids : results::RecordSink {
 
 TEST_CASE("the record window emits in id order and holds only ids in flight",
           "[simulator][streaming]") {
-  workloads::Workload w;
-  w.models.assign(100000, 0);
   Ids sink;
-  RecordWindow window(w, sink);
+  RecordWindow window(sink);
   // Two requests in flight at a time, finishing in reverse order: 1 before 0, 3 before 2...
   for (uint64_t i = 0; i < 100000; i += 2) {
+    REQUIRE(window.open(0) == i);
+    REQUIRE(window.open(0) == i + 1);
     window.at(i).arrival = double(i);
     window.at(i + 1).arrival = double(i);
     window.finalize(i + 1);
@@ -115,16 +115,38 @@ TEST_CASE("the record window emits in id order and holds only ids in flight",
   REQUIRE(sink.ids.size() == 100000);
   for (uint64_t i = 0; i < sink.ids.size(); ++i) REQUIRE(sink.ids[i] == i);
   CHECK(window.capacity() <= 16);
+  CHECK_FALSE(window.holds(99999));  // gone to the sink
 
   // One straggler holds the window open: it grows to the span it must keep.
   Ids sink2;
-  RecordWindow window2(w, sink2);
-  window2.at(0);
+  RecordWindow window2(sink2);
+  for (uint64_t i = 0; i < 100000; ++i) window2.open(uint32_t(i % 3));
   for (uint64_t i = 1; i < 1000; ++i) window2.finalize(i);
   CHECK(sink2.ids.empty());
   CHECK(window2.capacity() >= 1000);
+  CHECK(window2.target(998) == 998 % 3);
   window2.flush_all();  // 0 was never finished: it leaves as failed, then everything else
   REQUIRE(sink2.ids.size() == 100000);
   CHECK(sink2.ids[0] == 0);
   CHECK(sink2.ids[99999] == 99999);
+}
+
+TEST_CASE("a held request stays in play after its record is final", "[simulator][streaming]") {
+  Ids sink;
+  RecordWindow window(sink);
+  window.open(1);
+  window.open(2);
+  window.state(0) = RecordWindow::GivenUp;
+  window.hold(0);  // the cancellation
+  window.hold(0);  // the server's outcome
+  window.finalize(0);
+  window.finalize(1);
+  CHECK(sink.ids.empty());  // 0 is held, and 1 waits for it
+  window.release(0);
+  CHECK(sink.ids.empty());
+  CHECK(window.holds(0));
+  CHECK(window.state(0) == RecordWindow::GivenUp);
+  window.release(0);
+  CHECK(sink.ids == std::vector<uint64_t>{0, 1});
+  CHECK_FALSE(window.holds(0));
 }
