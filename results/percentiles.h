@@ -13,11 +13,12 @@ namespace servelab::results {
 double percentile_sorted(const std::vector<double>& sorted, double p);
 
 // The same numbers as percentile_sorted over the sorted values, one per p (any order), from
-// `values` in any order (reordered here). Large inputs go through a bucket select: one pass
-// for the range, one counting values per bucket (65,536 buckets over the range of their
-// order-preserving bit patterns), one gathering the buckets that hold the wanted ranks (the
-// copies of a bucket's first value counted, not copied: simulations tie often), then
-// nth_element in those only. Values must not be NaN.
+// `values` in any order (reordered here). Large inputs go through a bucket select: passes
+// over the values count them in 65,536 buckets of their order-preserving bit patterns' range;
+// the buckets holding the wanted ranks are gathered and searched with nth_element when small,
+// and bucketed again over their own range when large, so that memory stays a few hundred KB
+// whatever the input (the copies of the least value, where simulations tie, are counted, not
+// copied). Values must not be NaN.
 std::vector<double> percentiles_of(std::vector<double>& values, std::span<const double> ps);
 
 }  // namespace servelab::results

@@ -57,11 +57,15 @@ TEST_CASE("percentiles_of selects exactly what a full sort gives", "[results]") 
     }
   };
   for (size_t n : {1ul, 2ul, 4095ul, 4096ul, 200000ul}) {
-    std::vector<double> latency, wide, ties, signs, idle_half, zeros;
+    std::vector<double> latency, wide, ties, signs, idle_half, zeros, cluster, plateaus;
     for (size_t i = 0; i < n; ++i) {
       // M/D/1: half never wait, and the first value is not the tied one.
       idle_half.push_back(i % 2 ? 20.0 : 20.0 + 1e-9 + 10.0 * expo(rng));
       zeros.push_back(i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : expo(rng));  // signed zeros tie
+      // Most values within a few ulps of 20 (sums of floating times), a few far above: the
+      // cluster fills one bucket of the whole range and is bucketed again, level by level.
+      cluster.push_back(i % 4 ? 20.0 * (1 + 1e-15 * double(i % 7)) : 20.0 + 1e3 * expo(rng));
+      plateaus.push_back(i == 0 ? 1.0 : i % 2 ? 5.0 : 7.0);  // two huge ties, not the least
       latency.push_back(20.0 + 10.0 * expo(rng));  // a queue's sojourn times, in ms
       wide.push_back(heavy(rng));                   // many orders of magnitude
       ties.push_back(double(few(rng)));             // six values, each tied many times
@@ -73,6 +77,8 @@ TEST_CASE("percentiles_of selects exactly what a full sort gives", "[results]") 
     check(signs, "signs");
     check(idle_half, "half tied at the service time");
     check(zeros, "signed zeros");
+    check(cluster, "a narrow cluster in a wide range");
+    check(plateaus, "ties above the least value");
     check(std::vector<double>(n, 3.25), "constant");
   }
   std::vector<double> none;
