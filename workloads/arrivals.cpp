@@ -128,7 +128,7 @@ class ConstantTimes final : public OpenTimes {
 };
 
 // Interval by interval (arrivals.h): an interval's requests, then the next interval's count.
-// A request at or past the duration ends its interval, and the next interval starts past it.
+// A request at or past the duration ends the schedule (the next interval starts past it).
 class SineTimes final : public OpenTimes {
  public:
   SineTimes(const ArrivalSpec& spec, uint64_t max_requests, double duration)
@@ -137,14 +137,10 @@ class SineTimes final : public OpenTimes {
 
  private:
   bool draw(double& t) override {
-    for (;;) {
-      if (m_ < c_) {
-        t = start_ + (static_cast<double>(m_++) + 0.5) * delta_ / count_;
-        if (duration() > 0 && t >= duration()) m_ = c_;  // the rest of it is past too
-        else return true;
-      }
+    while (m_ == c_)
       if (!next_interval()) return false;
-    }
+    t = start_ + (static_cast<double>(m_++) + 0.5) * delta_ / count_;
+    return true;
   }
   bool next_interval() {
     start_ = static_cast<double>(j_++) * delta_;
