@@ -94,19 +94,12 @@ void RadixHeapEventList::put(const Entry& e) {
   tail->entries[tail->count++] = e;
 }
 
-void RadixHeapEventList::insert(const Event& e) {
-  double t = e.time + 0.0;  // -0.0 becomes +0.0, whose bits order with positive times
-  uint64_t bits;
-  std::memcpy(&bits, &t, sizeof bits);
-  assert(t >= 0 && bits >= last_time_ && "radix event list: insert before the last event popped");
-  const Entry entry{bits, e.fn, e.target, e.arg};
+void RadixHeapEventList::insert_spread(const Entry& e) {
+  assert(e.time_bits >= last_time_ && "radix event list: insert before the last event popped");
   ++size_;
-  if (!in_buckets_) {
-    if (small_n_ < kSmall) return insert_small(entry);
-    to_buckets();
-  }
-  if (bits == last_time_) push_equal(entry);
-  else put(entry);
+  if (!in_buckets_) to_buckets();
+  if (e.time_bits == last_time_) push_equal(e);
+  else put(e);
 }
 
 // After the earlier events at the last time. The popped front is dropped now and then, so
@@ -117,17 +110,6 @@ void RadixHeapEventList::push_equal(const Entry& e) {
     equal_head_ = 0;
   }
   equal_.push_back(e);
-}
-
-// Sorted insertion from the back: a new event is usually the latest, and goes after the
-// entries at its time (inserted before it).
-void RadixHeapEventList::insert_small(const Entry& e) {
-  uint32_t i = small_n_++;
-  while (i > 0 && e.time_bits < small_[i - 1].time_bits) {
-    small_[i] = small_[i - 1];
-    --i;
-  }
-  small_[i] = e;
 }
 
 // Every entry of the small array, in order, into `equal_` or the buckets (none is before the
@@ -156,15 +138,6 @@ void RadixHeapEventList::to_small() {
   last_time_ = time;  // the last time popped, not the last one moved
 }
 
-RadixHeapEventList::Entry RadixHeapEventList::pop_small() {
-  const Entry e = small_[0];
-  std::copy(small_ + 1, small_ + small_n_, small_);
-  --small_n_;
-  --size_;
-  last_time_ = e.time_bits;
-  return e;
-}
-
 void RadixHeapEventList::spread(int b) {
   last_time_ = least_[b];
   const int w = b >> 6;
@@ -191,13 +164,7 @@ Time RadixHeapEventList::top_time() const {
   return time_of_bits(least_[first_bucket()]);
 }
 
-bool RadixHeapEventList::pop_until(Time until, Event& out) {
-  if (size_ == 0) return false;
-  if (!in_buckets_) {
-    if (time_of(small_[0]) > until) return false;
-    out = event_of(pop_small());
-    return true;
-  }
+bool RadixHeapEventList::pop_until_buckets(Time until, Event& out) {
   if (equal_empty()) {
     const int b = first_bucket();
     if (time_of_bits(least_[b]) > until) return false;
@@ -210,7 +177,11 @@ bool RadixHeapEventList::pop_until(Time until, Event& out) {
 }
 
 Event RadixHeapEventList::pop() {
-  if (!in_buckets_) return event_of(pop_small());
+  if (!in_buckets_) {
+    const Event e = event_of(small_[0]);
+    pop_small();
+    return e;
+  }
   if (equal_empty()) spread(first_bucket());
   Event e;
   pop_equal(e);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <bit>
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -107,11 +108,27 @@ class QuadHeapEventList final : public EventList {
 // and back when the buckets drain to 4. Both keep the same (time, insertion) order.
 class RadixHeapEventList final : public EventList {
  public:
-  void insert(const Event& e) override;
+  // The small array's paths are inline (Simulation calls them without virtual dispatch, and
+  // most serving simulations never leave the array); the buckets' are out of line.
+  void insert(const Event& e) override {
+    const uint64_t bits = bits_of(e.time);
+    if (!in_buckets_ && small_n_ < kSmall) {
+      ++size_;
+      insert_small(bits, e.fn, e.target, e.arg);
+    } else {
+      insert_spread(Entry{bits, e.fn, e.target, e.arg});
+    }
+  }
   Time top_time() const override;
   Event pop() override;
   size_t size() const override { return size_; }
-  bool pop_until(Time until, Event& out) override;
+  bool pop_until(Time until, Event& out) override {
+    if (in_buckets_) return pop_until_buckets(until, out);
+    if (small_n_ == 0 || time_of(small_[0]) > until) return false;
+    out = event_of(small_[0]);
+    pop_small();
+    return true;
+  }
 
  private:
   static constexpr int kDigitBits = 8;
@@ -133,10 +150,40 @@ class RadixHeapEventList final : public EventList {
   };
   static constexpr uint32_t kSmall = 8;       // the small array's capacity
   static constexpr uint32_t kBackToSmall = 4;  // buckets drained to this many: back to it
-  void insert_small(const Entry& e);
+  // A time >= 0 as bits that order as the times do (-0.0 becomes +0.0).
+  static uint64_t bits_of(Time time) {
+    const double t = time + 0.0;
+    uint64_t bits;
+    std::memcpy(&bits, &t, sizeof bits);
+    return bits;
+  }
+  // Sorted insertion from the back: a new event is usually the latest, and goes after the
+  // entries at its time (inserted before it). Stored field by field: an Entry built on the
+  // stack and copied whole stalled on store forwarding.
+  void insert_small(uint64_t bits, EventFn fn, void* target, uint64_t arg) {
+    assert(bits >= last_time_ && "radix event list: insert before the last event popped");
+    uint32_t i = small_n_++;
+    while (i > 0 && bits < small_[i - 1].time_bits) {
+      small_[i] = small_[i - 1];
+      --i;
+    }
+    Entry& e = small_[i];
+    e.time_bits = bits;
+    e.fn = fn;
+    e.target = target;
+    e.arg = arg;
+  }
+  // The first entry leaves the small array (not empty).
+  void pop_small() {
+    last_time_ = small_[0].time_bits;
+    --small_n_;
+    --size_;
+    for (uint32_t i = 0; i < small_n_; ++i) small_[i] = small_[i + 1];
+  }
+  void insert_spread(const Entry& e);  // into the buckets (moving the small array there first)
+  bool pop_until_buckets(Time until, Event& out);
   void to_buckets();
   void to_small();
-  Entry pop_small();
   static Time time_of_bits(uint64_t bits) {
     double t;
     std::memcpy(&t, &bits, sizeof t);
