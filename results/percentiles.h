@@ -13,12 +13,10 @@ namespace servelab::results {
 double percentile_sorted(const std::vector<double>& sorted, double p);
 
 // The same numbers as percentile_sorted over the sorted values, one per p (any order), from
-// `values` in any order (reordered here). Large inputs go through a bucket select: passes
-// over the values count them in 65,536 buckets of their order-preserving bit patterns' range;
-// the buckets holding the wanted ranks are gathered and searched with nth_element when small,
-// and bucketed again over their own range when large, so that memory stays a few hundred KB
-// whatever the input (the copies of the least value, where simulations tie, are counted, not
-// copied). Values must not be NaN.
+// `values` in any order (small inputs are sorted in place). Large inputs are not sorted: a
+// sorted sample brackets each wanted rank and one pass counts and copies what lies inside
+// the brackets (results/order_select.h); where the brackets miss, a bucket select of a few
+// passes finds them in a few hundred KB whatever the input. Values must not be NaN.
 std::vector<double> percentiles_of(std::vector<double>& values, std::span<const double> ps);
 
 }  // namespace servelab::results

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "results/order_select.h"
 #include "results/percentiles.h"
 #include "results/records.h"
 #include "tests/support/temp_dir.h"
@@ -83,6 +84,58 @@ TEST_CASE("percentiles_of selects exactly what a full sort gives", "[results]") 
   }
   std::vector<double> none;
   CHECK(std::isnan(percentiles_of(none, ps)[0]));
+}
+
+TEST_CASE("the sample's brackets and the buckets each select what a full sort gives",
+          "[results]") {
+  const size_t n = 300000;
+  std::mt19937_64 rng(11);
+  std::exponential_distribution<double> expo(1.0);
+  std::lognormal_distribution<double> heavy(0.0, 3.0);
+  std::uniform_int_distribution<int> few(0, 5);
+  struct Case {
+    const char* what;
+    bool smooth;  // the sample's brackets must hold every rank
+    std::vector<double> values;
+  };
+  std::vector<Case> cases = {{"latency", true, {}},    {"heavy tail", true, {}},
+                             {"idle half", true, {}},  {"cluster", true, {}},
+                             {"six ties", false, {}},  {"signed zeros", false, {}},
+                             {"constant", false, {}}};
+  for (size_t i = 0; i < n; ++i) {
+    cases[0].values.push_back(20.0 + 10.0 * expo(rng));
+    cases[1].values.push_back(heavy(rng));
+    cases[2].values.push_back(i % 2 ? 20.0 : 20.0 + 1e-9 + 10.0 * expo(rng));
+    cases[3].values.push_back(i % 4 ? 20.0 * (1 + 1e-15 * double(i % 7)) : 20.0 + expo(rng));
+    cases[4].values.push_back(double(few(rng)));
+    cases[5].values.push_back(i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : expo(rng));
+    cases[6].values.push_back(3.25);
+  }
+  // p50, p80, p90, p99, p99.9 and the max's ranks, as percentiles_of asks for them.
+  const std::vector<size_t> ranks = {0,      149999, 150000, 239999, 240000, 269999,
+                                     270000, 296999, 297000, 299699, 299700, n - 1};
+  for (const Case& c : cases) {
+    INFO(c.what);
+    std::vector<double> sorted = c.values;
+    std::sort(sorted.begin(), sorted.end());
+    const std::vector<double> by_buckets = detail::bucket_select(c.values, ranks);
+    const std::optional<std::vector<double>> by_sample = detail::sample_select(c.values, ranks);
+    if (c.smooth) REQUIRE(by_sample.has_value());
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      INFO("rank " << ranks[i]);
+      CHECK(by_buckets[i] == sorted[ranks[i]]);
+      if (by_sample) CHECK((*by_sample)[i] == sorted[ranks[i]]);
+    }
+  }
+  SECTION("more brackets than it searches at once: no answer, and the buckets' is used") {
+    std::vector<size_t> spread_ranks;  // 17 ranks 6% apart: their brackets do not merge
+    std::vector<double> ps;
+    for (size_t p = 2; p < 100; p += 6) spread_ranks.push_back(p * (n - 1) / 100), ps.push_back(p);
+    CHECK_FALSE(detail::sample_select(cases[0].values, spread_ranks).has_value());
+    std::vector<double> work = cases[0].values;
+    const std::vector<double> got = percentiles_of(work, ps);
+    for (size_t i = 0; i < ps.size(); ++i) CHECK(got[i] == sorted_percentile(cases[0].values, ps[i]));
+  }
 }
 
 namespace {
