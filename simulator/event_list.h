@@ -110,13 +110,15 @@ class RadixHeapEventList final : public EventList {
  public:
   // The small array's paths are inline (Simulation calls them without virtual dispatch, and
   // most serving simulations never leave the array); the buckets' are out of line.
-  void insert(const Event& e) override {
-    const uint64_t bits = bits_of(e.time);
+  void insert(const Event& e) override { push(e.time, e.fn, e.target, e.arg); }
+  // insert() from the event's parts (no Event built and read back).
+  void push(Time time, EventFn fn, void* target, uint64_t arg) {
+    const uint64_t bits = bits_of(time);
     if (!in_buckets_ && small_n_ < kSmall) {
       ++size_;
-      insert_small(bits, e.fn, e.target, e.arg);
+      insert_small(bits, fn, target, arg);
     } else {
-      insert_spread(Entry{bits, e.fn, e.target, e.arg});
+      insert_spread(Entry{bits, fn, target, arg});
     }
   }
   Time top_time() const override;

@@ -82,10 +82,14 @@ class Simulation {
   void schedule(Time at, Part* part, const Arg& arg) {
     using M = detail::EventMethod<decltype(Method)>;
     static_assert(std::is_base_of_v<typename M::Part, Part>, "Method is not a member of part");
-    const Event e{at < now() ? now() : at, next_seq_++, &detail::invoke<Method>,
-                  static_cast<typename M::Part*>(part), detail::pack_arg(typename M::Arg(arg))};
-    if (radix_) radix_->insert(e);  // the default list, called without virtual dispatch
-    else list_->insert(e);
+    const Time time = at < now() ? now() : at;
+    void* const target = static_cast<typename M::Part*>(part);
+    const uint64_t bits = detail::pack_arg(typename M::Arg(arg));
+    if (radix_) {  // the default list, called without virtual dispatch
+      radix_->push(time, &detail::invoke<Method>, target, bits);
+    } else {
+      list_->insert(Event{time, next_seq_++, &detail::invoke<Method>, target, bits});
+    }
   }
   template <auto Method, class Part, class Arg>
   void schedule_in(Time delay, Part* part, const Arg& arg) {
