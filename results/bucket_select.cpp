@@ -20,7 +20,7 @@ constexpr size_t kBuckets = size_t(1) << kBucketBits;
 // the values once for their range; each level once to count and once to gather.
 class BucketSelect {
  public:
-  BucketSelect(const std::vector<double>& values, uint64_t lo, uint64_t hi)
+  BucketSelect(const ValueChunks& values, uint64_t lo, uint64_t hi)
       : values_(values), lo_(lo), hi_(hi) {}
 
   std::vector<double> at_ranks(const std::vector<size_t>& ranks) {
@@ -85,11 +85,13 @@ class BucketSelect {
     if (lo_ == 0 && hi_ == ~uint64_t(0)) {
       lo_ = ~uint64_t(0);
       hi_ = 0;
-      for (double v : values_) {
-        const uint64_t k = order_key(v);
-        lo_ = std::min(lo_, k);
-        hi_ = std::max(hi_, k);
-      }
+      values_.for_each([&](std::span<const double> chunk) {
+        for (double v : chunk) {
+          const uint64_t k = order_key(v);
+          lo_ = std::min(lo_, k);
+          hi_ = std::max(hi_, k);
+        }
+      });
     }
     const int width = std::bit_width(hi_ - lo_);
     shift_ = width > kBucketBits ? width - kBucketBits : 0;
@@ -101,14 +103,16 @@ class BucketSelect {
   // exactly the service time).
   void count() {
     counts_.assign(kBuckets, 0);
-    for (double v : values_) {
-      const uint64_t k = order_key(v);
-      if (!in_range(k)) continue;
-      ++counts_[bucket_of_key(k)];
-      if (k < least_) least_ = k, least_value_ = v, least_copies_ = 1;
-      else if (k == least_) ++least_copies_;
-      most_ = std::max(most_, k);
-    }
+    values_.for_each([&](std::span<const double> chunk) {
+      for (double v : chunk) {
+        const uint64_t k = order_key(v);
+        if (!in_range(k)) continue;
+        ++counts_[bucket_of_key(k)];
+        if (k < least_) least_ = k, least_value_ = v, least_copies_ = 1;
+        else if (k == least_) ++least_copies_;
+        most_ = std::max(most_, k);
+      }
+    });
     least_bucket_ = bucket_of_key(least_);
   }
 
@@ -138,12 +142,14 @@ class BucketSelect {
       else any = true, h.others.reserve(counts_[h.bucket]);
     }
     if (!any) return;
-    for (double v : values_) {
-      const uint64_t k = order_key(v);
-      if (!in_range(k)) continue;
-      const uint16_t s = slot_of_[bucket_of_key(k)];
-      if (s != kNone) held_[s].add(v);
-    }
+    values_.for_each([&](std::span<const double> chunk) {
+      for (double v : chunk) {
+        const uint64_t k = order_key(v);
+        if (!in_range(k)) continue;
+        const uint16_t s = slot_of_[bucket_of_key(k)];
+        if (s != kNone) held_[s].add(v);
+      }
+    });
   }
 
   // A large bucket's ranks, one level down over its key range. In the least bucket the
@@ -165,7 +171,7 @@ class BucketSelect {
 
   static constexpr uint16_t kNone = 0xffff;
   static constexpr size_t kGatherAtMost = size_t(1) << 16;  // values copied from one bucket
-  const std::vector<double>& values_;
+  const ValueChunks& values_;
   uint64_t lo_, hi_;  // the keys' range, split into the buckets
   int shift_ = 0;
   uint64_t least_ = ~uint64_t(0), most_ = 0;  // the least and greatest key in range
@@ -179,8 +185,7 @@ class BucketSelect {
 
 }  // namespace
 
-std::vector<double> bucket_select(const std::vector<double>& values,
-                                  const std::vector<size_t>& ranks) {
+std::vector<double> bucket_select(const ValueChunks& values, const std::vector<size_t>& ranks) {
   return BucketSelect(values, 0, ~uint64_t(0)).at_ranks(ranks);
 }
 

@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "results/value_chunks.h"
+
 namespace servelab::results::detail {
 
 // A double's bits, mapped so that unsigned order is numeric order (-0.0 just below +0.0;
@@ -29,15 +31,15 @@ inline double value_of_key(uint64_t key) {
 // range; the buckets holding a wanted rank are gathered when small and bucketed again over
 // their own range when large (a few hundred KB, whatever the input). Any input; 3 to 8
 // passes over it.
-std::vector<double> bucket_select(const std::vector<double>& values,
-                                  const std::vector<size_t>& ranks);
+std::vector<double> bucket_select(const ValueChunks& values, const std::vector<size_t>& ranks);
 
 // The same, from brackets around each rank that a sorted sample of the values gives: one
 // pass counts the values below, at and inside each bracket and copies those strictly inside
 // (a few per cent of them), which are then searched. Nothing when a bracket missed its rank
 // or held too many values (a sample unlike the whole, or ties inside a bracket): the caller
-// then uses bucket_select. The sample's positions come from a fixed seed.
-std::optional<std::vector<double>> sample_select(const std::vector<double>& values,
+// then uses bucket_select. The sample's positions come from a fixed seed; values not
+// contiguous in memory are read twice (the sample, then the pass).
+std::optional<std::vector<double>> sample_select(const ValueChunks& values,
                                                  const std::vector<size_t>& ranks);
 
 }  // namespace servelab::results::detail

@@ -35,30 +35,49 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
   return sorted[r.lo] + (sorted[r.hi] - sorted[r.lo]) * r.frac;
 }
 
+namespace {
+
+std::vector<double> of_sorted(const std::vector<double>& sorted, std::span<const double> ps) {
+  std::vector<double> out;
+  for (double p : ps) out.push_back(percentile_sorted(sorted, p));
+  return out;
+}
+
+}  // namespace
+
 std::vector<double> percentiles_of(std::vector<double>& values, std::span<const double> ps) {
   if (values.size() < kSortBelow) {
     std::sort(values.begin(), values.end());
-    std::vector<double> out;
-    for (double p : ps) out.push_back(percentile_sorted(values, p));
-    return out;
+    return of_sorted(values, ps);
+  }
+  return percentiles_of(VectorChunks(values), ps);
+}
+
+std::vector<double> percentiles_of(const ValueChunks& values, std::span<const double> ps) {
+  const size_t n = values.size();
+  if (n < kSortBelow) {
+    std::vector<double> sorted;
+    values.for_each([&](std::span<const double> c) { sorted.insert(sorted.end(), c.begin(), c.end()); });
+    std::sort(sorted.begin(), sorted.end());
+    return of_sorted(sorted, ps);
   }
   std::vector<size_t> ranks;
   for (double p : ps) {
-    const Rank r = rank_of(p, values.size());
+    const Rank r = rank_of(p, n);
     ranks.push_back(r.lo);
     ranks.push_back(r.hi);
   }
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   std::optional<std::vector<double>> bracketed;
-  if (values.size() >= kSampleFrom) bracketed = detail::sample_select(values, ranks);
+  if (n >= kSampleFrom) bracketed = detail::sample_select(values, ranks);
   const std::vector<double> at = bracketed ? *bracketed : detail::bucket_select(values, ranks);
   auto value_at = [&](size_t rank) {
     return at[size_t(std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin())];
   };
   std::vector<double> out;
   for (double p : ps) {
-    const Rank r = rank_of(p, values.size());
+    const Rank r = rank_of(p, n);
     const double a = value_at(r.lo), b = value_at(r.hi);
     out.push_back(a + (b - a) * r.frac);
   }

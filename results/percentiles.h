@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "results/value_chunks.h"
+
 namespace servelab::results {
 
 // numpy's linear percentile of sorted values: rank p/100*(n-1), interpolated between the two
@@ -18,5 +20,7 @@ double percentile_sorted(const std::vector<double>& sorted, double p);
 // the brackets (results/order_select.h); where the brackets miss, a bucket select of a few
 // passes finds them in a few hundred KB whatever the input. Values must not be NaN.
 std::vector<double> percentiles_of(std::vector<double>& values, std::span<const double> ps);
+// The same from values read in chunks (a run's latency stores, some of them on disk).
+std::vector<double> percentiles_of(const ValueChunks& values, std::span<const double> ps);
 
 }  // namespace servelab::results

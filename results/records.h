@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/control/types.h"
+#include "results/latency_store.h"
 
 namespace servelab::results {
 
@@ -78,11 +79,14 @@ class RecordSink {
 
 // summarize(), fed one record at a time: summary() gives what summarize() gives for a run of
 // the records added (in id order), with `counters`' loads, evictions, hits, misses and
-// mean_batch_size (its requests are ignored). Keeps 8 bytes per completed request (the
-// percentiles are exact); summary() may be called once.
+// mean_batch_size (its requests are ignored). Keeps every completed request's latency (the
+// percentiles are exact): in memory up to `latency_budget` of them, past it in an unlinked
+// temporary file (results/latency_store.h), so that its memory stays flat. summary() may be
+// called once; it throws std::runtime_error when the temporary file fails.
 class SummaryBuilder : public RecordSink {
  public:
-  SummaryBuilder(std::vector<std::string> model_names, std::optional<double> slo, double warmup);
+  SummaryBuilder(std::vector<std::string> model_names, std::optional<double> slo, double warmup,
+                 size_t latency_budget = LatencySpill::kDefaultBudget);
   ~SummaryBuilder() override;
   // At most `requests[m]` records of model m will come (the workload's count per model): their
   // latencies' storage is taken once, instead of grown as they arrive. Optional.

@@ -46,10 +46,26 @@ struct Pass {
   uint64_t least = kAboveAll, greatest = 0;
 };
 
-std::vector<uint64_t> sorted_sample(const std::vector<double>& values) {
-  std::vector<uint64_t> keys(kSample);
+// The sample's keys, sorted: at random positions (a fixed seed), read directly when the
+// values lie together in memory, else picked up in one pass in position order.
+std::vector<uint64_t> sorted_sample(const ValueChunks& values) {
+  std::vector<uint64_t> at(kSample);
   uint64_t state = 0x5eed5e1ec7ULL;
-  for (uint64_t& k : keys) k = order_key(values[splitmix64(state) % values.size()]);
+  for (uint64_t& i : at) i = splitmix64(state) % values.size();
+  std::vector<uint64_t> keys;
+  keys.reserve(kSample);
+  if (const std::span<const double> all = values.contiguous(); !all.empty()) {
+    for (uint64_t i : at) keys.push_back(order_key(all[i]));
+  } else {
+    std::sort(at.begin(), at.end());
+    size_t next = 0;
+    uint64_t start = 0;  // of the chunk
+    values.for_each([&](std::span<const double> chunk) {
+      for (; next < at.size() && at[next] < start + chunk.size(); ++next)
+        keys.push_back(order_key(chunk[at[next] - start]));
+      start += chunk.size();
+    });
+  }
   std::sort(keys.begin(), keys.end());
   return keys;
 }
@@ -79,7 +95,7 @@ std::vector<Bracket> brackets_of(const std::vector<uint64_t>& sample,
 
 // Cells: for bracket j, 4j below it (after bracket j-1), 4j+1 at its lo, 4j+2 inside (the
 // values copied), 4j+3 at its hi; 4m above the last. False when the copies pass a limit.
-bool count_and_copy(const std::vector<double>& values, const std::vector<Bracket>& brackets,
+bool count_and_copy(const ValueChunks& values, const std::vector<Bracket>& brackets,
                     Pass& pass) {
   std::array<uint64_t, 33> ends;  // padded with kAboveAll, which no value reaches
   ends.fill(kAboveAll);
@@ -93,23 +109,31 @@ bool count_and_copy(const std::vector<double>& values, const std::vector<Bracket
   double* const copy = pass.copies.get();
   size_t copied = 0;
   uint64_t least = kAboveAll, greatest = 0;
-  for (double v : values) {
-    const uint64_t k = order_key(v);
-    least = std::min(least, k);
-    greatest = std::max(greatest, k);
-    // How many ends lie below k: a branchless binary search, unrolled.
-    size_t i = ends[15] < k ? 16 : 0;
-    i += ends[i + 7] < k ? 8 : 0;
-    i += ends[i + 3] < k ? 4 : 0;
-    i += ends[i + 1] < k ? 2 : 0;
-    i += ends[i] < k ? 1 : 0;
-    const bool at_end = ends[i] == k;
-    ++pass.cells[2 * i + at_end];
-    // Written always, kept when inside: a branch here, taken at random, tripled the pass.
-    copy[copied] = v;
-    copied += (i & 1) & !at_end;
-    if (copied == limit) [[unlikely]] return false;
-  }
+  bool full = false;
+  values.for_each([&](std::span<const double> chunk) {
+    if (full) return;
+    for (double v : chunk) {
+      const uint64_t k = order_key(v);
+      least = std::min(least, k);
+      greatest = std::max(greatest, k);
+      // How many ends lie below k: a branchless binary search, unrolled.
+      size_t i = ends[15] < k ? 16 : 0;
+      i += ends[i + 7] < k ? 8 : 0;
+      i += ends[i + 3] < k ? 4 : 0;
+      i += ends[i + 1] < k ? 2 : 0;
+      i += ends[i] < k ? 1 : 0;
+      const bool at_end = ends[i] == k;
+      ++pass.cells[2 * i + at_end];
+      // Written always, kept when inside: a branch here, taken at random, tripled the pass.
+      copy[copied] = v;
+      copied += (i & 1) & !at_end;
+      if (copied == limit) [[unlikely]] {
+        full = true;
+        return;
+      }
+    }
+  });
+  if (full) return false;
   pass.copied = copied;
   pass.least = least;
   pass.greatest = greatest;
@@ -118,7 +142,7 @@ bool count_and_copy(const std::vector<double>& values, const std::vector<Bracket
 
 }  // namespace
 
-std::optional<std::vector<double>> sample_select(const std::vector<double>& values,
+std::optional<std::vector<double>> sample_select(const ValueChunks& values,
                                                  const std::vector<size_t>& ranks) {
   const size_t n = values.size();
   if (n < 2 * kSample) return std::nullopt;

@@ -4,7 +4,7 @@
 #include <limits>
 #include <map>
 
-#include "common/huge_pages.h"
+#include "results/latency_store.h"
 #include "results/percentiles.h"
 #include "results/records.h"
 
@@ -22,7 +22,7 @@ nlohmann::json number(double v) {
 
 // The running numbers of one subset of requests (the whole run, or one model), fed in id
 // order. Requests sent before `warmup` count only towards throughput, which stays the whole
-// run's. Latencies are kept (8 bytes a request) because the percentiles are exact.
+// run's. Latencies are kept (in a LatencyStore) because the percentiles are exact.
 struct SubsetStats {
   uint64_t seen = 0, counted = 0, done = 0, completed = 0;
   uint64_t with_slo = 0, within_slo = 0;  // counted requests with an SLO; answered Ok within it
@@ -31,13 +31,13 @@ struct SubsetStats {
   double first_sent = std::numeric_limits<double>::infinity();
   double last_done = -std::numeric_limits<double>::infinity();
   double latency_sum = 0;  // ms, summed in id order
-  std::vector<double> latency_ms;  // kept only when add() is asked to
   double accuracy_sum = 0;         // over completed requests with a known accuracy
   uint64_t accuracy_known = 0;
   std::map<std::string, uint64_t> failed;
 
+  // The latency (ms) goes to `keep` where there is one.
   void add(const RequestRecord& r, double warmup, const std::optional<double>& slo,
-           bool keep_latency) {
+           LatencyStore* keep) {
     ++seen;
     first_sent = std::min(first_sent, r.arrival);
     if (r.status == RequestStatus::Ok) {
@@ -59,10 +59,7 @@ struct SubsetStats {
     const double lat = r.finish - r.arrival;
     ++completed;
     latency_sum += lat * 1e3;
-    if (keep_latency) {
-      if (latency_ms.size() == latency_ms.capacity()) grow_huge(latency_ms);
-      latency_ms.push_back(lat * 1e3);
-    }
+    if (keep) keep->add(lat * 1e3);
     if (lat <= own_slo) within_slo++;  // false for NaN: no SLO
     if (!std::isnan(r.accuracy)) {
       accuracy_sum += r.accuracy;
@@ -81,9 +78,9 @@ nlohmann::json failed_counts(const SubsetStats& s, uint64_t* total) {
   return f;
 }
 
-// The summary of one subset; `latency_ms` holds its latencies in any order (reordered here:
-// the percentiles, the mean and the max do not depend on it).
-nlohmann::json subset_summary(const SubsetStats& s, std::vector<double>& latency_ms,
+// The summary of one subset; `latency_ms` holds its latencies in any order (the
+// percentiles, the mean and the max do not depend on it).
+nlohmann::json subset_summary(const SubsetStats& s, const ValueChunks& latency_ms,
                               const std::optional<double>& slo) {
   nlohmann::json j;
   j["requests"] = s.counted;
@@ -98,7 +95,8 @@ nlohmann::json subset_summary(const SubsetStats& s, std::vector<double>& latency
   // in the window, -1.8% over the run).
   const double span = s.last_done - s.first_sent;
   j["throughput_rps"] = number(s.done == 0 || span <= 0 ? kNaN : s.done / span);
-  const double mean = latency_ms.empty() ? kNaN : s.latency_sum / latency_ms.size();
+  const size_t n = latency_ms.size();
+  const double mean = n == 0 ? kNaN : s.latency_sum / double(n);
   static constexpr double kPs[] = {50, 80, 90, 99, 99.9, 100};
   const std::vector<double> p = percentiles_of(latency_ms, kPs);
   j["latency_ms"] = {{"mean", number(mean)}, {"p50", number(p[0])},  {"p80", number(p[1])},
@@ -126,30 +124,35 @@ double percentile(std::vector<double> values, double p) {
 }
 
 // The whole run's numbers, and each model's; latencies are kept per model only (the whole
-// run's percentiles select over their concatenation, or over the one model that has them all).
+// run's percentiles select over all of them, or over the one model that has them all).
 struct SummaryBuilder::State {
+  explicit State(size_t latency_budget) : spill(latency_budget) {}
   SubsetStats whole;
   std::vector<SubsetStats> by_model;
+  LatencySpill spill;                   // before the stores, which hold memory of its budget
+  std::vector<LatencyStore> latencies;  // by_model's, in the same order
   uint64_t unknown_model = 0;  // records naming no model of the run: in the whole run only
-  // One model, and every record so far its own: the whole run's subset would be model 0's
-  // without its latencies, fed the same records in the same order, so it is not fed at all
-  // (two adds a request cost ~2% of a one-model simulation) and is copied from model 0 when
-  // it first differs (a record of no model) or at summary().
+  // One model, and every record so far its own: the whole run's subset would be model 0's,
+  // fed the same records in the same order, so it is not fed at all (two adds a request cost
+  // ~2% of a one-model simulation) and is copied from model 0 when it first differs (a record
+  // of no model) or at summary().
   bool whole_is_model0 = false;
 
+  void add_subset() {
+    by_model.emplace_back();
+    latencies.emplace_back(&spill);
+  }
   void split_whole() {
-    std::vector<double> latencies = std::move(by_model[0].latency_ms);
     whole = by_model[0];
-    by_model[0].latency_ms = std::move(latencies);
     whole_is_model0 = false;
   }
 };
 
 SummaryBuilder::SummaryBuilder(std::vector<std::string> model_names, std::optional<double> slo,
-                               double warmup)
+                               double warmup, size_t latency_budget)
     : names_(std::move(model_names)), slo_(slo), warmup_(warmup),
-      state_(std::make_unique<State>()) {
-  state_->by_model.resize(names_.size());
+      state_(std::make_unique<State>(latency_budget)) {
+  for (size_t m = 0; m < names_.size(); ++m) state_->add_subset();
   state_->whole_is_model0 = names_.size() == 1;
 }
 
@@ -158,7 +161,7 @@ SummaryBuilder::~SummaryBuilder() = default;
 void SummaryBuilder::expect(const std::vector<uint64_t>& requests) {
   State& st = *state_;
   for (size_t m = 0; m < requests.size() && m < names_.size(); ++m)
-    reserve_huge(st.by_model[m].latency_ms, requests[m]);
+    st.latencies[m].reserve(requests[m]);
 }
 
 void SummaryBuilder::add(const RequestRecord& r) {
@@ -166,30 +169,24 @@ void SummaryBuilder::add(const RequestRecord& r) {
   // A record naming no model of the run counts in the whole run only (in a subset of its
   // own, which holds its latencies and has no per-model entry).
   const size_t m = std::min<size_t>(r.model, names_.size());
-  if (m == st.by_model.size()) st.by_model.emplace_back();
+  if (m == st.by_model.size()) st.add_subset();
   if (st.whole_is_model0) {
-    if (m == 0) return st.by_model[0].add(r, warmup_, slo_, true);
+    if (m == 0) return st.by_model[0].add(r, warmup_, slo_, &st.latencies[0]);
     st.split_whole();
   }
-  st.whole.add(r, warmup_, slo_, false);
-  st.by_model[m].add(r, warmup_, slo_, true);
+  st.whole.add(r, warmup_, slo_, nullptr);
+  st.by_model[m].add(r, warmup_, slo_, &st.latencies[m]);
 }
 
 nlohmann::json SummaryBuilder::summary(const RunRecords& counters) {
   State& st = *state_;
   if (st.whole_is_model0) st.split_whole();
-  // The whole run's latencies: the one subset holding them all, or their concatenation.
-  std::vector<double> concatenated;
-  std::vector<double>* all = &concatenated;
-  size_t holders = 0;
-  for (SubsetStats& s : st.by_model)
-    if (!s.latency_ms.empty()) ++holders, all = &s.latency_ms;
-  if (holders > 1) {
-    all = &concatenated;
-    for (const SubsetStats& s : st.by_model)
-      concatenated.insert(concatenated.end(), s.latency_ms.begin(), s.latency_ms.end());
-  }
-  const nlohmann::json whole = subset_summary(st.whole, *all, slo_);
+  std::vector<const ValueChunks*> holders;  // the stores with latencies
+  for (const LatencyStore& l : st.latencies)
+    if (!l.empty()) holders.push_back(&l);
+  const JoinedChunks all(holders);
+  const nlohmann::json whole = subset_summary(
+      st.whole, holders.size() == 1 ? *holders[0] : static_cast<const ValueChunks&>(all), slo_);
   nlohmann::json j = whole;
   j["loads"] = counters.loads;
   j["evictions"] = counters.evictions;
@@ -203,9 +200,8 @@ nlohmann::json SummaryBuilder::summary(const RunRecords& counters) {
   const bool one_model_has_all = names_.size() == 1 && st.by_model[0].seen == st.whole.seen;
   nlohmann::json per_model = nlohmann::json::object();
   for (size_t m = 0; m < names_.size(); ++m)
-    per_model[names_[m]] = one_model_has_all
-                               ? whole
-                               : subset_summary(st.by_model[m], st.by_model[m].latency_ms, slo_);
+    per_model[names_[m]] =
+        one_model_has_all ? whole : subset_summary(st.by_model[m], st.latencies[m], slo_);
   j["per_model"] = per_model;
   return j;
 }

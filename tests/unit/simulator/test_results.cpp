@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "results/latency_store.h"
 #include "results/order_select.h"
 #include "results/percentiles.h"
 #include "results/records.h"
@@ -115,23 +116,32 @@ TEST_CASE("the sample's brackets and the buckets each select what a full sort gi
   const std::vector<size_t> ranks = {0,      149999, 150000, 239999, 240000, 269999,
                                      270000, 296999, 297000, 299699, 299700, n - 1};
   for (const Case& c : cases) {
-    INFO(c.what);
     std::vector<double> sorted = c.values;
     std::sort(sorted.begin(), sorted.end());
-    const std::vector<double> by_buckets = detail::bucket_select(c.values, ranks);
-    const std::optional<std::vector<double>> by_sample = detail::sample_select(c.values, ranks);
-    if (c.smooth) REQUIRE(by_sample.has_value());
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      INFO("rank " << ranks[i]);
-      CHECK(by_buckets[i] == sorted[ranks[i]]);
-      if (by_sample) CHECK((*by_sample)[i] == sorted[ranks[i]]);
+    // In memory, and read back in chunks from a spill file (a budget of 5,000 in memory).
+    LatencySpill spill(5000);
+    LatencyStore spilled(&spill);
+    for (double v : c.values) spilled.add(v);
+    REQUIRE(spill.spilled() > 0);
+    const VectorChunks in_memory(c.values);
+    for (const ValueChunks* values : {static_cast<const ValueChunks*>(&in_memory),
+                                      static_cast<const ValueChunks*>(&spilled)}) {
+      INFO(c.what << (values == &spilled ? ", spilled" : ", in memory"));
+      const std::vector<double> by_buckets = detail::bucket_select(*values, ranks);
+      const std::optional<std::vector<double>> by_sample = detail::sample_select(*values, ranks);
+      if (c.smooth) REQUIRE(by_sample.has_value());
+      for (size_t i = 0; i < ranks.size(); ++i) {
+        INFO("rank " << ranks[i]);
+        CHECK(by_buckets[i] == sorted[ranks[i]]);
+        if (by_sample) CHECK((*by_sample)[i] == sorted[ranks[i]]);
+      }
     }
   }
   SECTION("more brackets than it searches at once: no answer, and the buckets' is used") {
     std::vector<size_t> spread_ranks;  // 17 ranks 6% apart: their brackets do not merge
     std::vector<double> ps;
     for (size_t p = 2; p < 100; p += 6) spread_ranks.push_back(p * (n - 1) / 100), ps.push_back(p);
-    CHECK_FALSE(detail::sample_select(cases[0].values, spread_ranks).has_value());
+    CHECK_FALSE(detail::sample_select(VectorChunks(cases[0].values), spread_ranks).has_value());
     std::vector<double> work = cases[0].values;
     const std::vector<double> got = percentiles_of(work, ps);
     for (size_t i = 0; i < ps.size(); ++i) CHECK(got[i] == sorted_percentile(cases[0].values, ps[i]));

@@ -1,0 +1,147 @@
+#include "results/latency_store.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/huge_pages.h"
+
+namespace servelab::results {
+
+namespace {
+
+std::string temp_dir() {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::temp_directory_path(ec);  // TMPDIR first
+  return ec ? std::string("/tmp") : p.string();
+}
+
+}  // namespace
+
+LatencySpill::LatencySpill(size_t budget, std::string dir)
+    : budget_(budget), dir_(dir.empty() ? temp_dir() : std::move(dir)) {}
+
+LatencySpill::~LatencySpill() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void LatencySpill::open() {
+  std::string path = dir_ + "/servelab-latencies-XXXXXX";
+  fd_ = ::mkstemp(path.data());
+  if (fd_ < 0)
+    throw std::runtime_error("cannot make a temporary file for latencies in " + dir_ + ": " +
+                             std::strerror(errno));
+  ::unlink(path.c_str());  // gone when closed, whatever happens
+}
+
+uint64_t LatencySpill::write(std::span<const double> values) {
+  if (fd_ < 0) open();
+  const uint64_t at = end_;
+  const char* p = reinterpret_cast<const char*>(values.data());
+  size_t left = values.size_bytes();
+  off_t offset = off_t(at * sizeof(double));
+  while (left > 0) {
+    const ssize_t n = ::pwrite(fd_, p, left, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw std::runtime_error("cannot write latencies to a temporary file in " + dir_ + ": " +
+                               std::strerror(n < 0 ? errno : ENOSPC));
+    p += n, left -= size_t(n), offset += n;
+  }
+  end_ += values.size();
+  return at;
+}
+
+void LatencySpill::read(uint64_t at, std::span<double> out) const {
+  char* p = reinterpret_cast<char*>(out.data());
+  size_t left = out.size_bytes();
+  off_t offset = off_t(at * sizeof(double));
+  while (left > 0) {
+    const ssize_t n = ::pread(fd_, p, left, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw std::runtime_error("cannot read latencies back from their temporary file in " +
+                               dir_ + (n < 0 ? ": " + std::string(std::strerror(errno)) : ""));
+    p += n, left -= size_t(n), offset += n;
+  }
+}
+
+LatencyStore::~LatencyStore() {
+  if (spill_) spill_->release(memory_.capacity());
+}
+
+LatencyStore::LatencyStore(LatencyStore&& o) noexcept
+    : spill_(o.spill_), memory_(std::move(o.memory_)), chunks_(std::move(o.chunks_)),
+      size_(o.size_) {
+  o.memory_ = {};  // its capacity is this store's now
+  o.size_ = 0;
+}
+
+LatencyStore& LatencyStore::operator=(LatencyStore&& o) noexcept {
+  if (this == &o) return *this;
+  if (spill_) spill_->release(memory_.capacity());
+  spill_ = o.spill_;
+  memory_ = std::move(o.memory_);
+  chunks_ = std::move(o.chunks_);
+  size_ = o.size_;
+  o.memory_ = {};
+  o.size_ = 0;
+  return *this;
+}
+
+// Doubling while the budget allows; past it, what the store holds goes to the file and its
+// buffer, from then on written out whenever full, keeps doubling up to a chunk (a store that
+// only starts after the budget is spent does not write a few values at a time).
+void LatencyStore::make_room() {
+  const size_t cap = memory_.capacity();
+  const size_t doubled = std::max<size_t>(1024, 2 * cap);
+  if (!spill_ || (chunks_.empty() && spill_->fits(doubled - cap))) return set_capacity(doubled);
+  write_out();
+  if (cap != kChunk) set_capacity(std::min(doubled, kChunk));
+}
+
+void LatencyStore::reserve(size_t n) {
+  const size_t cap = memory_.capacity();
+  if (spill_) n = std::min(n, cap + spill_->room());
+  if (n > cap) set_capacity(n);
+}
+
+void LatencyStore::set_capacity(size_t n) {
+  std::vector<double> next;
+  reserve_huge(next, n);
+  next.insert(next.end(), memory_.begin(), memory_.end());
+  if (spill_) {
+    spill_->release(memory_.capacity());
+    spill_->hold(next.capacity());
+  }
+  memory_.swap(next);
+}
+
+void LatencyStore::write_out() {
+  if (memory_.empty()) return;
+  chunks_.push_back({spill_->write(memory_), memory_.size()});
+  memory_.clear();
+}
+
+void LatencyStore::for_each(const Visit& visit) const {
+  if (!chunks_.empty()) {
+    std::vector<double> buffer;
+    for (const Chunk& c : chunks_) {
+      for (size_t done = 0; done < c.count;) {
+        buffer.resize(std::min(kChunk, c.count - done));
+        spill_->read(c.at + done, buffer);
+        visit(buffer);
+        done += buffer.size();
+      }
+    }
+  }
+  if (!memory_.empty()) visit(memory_);
+}
+
+}  // namespace servelab::results
