@@ -12,7 +12,7 @@ ContractMonitor::ContractMonitor(const ControllerConfig& config)
     : exec_tier_(config.exec_tier), max_loads_(config.max_loads_in_flight),
       workers_(config.workers) {}
 
-void ContractMonitor::violation(std::string msg) {
+[[gnu::cold]] void ContractMonitor::violation(std::string msg) {
   ++count_;
   if (violations_.size() < kKeptViolations) violations_.push_back(std::move(msg));
 }
@@ -38,26 +38,31 @@ bool ContractMonitor::resident(ModelId id, Tier t) const {
   return id < models_.size() && models_[id].known && models_[id].resident[int(t)];
 }
 
+// Once per batch: the checks inline, the messages out of line (cold).
 bool ContractMonitor::on_dispatch(const Batch& b) {
-  auto batch = [&] { return "batch " + std::to_string(b.id); };  // only for a violation
-  if (b.worker >= workers_.size() || workers_[b.worker].busy) {
-    violation(batch() + " dispatched to busy or unknown worker " + std::to_string(b.worker));
-    return false;
-  }
+  const bool worker_free = b.worker < workers_.size() && !workers_[b.worker].busy;
   ModelState* m = model(b.model);
-  if (!m || b.requests.empty()) {
-    violation(batch() + " has an unknown model or no requests");
-    return false;
-  }
-  if (!m->resident[int(exec_tier_)])
-    violation(batch() + " of model " + m->name + " dispatched while not resident in the executing tier");
+  if (!worker_free || !m || b.requests.empty()) [[unlikely]]
+    return refuse_dispatch(b, worker_free);
+  if (!m->resident[int(exec_tier_)]) [[unlikely]]
+    violation("batch " + std::to_string(b.id) + " of model " + m->name +
+              " dispatched while not resident in the executing tier");
   workers_[b.worker] = {true, b.model};
   ++m->running;
   return true;
 }
 
+bool ContractMonitor::refuse_dispatch(const Batch& b, bool worker_free) {
+  const std::string batch = "batch " + std::to_string(b.id);
+  if (!worker_free)
+    violation(batch + " dispatched to busy or unknown worker " + std::to_string(b.worker));
+  else
+    violation(batch + " has an unknown model or no requests");
+  return false;
+}
+
 void ContractMonitor::on_batch_done(WorkerId worker) {
-  if (worker >= workers_.size() || !workers_[worker].busy) {
+  if (worker >= workers_.size() || !workers_[worker].busy) [[unlikely]] {
     violation("worker " + std::to_string(worker) + " finished a batch it was not running");
     return;
   }

@@ -54,6 +54,7 @@ class ContractMonitor {
   };
 
   void violation(std::string msg);
+  [[gnu::cold, gnu::noinline]] bool refuse_dispatch(const Batch& b, bool worker_free);
   ModelState* model(ModelId id);
 
   Tier exec_tier_;

@@ -28,10 +28,9 @@ ModelView Controller::Impl::view(ModelId id) const {
   return v;
 }
 
-// Event mode: ask the batching policy; a ready model stays ready until a batch is taken.
-void Controller::Impl::decide(ModelId id, Time now) {
+// Event mode: a ready model stays ready until a batch is taken.
+void Controller::Impl::ask_batching(ModelId id, Time now) {
   ModelSlot& m = models[id];
-  if (!m.registered || m.ready || m.queue.empty()) return;
   const ModelView v = view(id);
   BatchDecision d = batching(id).decide(v, now);
   if (d.size > 0) {

@@ -137,7 +137,13 @@ struct Controller::Impl {
 
   // controller_dispatch.cpp
   ModelView view(ModelId m) const;
-  void decide(ModelId m, Time now);               // event mode readiness
+  // Event mode readiness: asks the model's batching policy when it has requests and is not
+  // ready yet. Inline: most calls find nothing to ask (the model just emptied or is ready).
+  void decide(ModelId id, Time now) {
+    const ModelSlot& m = models[id];
+    if (m.registered && !m.ready && !m.queue.empty()) ask_batching(id, now);
+  }
+  void ask_batching(ModelId m, Time now);
   // `v`: the model's view now (the one its policy just decided on).
   void mark_ready(ModelId m, uint32_t size, const ModelView& v);
   void refresh_ready_size(ModelId m, Time now);  // ask decide() again when a worker takes it
