@@ -69,6 +69,8 @@ TEST_CASE("a summary is the same whether its latencies stayed in memory or were 
   std::uniform_int_distribution<uint32_t> model(0, 3);  // 3: a model the run does not name
   const std::vector<std::string> names = {"a", "b", "c"};
   SummaryBuilder in_memory(names, 0.05, 1.0);
+  // 3,000 values in memory, plus at most a chunk (65,536) for each of the four stores: the
+  // ~294,000 latencies cannot all stay, so the spilled summary reads some from the file.
   SummaryBuilder spilled(names, 0.05, 1.0, 3000);
   double t = 0;
   for (uint64_t id = 0; id < 300000; ++id) {
