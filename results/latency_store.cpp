@@ -40,36 +40,43 @@ void LatencySpill::open() {
   ::unlink(path.c_str());  // gone when closed, whatever happens
 }
 
+namespace {
+
+// Moves `bytes` at `offset` with op (pread or pwrite) until done: 0, or the failing call's
+// errno (`short_error` where it moved nothing).
+template <class Op>
+int transfer(char* p, size_t bytes, off_t offset, int short_error, Op op) {
+  while (bytes > 0) {
+    const ssize_t n = op(p, bytes, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : short_error;
+    p += n, bytes -= size_t(n), offset += n;
+  }
+  return 0;
+}
+
+}  // namespace
+
 uint64_t LatencySpill::write(std::span<const double> values) {
   if (fd_ < 0) open();
   const uint64_t at = end_;
-  const char* p = reinterpret_cast<const char*>(values.data());
-  size_t left = values.size_bytes();
-  off_t offset = off_t(at * sizeof(double));
-  while (left > 0) {
-    const ssize_t n = ::pwrite(fd_, p, left, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw std::runtime_error("cannot write latencies to a temporary file in " + dir_ + ": " +
-                               std::strerror(n < 0 ? errno : ENOSPC));
-    p += n, left -= size_t(n), offset += n;
-  }
+  char* p = reinterpret_cast<char*>(const_cast<double*>(values.data()));
+  const int err = transfer(p, values.size_bytes(), off_t(at * sizeof(double)), ENOSPC,
+                           [&](char* q, size_t n, off_t o) { return ::pwrite(fd_, q, n, o); });
+  if (err)
+    throw std::runtime_error("cannot write latencies to a temporary file in " + dir_ + ": " +
+                             std::strerror(err));
   end_ += values.size();
   return at;
 }
 
 void LatencySpill::read(uint64_t at, std::span<double> out) const {
-  char* p = reinterpret_cast<char*>(out.data());
-  size_t left = out.size_bytes();
-  off_t offset = off_t(at * sizeof(double));
-  while (left > 0) {
-    const ssize_t n = ::pread(fd_, p, left, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw std::runtime_error("cannot read latencies back from their temporary file in " +
-                               dir_ + (n < 0 ? ": " + std::string(std::strerror(errno)) : ""));
-    p += n, left -= size_t(n), offset += n;
-  }
+  const int err = transfer(reinterpret_cast<char*>(out.data()), out.size_bytes(),
+                           off_t(at * sizeof(double)), EIO,
+                           [&](char* q, size_t n, off_t o) { return ::pread(fd_, q, n, o); });
+  if (err)
+    throw std::runtime_error("cannot read latencies back from their temporary file in " + dir_ +
+                             ": " + std::strerror(err));
 }
 
 LatencyStore::~LatencyStore() {
@@ -78,9 +85,9 @@ LatencyStore::~LatencyStore() {
 
 LatencyStore::LatencyStore(LatencyStore&& o) noexcept
     : spill_(o.spill_), memory_(std::move(o.memory_)), chunks_(std::move(o.chunks_)),
-      size_(o.size_) {
+      spilled_(o.spilled_) {
   o.memory_ = {};  // its capacity is this store's now
-  o.size_ = 0;
+  o.spilled_ = 0;
 }
 
 LatencyStore& LatencyStore::operator=(LatencyStore&& o) noexcept {
@@ -89,9 +96,9 @@ LatencyStore& LatencyStore::operator=(LatencyStore&& o) noexcept {
   spill_ = o.spill_;
   memory_ = std::move(o.memory_);
   chunks_ = std::move(o.chunks_);
-  size_ = o.size_;
+  spilled_ = o.spilled_;
   o.memory_ = {};
-  o.size_ = 0;
+  o.spilled_ = 0;
   return *this;
 }
 
@@ -126,6 +133,7 @@ void LatencyStore::set_capacity(size_t n) {
 void LatencyStore::write_out() {
   if (memory_.empty()) return;
   chunks_.push_back({spill_->write(memory_), memory_.size()});
+  spilled_ += memory_.size();
   memory_.clear();
 }
 

@@ -65,13 +65,12 @@ class LatencyStore final : public ValueChunks {
   void add(double v) {
     if (memory_.size() == memory_.capacity()) [[unlikely]] make_room();
     memory_.push_back(v);
-    ++size_;
   }
   // Room for `n` values in memory at once, as far as the budget allows.
   void reserve(size_t n);
 
-  size_t size() const override { return size_; }
-  bool empty() const { return size_ == 0; }
+  size_t size() const override { return spilled_ + memory_.size(); }
+  bool empty() const { return size() == 0; }
   void for_each(const Visit& visit) const override;
   std::span<const double> contiguous() const override {
     return chunks_.empty() ? std::span<const double>(memory_) : std::span<const double>();
@@ -89,7 +88,7 @@ class LatencyStore final : public ValueChunks {
   LatencySpill* spill_;
   std::vector<double> memory_;  // the newest values (all of them until the first spill)
   std::vector<Chunk> chunks_;   // the older ones, in the spill file, in order
-  size_t size_ = 0;
+  size_t spilled_ = 0;          // values in chunks_
 };
 
 }  // namespace servelab::results

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <random>
 
 #include "results/order_select.h"
 
@@ -23,13 +24,6 @@ constexpr double kDeviations = 4.0;
 constexpr double kSlack = 4.0;
 constexpr size_t kMaxBrackets = 15;  // their ends, padded, fill the 32-key search table
 constexpr uint64_t kAboveAll = ~uint64_t(0);  // a key no value has (a NaN's)
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Keys [lo, hi] around some wanted ranks (their indices into the ranks asked for): the
 // values at lo and at hi are counted, the ones strictly between copied.
@@ -50,8 +44,8 @@ struct Pass {
 // values lie together in memory, else picked up in one pass in position order.
 std::vector<uint64_t> sorted_sample(const ValueChunks& values) {
   std::vector<uint64_t> at(kSample);
-  uint64_t state = 0x5eed5e1ec7ULL;
-  for (uint64_t& i : at) i = splitmix64(state) % values.size();
+  std::mt19937_64 rng(0x5eed5e1ec7ULL);
+  for (uint64_t& i : at) i = rng() % values.size();
   std::vector<uint64_t> keys;
   keys.reserve(kSample);
   if (const std::span<const double> all = values.contiguous(); !all.empty()) {
