@@ -1,11 +1,13 @@
 // A workload's schedule handed out request by request: the same requests, in the same order,
 // as generate() (workload.h) returns, with memory that does not grow with their number (a
 // trace file is read whole when the stream is made). For runs too long to hold a schedule.
-// Not thread-safe: one consumer.
+// The draws run on a thread of the stream's own, a few thousand requests ahead of the
+// consumer: a simulation's thread only copies them out. Not thread-safe: one consumer.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "workloads/workload.h"
 
@@ -45,15 +47,13 @@ class WorkloadStream {
   bool closed_loop_ = false;
   uint32_t concurrency_ = 0;
   double warmup_ = 0;
-  // Drawn ahead in chunks: a tight loop of draws runs several times faster than the same
-  // draws spread between a simulation's events (the logarithms overlap).
-  static constexpr size_t kChunk = 256;
-  void refill();
-  std::unique_ptr<detail::TimeStream> times_;
-  std::unique_ptr<detail::ModelStream> models_;
-  ScheduledRequest chunk_[kChunk];
-  size_t chunk_size_ = 0, chunk_next_ = 0;
-  bool times_ended_ = false;
+  // Draws the requests in chunks, ahead of the consumer, on its own thread
+  // (workload_stream.cpp); owns the time and model streams.
+  struct Drawer;
+  void refill();  // the next chunk; empty once the schedule has ended
+  std::unique_ptr<Drawer> drawer_;
+  std::vector<ScheduledRequest> chunk_;
+  size_t chunk_next_ = 0;
   uint64_t produced_ = 0;
 };
 

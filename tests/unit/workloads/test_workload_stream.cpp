@@ -93,3 +93,49 @@ TEST_CASE("a workload stream rejects what generate() rejects, with its message",
   bad.access.weights = {1, 2};  // one short
   CHECK_THROWS_AS(WorkloadStream(bad), std::invalid_argument);
 }
+
+// The stream draws on a thread of its own, a few chunks of 4096 requests ahead: schedules of
+// several chunks, ending inside one or exactly at its end, hand out the same requests.
+TEST_CASE("a workload stream drawn ahead in chunks gives generate()'s schedule",
+          "[workloads][stream]") {
+  for (uint64_t requests : {3 * 4096 + 17, 2 * 4096, 4096 + 1}) {
+    INFO(requests << " requests");
+    WorkloadSpec open = spec_of("poisson", "zipf", 7);
+    open.requests = requests;
+    check_same_schedule(open);
+    WorkloadSpec closed = spec_of("closed", "uniform", 3);
+    closed.requests = requests;
+    check_same_schedule(closed);
+  }
+  WorkloadSpec timed = spec_of("sine", "weights", 7);
+  timed.duration = 60;  // about 15,000 requests, the last chunk cut by the duration
+  check_same_schedule(timed);
+}
+
+// A consumer may stop long before the schedule ends (a run's duration, an error) and streams
+// move: the drawer thread follows its stream and stops with it.
+TEST_CASE("a workload stream can be moved and dropped mid-schedule", "[workloads][stream]") {
+  WorkloadSpec prefix = spec_of("poisson", "zipf", 5);
+  prefix.requests = 20000;
+  const Workload w = generate(prefix);
+  WorkloadSpec long_run = prefix;
+  long_run.requests = 50'000'000;  // far more than the drawer may run ahead
+  size_t i = 0;
+  auto take = [&](WorkloadStream& s, size_t n) {
+    ScheduledRequest r;
+    for (size_t k = 0; k < n; ++k, ++i) {
+      REQUIRE(s.next(r));
+      REQUIRE(r.model == w.models[i]);
+      REQUIRE(r.time == w.send_times[i]);
+    }
+  };
+  WorkloadStream a(long_run);
+  take(a, 10000);
+  WorkloadStream b(std::move(a));
+  take(b, 5000);
+  WorkloadStream c(spec_of("closed", "uniform", 2));  // running its own drawer
+  c = std::move(b);
+  take(c, 5000);
+  CHECK(c.produced() == 20000);
+  // c, with millions of requests left undrawn, is dropped here: its destructor returns.
+}
