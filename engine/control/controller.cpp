@@ -59,6 +59,7 @@ void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_t
   m.max_batch = std::max<uint32_t>(1, info.max_batch ? info.max_batch : s.cfg.max_batch);
   m.contexts = std::max<uint32_t>(1, info.contexts);
   m.batching = std::move(batching);
+  m.observes_batches = m.batching->observes_batches();
   m.arrivals_in_quantum = 0;
   m.quanta_seen = s.tick_index;
   m.wait_until = kNever;

@@ -144,7 +144,7 @@ void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
   total_queued -= n;
   // Emptied, with its tick's arrivals counted: its next ticks are quiet (policy.h).
   if (m.queue.empty() && m.arrivals_in_quantum == 0) note_not_in_use(id);
-  batching(id).on_batch_taken(view(id), ws.requests, now);
+  if (m.observes_batches) batching(id).on_batch_taken(view(id), ws.requests, now);
   unready(id);
   ws.busy = true;
   ws.batch = next_batch++;
@@ -220,7 +220,7 @@ void Controller::Impl::finish_worker(WorkerId w, RequestStatus s, Time now, Acti
     assert(m.held > 0);
     --m.held;
   }
-  if (ran && m.batching) {
+  if (ran && m.batching && m.observes_batches) {
     const ModelView v = view(ws.model);
     BatchingPolicy& policy = batching(ws.model);
     policy.on_batch_done(v, size, now - ws.started, now);

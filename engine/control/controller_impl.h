@@ -37,6 +37,7 @@ struct ModelSlot {
   uint32_t arrivals_in_quantum = 0;
   ModelQueue queue;
   std::unique_ptr<BatchingPolicy> batching;
+  bool observes_batches = true;  // batching->observes_batches(), asked once
   uint64_t quanta_seen = 0;  // ticks the batching policy has been given (quiet ones as a count)
   Time wait_until = kNever;  // event mode: the batching policy asked to be asked again then
   Time last_dispatch = -kNever;

@@ -63,6 +63,10 @@ class BatchingPolicy {
   // and gets no on_batch_finished.
   virtual void on_batch_taken(const ModelView& m, std::span<const Request> batch, Time now) {}
   virtual void on_batch_finished(const ModelView& m, std::span<const Request> batch, Time now) {}
+  // False: the policy overrides none of the three batch callbacks above, and the controller
+  // skips them (each costs a view of the model, per batch, on the hot path). Asked once, when
+  // the model is added.
+  virtual bool observes_batches() const { return true; }
 };
 
 // What an eviction policy sees of one candidate victim: a model resident in the tier, not in

@@ -11,6 +11,7 @@ namespace {
 class NoBatching final : public BatchingPolicy {
  public:
   BatchDecision decide(const ModelView& m, Time) override { return {m.queued > 0 ? 1u : 0u}; }
+  bool observes_batches() const override { return false; }
 };
 
 // Ready when `size` requests are queued; with max_wait > 0 also when the oldest request has
@@ -25,6 +26,7 @@ class FixedBatching final : public BatchingPolicy {
     if (now >= due) return {size_};
     return {0, due};
   }
+  bool observes_batches() const override { return false; }
 
  private:
   uint32_t size_;
@@ -41,6 +43,7 @@ class MaxDelayBatching final : public BatchingPolicy {
     uint32_t cap = max_batch_ ? std::min(max_batch_, m.max_batch) : m.max_batch;
     return delayed_batch(m, now, cap, max_delay_);
   }
+  bool observes_batches() const override { return false; }
 
  private:
   uint32_t max_batch_;  // 0: the model's max batch

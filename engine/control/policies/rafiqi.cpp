@@ -61,6 +61,7 @@ class RafiqiThreshold final : public BatchingPolicy {
     if (m.queued > 0 && (double(m.queued) > t_ || m.queued >= m.max_batch)) return {m.max_batch};
     return {};
   }
+  bool observes_batches() const override { return false; }
 
  private:
   void step(double arrivals) {

@@ -1,7 +1,10 @@
 // Hand-computed schedules: the Controller driven with explicit event times.
 #include <catch2/catch.hpp>
 
+#include <span>
+
 #include "engine/control/controller.h"
+#include "engine/control/policy_registry.h"
 #include "mini_sim.h"
 
 using namespace servelab;
@@ -321,4 +324,63 @@ TEST_CASE("drop_late answers a request its policy never batches at its deadline"
   CHECK(outcome(s, 1).finished == Approx(0.5));
   CHECK(c.next_wakeup() == kNever);  // nothing queued, nothing to wake for
   CHECK(s.batches.empty());
+}
+
+namespace {
+
+// Counts the batch callbacks it gets; says whether it observes batches as told.
+struct CallbackCounts {
+  int taken = 0, done = 0, finished = 0;
+};
+class CountingBatching final : public BatchingPolicy {
+ public:
+  CountingBatching(CallbackCounts& counts, bool observes) : counts_(counts), observes_(observes) {}
+  BatchDecision decide(const ModelView& m, Time) override { return {m.queued > 0 ? 1u : 0u}; }
+  void on_batch_taken(const ModelView&, std::span<const Request>, Time) override { ++counts_.taken; }
+  void on_batch_done(const ModelView&, uint32_t, Time, Time) override { ++counts_.done; }
+  void on_batch_finished(const ModelView&, std::span<const Request>, Time) override {
+    ++counts_.finished;
+  }
+  bool observes_batches() const override { return observes_; }
+
+ private:
+  CallbackCounts& counts_;
+  bool observes_;
+};
+
+// Three requests, one batch each, under a policy that says it observes batches or not.
+CallbackCounts run_three_batches(bool observes) {
+  static CallbackCounts counts;
+  counts = {};
+  const std::string name = observes ? "test-observing" : "test-not-observing";
+  PolicyRegistry::add_batching(name, "test only", [observes](const PolicyParams&, const ModelInfo&) {
+    return std::make_unique<CountingBatching>(counts, observes);
+  });
+  Controller c(config(name));
+  c.add_model(0, model(), Tier::Host);
+  MiniSim s(c, 1.0);
+  for (RequestId id = 1; id <= 3; ++id) s.arrive(0.1 * double(id), id, 0);
+  s.run();
+  REQUIRE(s.outcomes.size() == 3);
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("batch callbacks reach a policy that observes batches, and only such a policy") {
+  const CallbackCounts observing = run_three_batches(true);
+  CHECK(observing.taken == 3);
+  CHECK(observing.done == 3);
+  CHECK(observing.finished == 3);
+  const CallbackCounts blind = run_three_batches(false);
+  CHECK(blind.taken == 0);
+  CHECK(blind.done == 0);
+  CHECK(blind.finished == 0);
+}
+
+TEST_CASE("built-in policies without batch callbacks say so and the learning ones observe") {
+  for (const std::string name : {"none", "fixed", "max-delay", "rafiqi-ewma"})
+    CHECK_FALSE(PolicyRegistry::batching({name, {}}, ModelInfo{})->observes_batches());
+  for (const std::string name : {"clipper-aimd", "rafiki-greedy"})
+    CHECK(PolicyRegistry::batching({name, {}}, ModelInfo{})->observes_batches());
 }
