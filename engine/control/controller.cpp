@@ -226,10 +226,7 @@ size_t Controller::total_queued() const { return impl_->total_queued; }
 
 // --- time-driven work ---------------------------------------------------------------------
 
-void Controller::Impl::advance_to(Time now, ActionBuffer& out) {
-  assert(now >= last_now || now + 1e-9 >= last_now);
-  last_now = std::max(last_now, now);
-  if (timeouts.empty() && deadlines.empty() && wakes.empty() && next_tick() > now) return;
+void Controller::Impl::advance_due(Time now, ActionBuffer& out) {
   // Process due timeouts, late requests (drop_late), quantum ticks and event-mode wake-ups in
   // time order; at equal times in that order.
   for (;;) {
@@ -345,14 +342,6 @@ void Controller::Impl::drop_at_deadline(const WakeEntry& e, ActionBuffer& out) {
   if (!dropped) return;
   if (m.queue.empty()) unready(e.model);
   else rekey(e.model);
-}
-
-// Every event ends here; most find nothing waiting, so each step is asked only when it has
-// something to do.
-void Controller::Impl::pump(Time now, ActionBuffer& out) {
-  if (!load_waiters.empty()) start_waiting_loads(now, out);
-  if (!free_workers.empty() && any_ready()) dispatch_loop(now, out);
-  if (!timeouts.empty() || !wakes.empty() || !deadlines.empty()) prune();
 }
 
 // Drops stale heads so that next_wakeup() is exact.

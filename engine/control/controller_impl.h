@@ -4,7 +4,9 @@
 // Not part of the contract; include only from those files and from white-box tests.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cassert>
 #include <deque>
 #include <memory>
 #include <set>
@@ -116,14 +118,28 @@ struct Controller::Impl {
 
   // controller.cpp
   bool enqueue(const Request& r, Time now, ActionBuffer& out);  // on_arrivals' one request
-  void advance_to(Time now, ActionBuffer& out);  // due timeouts, ticks and wake-ups, in order
+  // Due timeouts, late requests, ticks and wake-ups, in time order. Most events find none
+  // due: the check is inline, the work (advance_due) out of line.
+  void advance_to(Time now, ActionBuffer& out) {
+    assert(now >= last_now || now + 1e-9 >= last_now);
+    last_now = std::max(last_now, now);
+    if (timeouts.empty() && deadlines.empty() && wakes.empty() && next_tick() > now) return;
+    advance_due(now, out);
+  }
+  void advance_due(Time now, ActionBuffer& out);
   void tick(Time at);
   bool skip_quiet_ticks(Time until);  // counts the quiet ticks due by `until` at once
   void visit_at_tick(ModelId m, Time at);
   void expire(const TimeoutEntry& e, ActionBuffer& out);
   void drop_late_heads(ModelId id, Time now, ActionBuffer& out);
   void drop_at_deadline(const WakeEntry& e, ActionBuffer& out);
-  void pump(Time now, ActionBuffer& out);        // start waiting loads, dispatch, prune
+  // Every event ends here; most find nothing waiting, so each step is asked, inline, only
+  // when it has something to do.
+  void pump(Time now, ActionBuffer& out) {
+    if (!load_waiters.empty()) start_waiting_loads(now, out);
+    if (!free_workers.empty() && any_ready()) dispatch_loop(now, out);
+    if (!timeouts.empty() || !wakes.empty() || !deadlines.empty()) prune();
+  }
   void prune();
   void complete(const Request& r, RequestStatus s, Time now, ActionBuffer& out);
   void fail_queued(ModelId m, Time now, ActionBuffer& out);
