@@ -55,20 +55,23 @@ void carry_out_round(ActionBuffer& todo, ActionBuffer& out, ContractMonitor& con
 template <class Carrier>
 void carry_out_actions(ActionBuffer& out, ActionBuffer& spare, ContractMonitor& contract,
                        Carrier& carrier) {
-  while (!out.empty()) {
-    if (spare.empty()) {
-      // The common case, once per simulated event: `spare` takes out's actions and leaves
-      // out its empty lists (their capacity), so the carrier may refill `out` meanwhile.
-      // Swaps only; the recycled request lists stay with `out`.
-      spare.take_actions(out);
-      detail::carry_out_round(spare, out, contract, carrier);
-    } else {
-      // Nested (a carrier's callback carried out actions of this buffer): the outer call is
-      // still going through `spare`, so this round takes out's actions into a list of its own.
+  if (!spare.empty()) [[unlikely]] {
+    // Nested (a carrier's callback carried out actions of this buffer): the outer call is
+    // still going through `spare` (and will be until this call returns), so each round takes
+    // out's actions into a list of its own.
+    while (!out.empty()) {
       ActionBuffer todo;
       todo.take_actions(out);
       detail::carry_out_round(todo, out, contract, carrier);
     }
+    return;
+  }
+  // The common case, once per simulated event: `spare` takes out's actions and leaves out its
+  // empty lists (their capacity), so the carrier may refill `out` meanwhile; each round empties
+  // `spare` again. Swaps only; the recycled request lists stay with `out`.
+  while (!out.empty()) {
+    spare.take_actions(out);
+    detail::carry_out_round(spare, out, contract, carrier);
   }
 }
 
