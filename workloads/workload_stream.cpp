@@ -13,7 +13,10 @@
 namespace servelab::workloads {
 
 namespace {
-constexpr size_t kChunk = 4096;  // requests per hand-off (64 KiB)
+// Requests per hand-off: few hand-offs (each may wake a thread, tens of microseconds on a
+// virtual machine), and a small first chunk, which the stream's constructor waits for.
+constexpr size_t kFirstChunk = 1024;
+constexpr size_t kChunk = 16384;  // 256 KiB
 constexpr size_t kAhead = 3;     // chunks drawn and not yet taken, at most
 }  // namespace
 
@@ -30,6 +33,7 @@ struct WorkloadStream::Drawer {
   bool ended = false;     // the last chunk is drawn (the schedule ended, or a draw threw)
   bool stopping = false;  // the stream is going away
   std::exception_ptr error;  // a draw's, handed on after the chunks drawn before it
+  uint64_t chunks_drawn = 0;  // the thread's
   std::thread thread;
 
   ~Drawer() { stop(); }
@@ -65,10 +69,11 @@ struct WorkloadStream::Drawer {
   // Fills `chunk` with the next requests; true when the schedule ended in it, or a draw threw
   // (`failed`: the requests before it stay).
   bool draw(std::vector<ScheduledRequest>& chunk, std::exception_ptr& failed) {
-    chunk.resize(kChunk);
+    const size_t size = chunks_drawn++ == 0 ? kFirstChunk : kChunk;
+    chunk.resize(size);
     size_t n = 0;
     try {
-      for (; n < kChunk; ++n) {
+      for (; n < size; ++n) {
         if (!times->next(chunk[n].time)) break;
         chunk[n].model = models->next();
       }
@@ -76,7 +81,7 @@ struct WorkloadStream::Drawer {
       failed = std::current_exception();
     }
     chunk.resize(n);
-    return n < kChunk || failed;
+    return n < size || failed;
   }
 
   // The next chunk, once drawn (`used`, the previous one, goes back for its capacity); empty

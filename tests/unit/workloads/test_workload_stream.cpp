@@ -94,11 +94,12 @@ TEST_CASE("a workload stream rejects what generate() rejects, with its message",
   CHECK_THROWS_AS(WorkloadStream(bad), std::invalid_argument);
 }
 
-// The stream draws on a thread of its own, a few chunks of 4096 requests ahead: schedules of
-// several chunks, ending inside one or exactly at its end, hand out the same requests.
+// The stream draws on a thread of its own, in chunks (1024 requests, then 16384 each), a few
+// chunks ahead: schedules of several chunks, ending inside one or exactly at the end of one,
+// hand out the same requests.
 TEST_CASE("a workload stream drawn ahead in chunks gives generate()'s schedule",
           "[workloads][stream]") {
-  for (uint64_t requests : {3 * 4096 + 17, 2 * 4096, 4096 + 1}) {
+  for (uint64_t requests : {1024 + 3 * 16384 + 17, 1024 + 16384, 1024, 1025}) {
     INFO(requests << " requests");
     WorkloadSpec open = spec_of("poisson", "zipf", 7);
     open.requests = requests;
@@ -108,7 +109,7 @@ TEST_CASE("a workload stream drawn ahead in chunks gives generate()'s schedule",
     check_same_schedule(closed);
   }
   WorkloadSpec timed = spec_of("sine", "weights", 7);
-  timed.duration = 60;  // about 15,000 requests, the last chunk cut by the duration
+  timed.duration = 120;  // about 30,000 requests, the last chunk cut by the duration
   check_same_schedule(timed);
 }
 
@@ -116,7 +117,7 @@ TEST_CASE("a workload stream drawn ahead in chunks gives generate()'s schedule",
 // move: the drawer thread follows its stream and stops with it.
 TEST_CASE("a workload stream can be moved and dropped mid-schedule", "[workloads][stream]") {
   WorkloadSpec prefix = spec_of("poisson", "zipf", 5);
-  prefix.requests = 20000;
+  prefix.requests = 60000;
   const Workload w = generate(prefix);
   WorkloadSpec long_run = prefix;
   long_run.requests = 50'000'000;  // far more than the drawer may run ahead
@@ -130,12 +131,12 @@ TEST_CASE("a workload stream can be moved and dropped mid-schedule", "[workloads
     }
   };
   WorkloadStream a(long_run);
-  take(a, 10000);
+  take(a, 30000);
   WorkloadStream b(std::move(a));
-  take(b, 5000);
+  take(b, 15000);
   WorkloadStream c(spec_of("closed", "uniform", 2));  // running its own drawer
   c = std::move(b);
-  take(c, 5000);
-  CHECK(c.produced() == 20000);
+  take(c, 15000);
+  CHECK(c.produced() == 60000);
   // c, with millions of requests left undrawn, is dropped here: its destructor returns.
 }
