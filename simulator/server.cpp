@@ -52,18 +52,18 @@ void Server::arrive(RequestId id, Time now) {
   const std::optional<Time> slo = ctx_.slo_of_request(id);
   Request r{id, ctx_.model_of(id), now, slo ? now + *slo : kNever};
   ++outstanding_;
-  ctl_.on_arrival(r, now, out_);
+  ctl_.on_arrival(r, now, actions_.out());
   carry_out(now);
 }
 
 void Server::arrive_together(std::span<const Request> requests, Time now) {
   outstanding_ += requests.size();
-  ctl_.on_arrivals(requests, now, out_);
+  ctl_.on_arrivals(requests, now, actions_.out());
   carry_out(now);
 }
 
 bool Server::cancel(RequestId id, Time now) {
-  bool held = ctl_.cancel(id, ctx_.model_of(id), now, out_);
+  bool held = ctl_.cancel(id, ctx_.model_of(id), now, actions_.out());
   carry_out(now);
   return held;
 }
@@ -75,14 +75,14 @@ void Server::on_batch_done(WorkerId worker, Time now) {
   w.idle_since = now;
   --busy_workers_;
   contract_.on_batch_done(worker);
-  ctl_.on_batch_done(w.batch, true, now, out_);
+  ctl_.on_batch_done(w.batch, true, now, actions_.out());
   carry_out(now);
 }
 
 void Server::on_load_done(LoadDone done, Time now) {
   --ctx_.in_flight;
   contract_.on_load_done(done.model, done.to, true);
-  ctl_.on_load_done(done.model, done.to, true, now, out_);
+  ctl_.on_load_done(done.model, done.to, true, now, actions_.out());
   carry_out(now);
 }
 
@@ -106,7 +106,7 @@ void Server::on_timer(uint64_t generation, Time now) {
   }
   last_timer_ = now;
   ++ctx_.result.timers;
-  ctl_.on_timer(now, out_);
+  ctl_.on_timer(now, actions_.out());
   carry_out(now);
 }
 
@@ -128,7 +128,7 @@ struct Server::Carrier {
   Time now;
   void evict(const EvictAction& e) {
     s.occupy_loader(e, now);
-    s.ctl_.on_evict_done(e.model, e.tier, now, s.out_);
+    s.ctl_.on_evict_done(e.model, e.tier, now, s.actions_.out());
   }
   void load(const LoadAction& l) { s.load(l, now); }
   void dispatch(const Batch& b, bool contract_ok) {
@@ -139,7 +139,7 @@ struct Server::Carrier {
 
 void Server::carry_out(Time now) {
   Carrier carrier{*this, now};
-  carry_out_actions(out_, spare_, contract_, carrier);
+  actions_.carry_out(contract_, carrier);
   arm_timer(now);
 }
 

@@ -107,8 +107,7 @@ class Server {
   uint32_t index_;
   Controller ctl_;
   ContractMonitor contract_;
-  ActionBuffer out_;
-  ActionBuffer spare_;  // an empty buffer kept for its capacity (carry_out_actions)
+  ActionBuffers actions_;  // the controller's, carried out at each event (action_carrier.h)
   std::mt19937_64 rng_;       // batch latency draws
   std::mt19937_64 load_rng_;  // load time draws (own stream: profiles without load samples
                               // draw nothing, and batch draws do not shift when they do)

@@ -6,7 +6,7 @@
 //   - every action is checked against the controller's contract (contract_monitor.h) as it
 //     is carried out;
 //   - actions that carrying them out produces (a simulated eviction's on_evict_done, a
-//     completion callback that cancels a request) land in `out` and are carried out in turn,
+//     completion callback that cancels a request) land in out() and are carried out in turn,
 //     until none is left.
 // What an action does is the carrier's: the engine posts jobs to its loader and worker
 // threads, a simulated server schedules events. `Carrier` provides
@@ -51,28 +51,44 @@ void carry_out_round(ActionBuffer& todo, ActionBuffer& out, ContractMonitor& con
 
 }  // namespace detail
 
-// Carries out `out` until it stays empty. `spare` is an empty buffer kept for its capacity.
-template <class Carrier>
-void carry_out_actions(ActionBuffer& out, ActionBuffer& spare, ContractMonitor& contract,
-                       Carrier& carrier) {
-  if (!spare.empty()) [[unlikely]] {
-    // Nested (a carrier's callback carried out actions of this buffer): the outer call is
-    // still going through `spare` (and will be until this call returns), so each round takes
-    // out's actions into a list of its own.
-    while (!out.empty()) {
-      ActionBuffer todo;
-      todo.take_actions(out);
-      detail::carry_out_round(todo, out, contract, carrier);
+// The controller's actions of one owner (a simulated server, the engine): out() is the buffer
+// the controller writes into, carry_out() carries its actions out. A round carries out one
+// buffer while the carrier's callbacks write into the other, which is out() meanwhile: the
+// two swap roles every round, so no list moves (they keep their capacity, and the request
+// lists carried-out batches leave for the controller to reuse).
+// A callback that carries out actions itself (nested: the engine's completion callback that
+// cancels a request) takes out()'s actions into a buffer of its own, round by round, until
+// out() stays empty; the outer round then goes on. After a carrier threw, every later call
+// takes that path and the interrupted round's actions are dropped.
+// Not thread-safe: the controller's owner calls it (the engine: under its control lock).
+class ActionBuffers {
+ public:
+  ActionBuffer& out() { return *out_; }
+  bool empty() const { return buffers_[0].empty() && buffers_[1].empty(); }
+
+  template <class Carrier>
+  void carry_out(ContractMonitor& contract, Carrier& carrier) {
+    if (carrying_) [[unlikely]] {
+      while (!out_->empty()) {
+        ActionBuffer todo;
+        todo.take_actions(*out_);
+        detail::carry_out_round(todo, *out_, contract, carrier);
+      }
+      return;
     }
-    return;
+    carrying_ = true;
+    while (!out_->empty()) {
+      ActionBuffer& todo = *out_;
+      out_ = &todo == &buffers_[0] ? &buffers_[1] : &buffers_[0];
+      detail::carry_out_round(todo, *out_, contract, carrier);
+    }
+    carrying_ = false;
   }
-  // The common case, once per simulated event: `spare` takes out's actions and leaves out its
-  // empty lists (their capacity), so the carrier may refill `out` meanwhile; each round empties
-  // `spare` again. Swaps only; the recycled request lists stay with `out`.
-  while (!out.empty()) {
-    spare.take_actions(out);
-    detail::carry_out_round(spare, out, contract, carrier);
-  }
-}
+
+ private:
+  ActionBuffer buffers_[2];
+  ActionBuffer* out_ = &buffers_[0];
+  bool carrying_ = false;  // a round is under way
+};
 
 }  // namespace servelab

@@ -70,7 +70,7 @@ struct ActionBuffer {
   std::vector<EvictAction> evicts;
   std::vector<RequestOutcome> completions;  // finished, timed out, rejected or failed requests
   // Request lists of carried-out batches, kept for their capacity: the controller fills a
-  // new batch's list from here (carry_out_actions returns them). Not an action.
+  // new batch's list from here (ActionBuffers::carry_out returns them). Not an action.
   std::vector<std::vector<Request>> request_lists;
   void clear() {
     dispatches.clear();

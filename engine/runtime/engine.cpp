@@ -113,17 +113,17 @@ struct Engine::Impl::Carrier {
 };
 
 void Engine::Impl::carry_out() {
-  // A `done` callback may act on the controller (Engine::cancel): carry_out_actions repeats
-  // until none is left.
+  // A `done` callback may act on the controller (Engine::cancel): carry_out repeats until
+  // none is left.
   Carrier carrier{*this};
-  carry_out_actions(out, spare, *contract, carrier);
+  actions.carry_out(*contract, carrier);
   if (contract->violation_count() > violations_logged) report_violations();
 }
 
 void Engine::Impl::evict(const EvictAction& e) {
   loader->post([this, e] {
     exec->evict(e.model, e.tier);
-    post([this, e](Time now) { ctl->on_evict_done(e.model, e.tier, now, out); });
+    post([this, e](Time now) { ctl->on_evict_done(e.model, e.tier, now, actions.out()); });
   });
 }
 
@@ -139,7 +139,7 @@ void Engine::Impl::load(const LoadAction& l) {
     if (opts.on_load) report_load(l, start, ok);
     post([this, l, ok](Time now) {
       contract->on_load_done(l.model, l.to, ok);
-      ctl->on_load_done(l.model, l.to, ok, now, out);
+      ctl->on_load_done(l.model, l.to, ok, now, actions.out());
     });
   });
 }
@@ -201,7 +201,7 @@ void Engine::Impl::run_batch(Batch b) {
       if (!ok)
         for (Pending* p : items)
           if (p) p->error = "inference failed: " + error.substr(0, error.find('\n'));
-      ctl->on_batch_done(id, ok, now, out);
+      ctl->on_batch_done(id, ok, now, actions.out());
     });
   });
 }

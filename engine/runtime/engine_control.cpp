@@ -83,7 +83,7 @@ void Engine::Impl::run_held() {
     running.clear();
     const Time now = clock.now();
     if (now >= ctl->next_wakeup()) {
-      ctl->on_timer(now, out);
+      ctl->on_timer(now, actions.out());
       carry_out();
     }
     if (publish_held()) return;

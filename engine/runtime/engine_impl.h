@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/control/action_carrier.h"
 #include "engine/control/contract_monitor.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/executor.h"
@@ -69,7 +70,7 @@ struct Answer {
 struct Engine::Impl {
   explicit Impl(EngineOptions o);
 
-  // Runs `f(now)` under the control lock, then carries out the actions it left in `out`:
+  // Runs `f(now)` under the control lock, then carries out the actions it left (`actions`):
   // on this thread when the lock is free and nothing waits before `f` (an engine thread also
   // runs what waits), else later on an engine thread. Ignored once stopping.
   void post(std::function<void(Time)> f);
@@ -90,7 +91,7 @@ struct Engine::Impl {
   // thread). True when this thread is done: nothing waits, or a caller's thread leaves it.
   bool publish_held();
   struct Carrier;
-  void carry_out();                 // ctl_mu held: executes and clears `out`
+  void carry_out();                 // ctl_mu held: executes the actions until none is left
   void evict(const EvictAction& e);  // ctl_mu held: posts the eviction to the loader
   void load(const LoadAction& l);    // ctl_mu held: posts the load to the loader
   void report_load(const LoadAction& l, Time start, bool ok);  // loader thread: on_load
@@ -142,8 +143,7 @@ struct Engine::Impl {
   std::mutex ctl_mu;
   std::unique_ptr<Controller> ctl;
   std::unique_ptr<ContractMonitor> contract;  // the controller's contract, as carried out
-  ActionBuffer out;
-  ActionBuffer spare;  // a carried-out buffer kept for its capacity (ctl_mu)
+  ActionBuffers actions;  // the controller's (ctl_mu; action_carrier.h)
   EngineMetrics metrics;
   size_t violations_logged = 0;
   std::vector<std::function<void(Time)>> running;  // the inbox events being run

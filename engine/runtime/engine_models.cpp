@@ -149,7 +149,7 @@ bool Engine::unregister_model(const std::string& name) {
     s.by_id[entry->id] = nullptr;
   }
   s.query([&](Time now) {
-    s.ctl->remove_model(entry->id, now, s.out);
+    s.ctl->remove_model(entry->id, now, s.actions.out());
     s.contract->remove_model(entry->id);
   });
   // Batches already running hold the module; its evictions on the loader become no-ops.

@@ -43,7 +43,7 @@ int Engine::Impl::accept(std::shared_ptr<const Input> input, int top_k,
   if (id) *id = r.id;  // before the arrival: `done` may run before this call returns
   // Arrival times come from this thread; the controller sees the event at a later `now`
   // (at once when the control lock is free), so queue time includes any wait for the lock.
-  post([this, r](Time now) { ctl->on_arrival(r, now, out); });
+  post([this, r](Time now) { ctl->on_arrival(r, now, actions.out()); });
   return 0;
 }
 
@@ -68,7 +68,7 @@ bool Engine::Impl::refuse_if_full(const std::shared_ptr<const ModelEntry>& m, in
   // answers it; otherwise it never reaches the controller.
   bool refused = query([&](Time now) {
     if (ctl->model_state(r.model).queued < bound) return false;
-    ctl->on_arrival(r, now, out);
+    ctl->on_arrival(r, now, actions.out());
     return true;
   });
   if (!refused) {
@@ -179,7 +179,7 @@ void Engine::cancel(RequestId id) {
     if (it == s.pending.end()) return;  // answered already, or never accepted
     model = it->second->request.model;
   }
-  auto cancel = [&s, id, model](Time now) { return s.ctl->cancel(id, model, now, s.out); };
+  auto cancel = [&s, id, model](Time now) { return s.ctl->cancel(id, model, now, s.actions.out()); };
   // From a failed request's `done` callback (e.g. a failed item cancelling its siblings; it
   // runs under the lock) at once, so that a batch ending meanwhile does not see its requests
   // still wanted (the enclosing carry_out() carries out the actions); from an Ok answer's
@@ -260,7 +260,7 @@ int Engine::submit_together(const std::string& model,
     s.pending.emplace(p->request.id, std::move(p));
   }
   // One event: the controller queues them all before it decides (Controller::on_arrivals).
-  s.post([&s, requests](Time now) { s.ctl->on_arrivals(requests, now, s.out); });
+  s.post([&s, requests](Time now) { s.ctl->on_arrivals(requests, now, s.actions.out()); });
   return 0;
 }
 

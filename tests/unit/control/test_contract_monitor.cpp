@@ -84,14 +84,13 @@ TEST_CASE("contract monitor: a removed model's late evictions are not violations
   CHECK_FALSE(m.resident(0, Tier::Host));
 }
 
-// carry_out_actions (action_carrier.h) when a carrier's callback carries out actions itself,
-// as the engine does when a completion callback cancels a request: every action is carried
-// out exactly once, each round in the order evict, load, dispatch, complete, and the nested
-// round's actions before the rest of the outer one.
-TEST_CASE("carry_out_actions carries out nested rounds once each, in order") {
+// ActionBuffers::carry_out (action_carrier.h) when a carrier's callback carries out actions
+// itself, as the engine does when a completion callback cancels a request: every action is
+// carried out exactly once, each round in the order evict, load, dispatch, complete, and the
+// nested round's actions before the rest of the outer one.
+TEST_CASE("carrying out actions carries out nested rounds once each, in order") {
   struct Recorder {
-    ActionBuffer& out;
-    ActionBuffer& spare;
+    ActionBuffers& actions;
     ContractMonitor& contract;
     std::vector<std::string> log;
     void evict(const EvictAction& e) { log.push_back("evict " + std::to_string(e.model)); }
@@ -100,29 +99,39 @@ TEST_CASE("carry_out_actions carries out nested rounds once each, in order") {
       log.push_back("dispatch " + std::to_string(b.id) + (ok ? "" : " refused"));
     }
     void complete(const RequestOutcome& o) {
-      log.push_back("complete " + std::to_string(o.request.id));
+      ActionBuffer& out = actions.out();
       if (o.request.id == 1) {  // a callback acting on the controller: a nested round
         out.completions.push_back(RequestOutcome{Request{10, 0, 0, kNever}});
         out.evicts.push_back(EvictAction{7, Tier::Host});
-        carry_out_actions(out, spare, contract, *this);
-      } else if (o.request.id == 2) {  // an action left for the outer loop's next round
-        out.completions.push_back(RequestOutcome{Request{20, 0, 0, kNever}});
+        log.push_back("complete 1");
+        actions.carry_out(contract, *this);
+        return;
       }
+      log.push_back("complete " + std::to_string(o.request.id));
+      if (o.request.id == 2)  // an action left for the outer loop's next round
+        out.completions.push_back(RequestOutcome{Request{20, 0, 0, kNever}});
     }
   };
   ContractMonitor contract(two_workers_one_load());
   contract.add_model(0, "m", Tier::Host);
-  ActionBuffer out, spare;
-  Recorder r{out, spare, contract, {}};
+  ActionBuffers actions;
+  Recorder r{actions, contract, {}};
+  ActionBuffer& out = actions.out();
   out.completions.push_back(RequestOutcome{Request{1, 0, 0, kNever}});
   out.completions.push_back(RequestOutcome{Request{2, 0, 0, kNever}});
   out.dispatches.push_back(batch(5, 0, 0));
   out.loads.push_back(LoadAction{0, Tier::Disk, Tier::Host});
-  carry_out_actions(out, spare, contract, r);
+  actions.carry_out(contract, r);
   const std::vector<std::string> want = {"load 0",     "dispatch 5", "complete 1", "evict 7",
                                          "complete 10", "complete 2", "complete 20"};
   REQUIRE(r.log == want);
-  REQUIRE(out.empty());
-  REQUIRE(spare.empty());
+  REQUIRE(actions.empty());
   REQUIRE(contract.violation_count() == 0);
+
+  // And again from the other buffer: the roles swap every round.
+  actions.out().completions.push_back(RequestOutcome{Request{2, 0, 0, kNever}});
+  r.log.clear();
+  actions.carry_out(contract, r);
+  REQUIRE(r.log == std::vector<std::string>{"complete 2", "complete 20"});
+  REQUIRE(actions.empty());
 }
