@@ -23,11 +23,6 @@ Tier Controller::Impl::next_hop(ModelId id) const {
   return exec();
 }
 
-bool Controller::Impl::load_pending(ModelId id) const {
-  const ModelSlot& m = models[id];
-  return m.loading[1] || m.loading[2] || m.waiting_load;
-}
-
 // A copy may be evicted from tier t when nothing uses the model, it is not loading into t,
 // and (inclusive tiers) no copy above t is resident or loading.
 bool Controller::Impl::evictable(ModelId id, Tier t) const {

@@ -8,26 +8,6 @@
 
 namespace servelab {
 
-ModelView Controller::Impl::view(ModelId id) const {
-  const ModelSlot& m = models[id];
-  ModelView v;
-  v.model = id;
-  v.info = &m.info;
-  v.queued = uint32_t(m.queue.size());
-  if (!m.queue.empty()) {
-    v.oldest_arrival = m.queue.front().arrival;
-    v.oldest_deadline = m.queue.front().deadline;
-  }
-  v.arrivals_in_quantum = m.arrivals_in_quantum;
-  v.max_batch = m.max_batch;
-  v.running = m.ref_count;
-  v.resident = m.resident[int(exec())];
-  v.loading = load_pending(id);
-  v.last_dispatch = m.last_dispatch;
-  v.queue = &m.queue;
-  return v;
-}
-
 // Event mode: a ready model stays ready until a batch is taken.
 void Controller::Impl::ask_batching(ModelId id, Time now) {
   ModelSlot& m = models[id];
@@ -186,7 +166,12 @@ void Controller::Impl::emit_dispatch(WorkerId w, Time now, ActionBuffer& out) {
   if (!out.request_lists.empty()) {  // a carried-out batch's list, for its capacity
     b.requests = std::move(out.request_lists.back());
     out.request_lists.pop_back();
-    b.requests.assign(ws.requests.begin(), ws.requests.end());
+    if (ws.requests.size() <= 4) {  // a memmove call costs more than a few copies
+      b.requests.clear();
+      for (const Request& r : ws.requests) b.requests.push_back(r);
+    } else {
+      b.requests.assign(ws.requests.begin(), ws.requests.end());
+    }
   } else {
     b.requests = ws.requests;
   }

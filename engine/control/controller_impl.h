@@ -135,7 +135,7 @@ struct Controller::Impl {
   void drop_at_deadline(const WakeEntry& e, ActionBuffer& out);
   // Every event ends here; most find nothing waiting, so each step is asked, inline, only
   // when it has something to do.
-  void pump(Time now, ActionBuffer& out) {
+  [[gnu::always_inline]] void pump(Time now, ActionBuffer& out) {
     if (!load_waiters.empty()) start_waiting_loads(now, out);
     if (!free_workers.empty() && any_ready()) dispatch_loop(now, out);
     if (!timeouts.empty() || !wakes.empty() || !deadlines.empty()) prune();
@@ -153,7 +153,26 @@ struct Controller::Impl {
   BatchingPolicy& batching(ModelId m) { return batching(m, tick_index); }
 
   // controller_dispatch.cpp
-  ModelView view(ModelId m) const;
+  // What the policies see of model m. Built several times per batch: inline.
+  [[gnu::always_inline]] ModelView view(ModelId id) const {
+    const ModelSlot& m = models[id];
+    ModelView v;
+    v.model = id;
+    v.info = &m.info;
+    v.queued = uint32_t(m.queue.size());
+    if (!m.queue.empty()) {
+      v.oldest_arrival = m.queue.front().arrival;
+      v.oldest_deadline = m.queue.front().deadline;
+    }
+    v.arrivals_in_quantum = m.arrivals_in_quantum;
+    v.max_batch = m.max_batch;
+    v.running = m.ref_count;
+    v.resident = m.resident[int(exec())];
+    v.loading = load_pending(id);
+    v.last_dispatch = m.last_dispatch;
+    v.queue = &m.queue;
+    return v;
+  }
   // Event mode readiness: asks the model's batching policy when it has requests and is not
   // ready yet. Inline: most calls find nothing to ask (the model just emptied or is ready).
   void decide(ModelId id, Time now) {
@@ -175,7 +194,10 @@ struct Controller::Impl {
 
   // controller_cache.cpp
   Tier next_hop(ModelId m) const;                 // first tier toward exec not resident
-  bool load_pending(ModelId m) const;             // a hop is in flight or waiting to start
+  bool load_pending(ModelId id) const {  // a hop is in flight or waiting to start
+    const ModelSlot& m = models[id];
+    return m.loading[1] || m.loading[2] || m.waiting_load;
+  }
   bool can_start_load(ModelId m) const;
   bool start_load(ModelId m, Time now, ActionBuffer& out);
   bool evictable(ModelId m, Tier t) const;
