@@ -13,7 +13,7 @@ void Clients::on_send(RequestId id, Time now) {
   sent(id, now);
   // The load generator's thread sends one request at a time: a send that finds it busy goes
   // out when it is free.
-  double own_work = ctx_.overhead(ctx_.model_of(id)).client;
+  const double own_work = client_work_ ? ctx_.overhead(ctx_.model_of(id)).client : 0;
   if (own_work > 0) {
     Time at = std::max(now, thread_free_);
     thread_free_ = at + own_work;

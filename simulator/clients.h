@@ -27,7 +27,8 @@ class RequestSink {
 
 class Clients {
  public:
-  Clients(RunContext& ctx, RequestSink& sink) : ctx_(ctx), sink_(sink) {}
+  Clients(RunContext& ctx, RequestSink& sink)
+      : ctx_(ctx), sink_(sink), client_work_(ctx.any_overhead(&RequestOverhead::client)) {}
   virtual ~Clients() = default;
   // Schedules the first sends.
   virtual void start() = 0;
@@ -53,6 +54,7 @@ class Clients {
 
  private:
   RequestSink& sink_;
+  const bool client_work_;  // some target's sends cost the load generator's thread time
   Time thread_free_ = 0;  // the load generator's thread is busy until then
   bool exhausted_ = false;
 };

@@ -8,7 +8,9 @@
 namespace servelab::sim {
 
 FrontEnd::FrontEnd(RunContext& ctx, Server& server, GroupRequests& groups, uint64_t io_seed)
-    : ctx_(ctx), server_(server), groups_(groups), io_rng_(io_seed) {}
+    : ctx_(ctx), server_(server), groups_(groups), io_rng_(io_seed),
+      parse_delay_(ctx.any_overhead(&RequestOverhead::before)),
+      answer_delay_(ctx.any_overhead(&RequestOverhead::after)) {}
 
 void FrontEnd::receive(RequestId id, Time now) {
   if (id < opening_.size()) {  // the IO side's part is in the measured intake
@@ -16,11 +18,13 @@ void FrontEnd::receive(RequestId id, Time now) {
     ctx_.sim.schedule<&FrontEnd::on_opening>(std::max(now, opening_[id]), this, id);
     return;
   }
-  const RequestOverhead& o = ctx_.overhead(ctx_.model_of(id));
-  if (o.before > 0) {
-    ++ctx_.in_flight;
-    ctx_.sim.schedule<&FrontEnd::on_parsed>(now + (o.before - o.preprocess), this, id);
-    return;
+  if (parse_delay_) {
+    const RequestOverhead& o = ctx_.overhead(ctx_.model_of(id));
+    if (o.before > 0) {
+      ++ctx_.in_flight;
+      ctx_.sim.schedule<&FrontEnd::on_parsed>(now + (o.before - o.preprocess), this, id);
+      return;
+    }
   }
   to_controller(id, now);
 }

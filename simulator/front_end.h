@@ -34,7 +34,7 @@ class FrontEnd {
   void receive(RequestId id, Time now);
   // When the client has the answer of a request of `model` whose batch ended at `finished`.
   Time answer_time(ModelId model, Time finished) const {
-    return finished + ctx_.overhead(model).after;
+    return answer_delay_ ? finished + ctx_.overhead(model).after : finished;
   }
 
   // Events.
@@ -54,6 +54,10 @@ class FrontEnd {
   std::vector<RequestId> io_queue_;   // requests waiting for one, FIFO from io_next_
   size_t io_next_ = 0;
   std::vector<Time> opening_;
+  // Whether some target's requests take time on the way in (before) and the answer's way
+  // back (after); where none does, no request looks its overhead up.
+  const bool parse_delay_;
+  const bool answer_delay_;
 };
 
 }  // namespace servelab::sim

@@ -41,6 +41,15 @@ struct RunContext {
     const size_t n = setup.models.size();
     return target < n ? setup.models[target].overhead : setup.groups[target - n].overhead;
   }
+  // Whether some target's overhead has `field` other than zero: where none has, a part skips
+  // its look-up per request.
+  bool any_overhead(double RequestOverhead::*field) const {
+    for (const SimModel& m : setup.models)
+      if (m.overhead.*field != 0) return true;
+    for (const SimGroup& g : setup.groups)
+      if (g.overhead.*field != 0) return true;
+    return false;
+  }
   bool is_group(ModelId target) const { return target >= setup.models.size(); }
   const SimGroup& group(ModelId target) const { return setup.groups[target - setup.models.size()]; }
   // What request `id` addresses: for a workload request its model or group (the workload's
