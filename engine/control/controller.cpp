@@ -367,20 +367,6 @@ void Controller::Impl::prune() {
   }
 }
 
-void Controller::Impl::complete(const Request& r, RequestStatus st, Time now, ActionBuffer& out) {
-  if (r.model < models.size() && models[r.model].added) {
-    ModelCounters& c = counters(r.model);
-    if (st == RequestStatus::Ok) ++c.completed;
-    else if (st == RequestStatus::Timeout) ++c.timeouts;
-    else if (st == RequestStatus::Rejected) ++c.rejected;
-    else if (st == RequestStatus::Cancelled) ++c.cancelled;
-    else if (st == RequestStatus::Dropped) ++c.dropped;
-    else ++c.failed;
-  }
-  out.completions.push_back(RequestOutcome{r, st});
-  out.completions.back().finished = now;
-}
-
 // The queue's timeout entry, if any, goes stale and is pruned like a dispatched request's.
 bool Controller::Impl::cancel_queued(RequestId id, ModelId model, Time now, ActionBuffer& out) {
   ModelSlot* m = slot(model);

@@ -141,7 +141,23 @@ struct Controller::Impl {
     if (!timeouts.empty() || !wakes.empty() || !deadlines.empty()) prune();
   }
   void prune();
-  void complete(const Request& r, RequestStatus s, Time now, ActionBuffer& out);
+  // Request r's outcome, counted for its model, goes out. Once per request: inline.
+  [[gnu::always_inline]] void complete(const Request& r, RequestStatus st, Time now,
+                                       ActionBuffer& out) {
+    if (r.model < models.size() && models[r.model].added) count_outcome(counters(r.model), st);
+    out.completions.push_back(RequestOutcome{r, st});
+    out.completions.back().finished = now;
+  }
+  static void count_outcome(ModelCounters& c, RequestStatus st) {
+    switch (st) {
+      case RequestStatus::Ok: ++c.completed; break;
+      case RequestStatus::Timeout: ++c.timeouts; break;
+      case RequestStatus::Rejected: ++c.rejected; break;
+      case RequestStatus::Cancelled: ++c.cancelled; break;
+      case RequestStatus::Dropped: ++c.dropped; break;
+      default: ++c.failed; break;
+    }
+  }
   void fail_queued(ModelId m, Time now, ActionBuffer& out);
   bool cancel_queued(RequestId id, ModelId m, Time now, ActionBuffer& out);
   bool cancel_in_batch(RequestId id);
