@@ -203,7 +203,9 @@ struct Controller::Impl {
   void rekey(ModelId m);                          // its queue head changed while ready
   bool any_ready() const { return keyed ? !ready_keys.empty() : !ready.empty(); }
   bool dispatchable(ModelId m) const;
-  void dispatch_loop(Time now, ActionBuffer& out);
+  // Flattened: a batch's assignment (assign, emit_dispatch, unready, ...) is three calls deep
+  // otherwise, once per batch on the hot path.
+  [[gnu::flatten]] void dispatch_loop(Time now, ActionBuffer& out);
   void assign(ModelId m, Time now, ActionBuffer& out);
   void emit_dispatch(WorkerId w, Time now, ActionBuffer& out);
   void finish_worker(WorkerId w, RequestStatus s, Time now, ActionBuffer& out);
