@@ -179,7 +179,9 @@ void Engine::cancel(RequestId id) {
     if (it == s.pending.end()) return;  // answered already, or never accepted
     model = it->second->request.model;
   }
-  auto cancel = [&s, id, model](Time now) { return s.ctl->cancel(id, model, now, s.actions.out()); };
+  auto cancel = [&s, id, model](Time now) {
+    return s.ctl->cancel(id, model, now, s.actions.out());
+  };
   // From a failed request's `done` callback (e.g. a failed item cancelling its siblings; it
   // runs under the lock) at once, so that a batch ending meanwhile does not see its requests
   // still wanted (the enclosing carry_out() carries out the actions); from an Ok answer's

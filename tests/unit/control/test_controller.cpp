@@ -336,7 +336,9 @@ class CountingBatching final : public BatchingPolicy {
  public:
   CountingBatching(CallbackCounts& counts, bool observes) : counts_(counts), observes_(observes) {}
   BatchDecision decide(const ModelView& m, Time) override { return {m.queued > 0 ? 1u : 0u}; }
-  void on_batch_taken(const ModelView&, std::span<const Request>, Time) override { ++counts_.taken; }
+  void on_batch_taken(const ModelView&, std::span<const Request>, Time) override {
+    ++counts_.taken;
+  }
   void on_batch_done(const ModelView&, uint32_t, Time, Time) override { ++counts_.done; }
   void on_batch_finished(const ModelView&, std::span<const Request>, Time) override {
     ++counts_.finished;
@@ -353,9 +355,10 @@ CallbackCounts run_three_batches(bool observes) {
   static CallbackCounts counts;
   counts = {};
   const std::string name = observes ? "test-observing" : "test-not-observing";
-  PolicyRegistry::add_batching(name, "test only", [observes](const PolicyParams&, const ModelInfo&) {
-    return std::make_unique<CountingBatching>(counts, observes);
-  });
+  PolicyRegistry::add_batching(name, "test only",
+                               [observes](const PolicyParams&, const ModelInfo&) {
+                                 return std::make_unique<CountingBatching>(counts, observes);
+                               });
   Controller c(config(name));
   c.add_model(0, model(), Tier::Host);
   MiniSim s(c, 1.0);
@@ -379,7 +382,7 @@ TEST_CASE("batch callbacks reach a policy that observes batches, and only such a
 }
 
 TEST_CASE("built-in policies without batch callbacks say so and the learning ones observe") {
-  for (const std::string name : {"none", "fixed", "max-delay", "rafiqi-ewma"})
+  for (const std::string name : {"none", "fixed", "max-delay", "rafiqi-ewma", "rafiqi-aimd"})
     CHECK_FALSE(PolicyRegistry::batching({name, {}}, ModelInfo{})->observes_batches());
   for (const std::string name : {"clipper-aimd", "rafiki-greedy"})
     CHECK(PolicyRegistry::batching({name, {}}, ModelInfo{})->observes_batches());
