@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/subcommands.h"
+#include "learn/rafiki_rl.h"
 
 namespace {
 
@@ -88,6 +89,9 @@ int run_in_engine(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every policy library registers once, before any command reads a policy name: the
+  // control plane's built-in policies register themselves, the learned ones (learn/) here.
+  servelab::learn::register_policies();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

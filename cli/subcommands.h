@@ -1,13 +1,15 @@
-// Entry points of the `servelab` subcommands. Each is defined by the library that owns it and
-// receives argv with the subcommand name as argv[0]. Returns the process exit code.
+// Entry points of the `servelab` subcommands, one file each in cli/ (NAME_main.cpp), each
+// linked as its own library on the body it drives (cli/CMakeLists.txt). Each receives argv with
+// the subcommand name as argv[0] and returns the process exit code. main.cpp registers the
+// policy libraries before calling one; a caller of its own (a test) registers what it needs.
 #pragma once
 
 namespace servelab::cli {
-int simulate_main(int argc, char** argv);  // simulator/
-int serve_main(int argc, char** argv);     // engine/server/
-int load_main(int argc, char** argv);      // workloads/loadgen/
-int profile_main(int argc, char** argv);   // experiments/
-int run_main(int argc, char** argv);       // experiments/
-int report_main(int argc, char** argv);    // experiments/ (calls reports/)
-int train_main(int argc, char** argv);     // learn/train/
+int simulate_main(int argc, char** argv);  // simulate_main.cpp: simulator/
+int serve_main(int argc, char** argv);     // serve_main.cpp: engine/server/
+int load_main(int argc, char** argv);      // load_main.cpp: workloads/loadgen/
+int profile_main(int argc, char** argv);   // experiments_main.cpp: experiments/
+int run_main(int argc, char** argv);       // experiments_main.cpp: experiments/
+int report_main(int argc, char** argv);    // experiments_main.cpp (calls reports/)
+int train_main(int argc, char** argv);     // train_main.cpp: learn/train/
 }  // namespace servelab::cli

@@ -10,7 +10,6 @@
 #include "config/groups_yaml.h"
 #include "config/simulation_yaml.h"
 #include "config/yaml_util.h"
-#include "learn/rafiki_rl.h"
 
 namespace servelab::config {
 
@@ -212,7 +211,6 @@ static void parse_model_accuracy(const YAML::Node& root, const Where& w,
 
 RunConfig parse_run_config(const YAML::Node& root, const std::string& file,
                            const std::string& base_dir, std::optional<uint64_t> seed) {
-  learn::register_policies();  // learned policies join the registry before anything is checked
   const Where w{file, ""};
   if (!root.IsMap()) fail(w, root, "expected a mapping (name, models, profile, engine, ...)");
   check_keys(root, w, all_keys());

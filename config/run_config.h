@@ -8,7 +8,7 @@
 //   accuracy_table                      the models' measured accuracies (runs without groups)
 //   engine, policies                    EngineSection (engine_yaml.h)
 //   workload                            workloads::WorkloadSpec (workloads/workload.h)
-//   simulation, cluster                 SimulationSection, cluster (simulator only)
+//   simulation, cluster                 SimulationSection, ClusterSection (sections.h)
 //   engine_warm_up                      WarmUpSection (real engine only)
 //   title, claim, sweep, ...            experiment keys (experiment_keys()), read by `run`
 #pragma once
@@ -22,10 +22,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/engine_yaml.h"
+#include "config/sections.h"
 #include "config/yaml_util.h"
 #include "engine/control/cost_profile.h"
 #include "engine/control/ensemble.h"
-#include "simulator/simulator.h"
 #include "workloads/workload.h"
 
 namespace servelab::config {
@@ -61,32 +61,6 @@ struct GroupEntry {
   EnsembleAccuracy accuracy;         // read from accuracy_table: every subset of the members
 };
 
-// `simulation:` (the simulator's own knobs; the engine ignores them).
-struct SimulationSection {
-  CostNoise noise = CostNoise::None;
-  uint64_t seed = 1;
-  Tier preload = Tier::Device;  // Tier::Disk: preload none
-  Time max_time = kNever;
-  std::string event_list = "radix";
-  uint32_t io_threads = 2;
-  double cost_scale = 1;
-  std::vector<sim::SimulationSetup::SpeedWindow> speed_trace;
-  double jitter = -1;  // < 0: the profile's own noise
-  // speed_drift: profile (the profile's measured speed course, where it has one) | off.
-  bool speed_drift = true;
-  // idle_slowdown: profile (a batch after its worker idled costs the profile's measured
-  // factor more, where it has one) | off.
-  bool idle_slowdown = true;
-  // served_extra: profile (a batch costs the profile's measured served extra more, where its
-  // request overhead has one) | off.
-  bool served_extra = true;
-  // served_miss: profile (a miss served one request at a time costs the load wait and first
-  // batch the profile measured on the served path, where its request overhead has them) | off.
-  bool served_miss = true;
-  Time client_timeout = kNever;
-  Time cancel_delay = 0;
-};
-
 // `engine_warm_up:` requests the real engine answers before each measured run, not recorded
 // (unlike workload.warmup, which is part of the run): a fresh server's first requests pay one-time costs the profile (measured warm) does not have. Only
 // models resident in the executing tier get them, in model order; then a pause of
@@ -112,7 +86,7 @@ struct RunConfig {
   EngineSection engine;
   workloads::WorkloadSpec workload;
   SimulationSection simulation;
-  sim::SimulationSetup::Cluster cluster;
+  ClusterSection cluster;
   WarmUpSection warm_up;
 
   // A model's context pool and batch cap with the engine defaults filled in.
@@ -140,6 +114,6 @@ YAML::Node emit_run_config(const RunConfig& c);
 
 // simulation.speed_trace as written: a list of flow-style [from_s, factor] pairs (null when
 // empty).
-YAML::Node speed_trace_yaml(const std::vector<sim::SimulationSetup::SpeedWindow>& trace);
+YAML::Node speed_trace_yaml(const std::vector<SpeedWindow>& trace);
 
 }  // namespace servelab::config

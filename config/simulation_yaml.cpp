@@ -4,14 +4,10 @@
 #include <cmath>
 
 #include "config/bounds.h"
-#include "simulator/event_list.h"
-#include "simulator/router.h"
 
 namespace servelab::config {
 
 namespace {
-
-using SpeedWindow = sim::SimulationSetup::SpeedWindow;
 
 constexpr uint32_t kMaxServers = 4096;
 
@@ -55,14 +51,6 @@ Tier parse_preload(const YAML::Node& n, const Where& w) {
   Tier t = Tier::Disk;
   if (v != "none" && !parse_tier(v, &t)) fail(w, n, "expected none, host or device, got '" + v + "'");
   return t;
-}
-
-std::string parse_event_list(const YAML::Node& n, const Where& w) {
-  const std::string v = as_string(n, w);
-  const auto& known = sim::event_list_names();
-  if (std::find(known.begin(), known.end(), v) == known.end())
-    fail(w, n, "expected radix, quad, heap or set");
-  return v;
 }
 
 // `key: profile | off`, where given: whether the profile's measured term of that name applies.
@@ -125,15 +113,16 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
       fail(w.child("io_threads"), t, "must be in 1.." + std::to_string(kIoThreads.hi));
     s.io_threads = uint32_t(k);
   }
-  if (n["event_list"]) s.event_list = parse_event_list(n["event_list"], w.child("event_list"));
+  // The name is the simulator's to check (sim::check_names).
+  if (n["event_list"]) s.event_list = as_string(n["event_list"], w.child("event_list"));
   parse_cancellation(n, w, s);
   return s;
 }
 
-// `cluster:` {servers: N, router: NAME or {name, parameters}} (simulator/router.h); absent:
-// one server.
-sim::SimulationSetup::Cluster parse_cluster_section(const YAML::Node& n, const Where& w) {
-  sim::SimulationSetup::Cluster c;
+// `cluster:` {servers: N, router: NAME or {name, parameters}}; absent: one server. The router's
+// name and parameters are the simulator's to check (sim::check_names).
+ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w) {
+  ClusterSection c;
   if (!n) return c;
   require_map(n, w);
   check_keys(n, w, {"servers", "router"});
@@ -144,11 +133,6 @@ sim::SimulationSetup::Cluster parse_cluster_section(const YAML::Node& n, const W
     c.servers = uint32_t(k);
   }
   c.router = parse_policy(n["router"], w.child("router"), c.router);
-  try {
-    sim::make_router(c.router, 1);  // checks the name and parameters now, with the key's place
-  } catch (const ConfigError& e) {
-    fail(w.child("router"), n["router"], e.what());
-  }
   return c;
 }
 
@@ -185,7 +169,7 @@ YAML::Node emit_simulation_section(const SimulationSection& s) {
   return n;
 }
 
-YAML::Node emit_cluster_section(const sim::SimulationSetup::Cluster& c) {
+YAML::Node emit_cluster_section(const ClusterSection& c) {
   YAML::Node n;
   n["servers"] = c.servers;
   n["router"] = emit_policy(c.router);

@@ -11,9 +11,9 @@ namespace servelab::config {
 
 // Absent section: the defaults. Throws ConfigError naming the key on a bad value.
 SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w);
-sim::SimulationSetup::Cluster parse_cluster_section(const YAML::Node& n, const Where& w);
+ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w);
 
 YAML::Node emit_simulation_section(const SimulationSection& s);
-YAML::Node emit_cluster_section(const sim::SimulationSetup::Cluster& c);
+YAML::Node emit_cluster_section(const ClusterSection& c);
 
 }  // namespace servelab::config

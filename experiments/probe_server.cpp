@@ -1,5 +1,7 @@
 #include "experiments/probe_server.h"
 
+#include "config/profile_yaml.h"
+
 #include <unistd.h>
 
 #include <fstream>
@@ -20,11 +22,12 @@ ProbeServer::ProbeServer(runtime::EngineOptions eo, runtime::ModelSpec spec,
     : dir_{fs::temp_directory_path() /
            ("servelab-overhead-" + std::to_string(::getpid()) + "-" + spec.name)} {
   const fs::path& dir = dir_.path;
-  if (eo.executor == "profiled" && eo.profile_file.empty()) {
+  if (eo.executor == "profiled" && !eo.cost_profile) {
     std::ofstream(dir / "probe.yaml")
         << "models:\n  " << spec.name << ":\n    size_bytes: 1\n"
         << "    batch_latency_ms: [{batch: 1, mean: 0}]\n    load_ms: {disk->host: 0}\n";
-    eo.profile_file = (dir / "probe.yaml").string();
+    eo.cost_profile =
+        std::make_shared<const CostProfile>(config::load_profile((dir / "probe.yaml").string()));
     spec.file = (dir / "probe.pt").string();  // never read by the profiled executor
   }
   server::ServerOptions so;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "config/profile_yaml.h"
 #include "config/run_config.h"
 #include "engine/server/group_definition.h"
 #include "engine/server/http_server.h"
@@ -155,7 +156,8 @@ class RealBackend : public Backend {
     eo.control = rc.engine.control;
     eo.default_contexts = rc.engine.contexts;
     eo.slo = rc.engine.slo;  // deadlines reach the controller as in the simulator
-    eo.profile_file = fs::absolute(o_.profile).string();  // batch-cost priors (rafiki-greedy)
+    // Batch-cost priors (rafiki-greedy).
+    eo.cost_profile = std::make_shared<const CostProfile>(config::load_profile(o_.profile));
     eo.executor = "torch";
     eo.device = "cpu";
     server::ServerOptions so;

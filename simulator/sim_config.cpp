@@ -1,10 +1,13 @@
 #include "simulator/sim_config.h"
 
 #include <algorithm>
+#include <exception>
 #include <string>
 
 #include "config/profile_yaml.h"
 #include "config/yaml_util.h"
+#include "simulator/event_list.h"
+#include "simulator/router.h"
 
 namespace servelab::sim {
 
@@ -74,9 +77,26 @@ void add_groups(const config::RunConfig& run, SimulationSetup& s) {
   for (size_t i = 0; i < run.models.size(); ++i) s.models[i].accuracy = run.accuracy_of(run.models[i].name);
 }
 
+// Rethrows a check's error (ConfigError, or invalid_argument from the event lists) as a
+// ConfigError with the file and the key it is about.
+template <typename Check>
+void check_key(const config::RunConfig& run, const std::string& key, Check check) {
+  try {
+    check();
+  } catch (const std::exception& e) {
+    throw ConfigError((run.file.empty() ? "" : run.file + ": ") + key + ": " + e.what());
+  }
+}
+
 }  // namespace
 
+void check_simulator_names(const config::RunConfig& run) {
+  check_key(run, "simulation.event_list", [&] { make_event_list(run.simulation.event_list); });
+  check_key(run, "cluster.router", [&] { make_router(run.cluster.router, 1); });
+}
+
 SimulationSetup build_setup(const config::RunConfig& run) {
+  check_simulator_names(run);
   const config::ProfileFile file = config::load_profile_file(run.profile);
   SimulationSetup s;
   s.control = run.engine.control;

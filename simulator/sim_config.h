@@ -22,8 +22,12 @@ struct SimConfig {
   YAML::Node resolved;             // the effective config, for DIR/config.yaml
 };
 
-// Loads the profile `run` names and resolves its models: every model needs an entry there.
-// Throws ConfigError naming the file and the model.
+// Checks the names config/ leaves to the simulator: simulation.event_list (event_list.h) and
+// cluster.router with its parameters (router.h). Throws ConfigError naming the file and key.
+void check_simulator_names(const config::RunConfig& run);
+
+// Checks the simulator's names, loads the profile `run` names and resolves its models: every
+// model needs an entry there. Throws ConfigError naming the file and the model.
 SimulationSetup build_setup(const config::RunConfig& run);
 SimConfig make_sim_config(config::RunConfig run);
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "config/sections.h"
 #include "engine/control/controller.h"
 #include "engine/control/cost_profile.h"
 #include "engine/control/ensemble.h"
@@ -87,10 +88,7 @@ struct SimulationSetup {
   // The machine's speed over time (simulation.speed_trace): from `from` on, batch and load
   // costs drawn from the profile are multiplied by `factor`, until the next entry's `from`.
   // Sorted by `from`; empty: constant speed. --match-speed fills it from a real run.
-  struct SpeedWindow {
-    Time from = 0;
-    double factor = 1;
-  };
+  using SpeedWindow = config::SpeedWindow;
   std::vector<SpeedWindow> speed_trace;
   double speed_at(Time t) const;  // sim::speed_at(speed_trace, t)
   // simulation.jitter: >= 0 replaces the profile's batch noise (with noise on) by a normal of
@@ -109,10 +107,7 @@ struct SimulationSetup {
   IdleSlowdown idle_slowdown{};
   // simulation.cluster: N servers, each with the whole engine above (its own controller,
   // workers, tiers and IO threads), and the router (router.h) that picks one per request.
-  struct Cluster {
-    uint32_t servers = 1;
-    PolicySpec router{"round-robin", {}};
-  };
+  using Cluster = config::ClusterSection;
   Cluster cluster;
   // simulation.client_timeout_s: a client that has no answer this long after sending gives
   // up (the request's status is cancelled, its finish the give-up time; a closed loop sends

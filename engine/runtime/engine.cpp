@@ -4,9 +4,6 @@
 #include <cstdio>
 #include <cmath>
 
-#ifndef SERVELAB_CORE_ONLY
-#include "config/profile_yaml.h"
-#endif
 #include "engine/control/action_carrier.h"
 #include "engine/runtime/engine_impl.h"
 #include "engine/runtime/top_classes.h"
@@ -14,21 +11,12 @@
 namespace servelab::runtime {
 namespace {
 
-CostProfile load_profile_file(const std::string& file) {
-#ifdef SERVELAB_CORE_ONLY
-  throw ConfigError("cannot read the cost profile '" + file + "': this engine was built with "
-                    "SERVELAB_CORE_ONLY (LibTorch alone, no YAML reader)");
-#else
-  return config::load_profile(file);
-#endif
-}
-
 std::unique_ptr<Executor> make_executor(const EngineOptions& o) {
   if (o.executor == "torch") return make_torch_executor(o.device, o.intra_op_threads);
   if (o.executor == "profiled") {
-    if (o.profile_file.empty())
-      throw ConfigError("the profiled executor needs a cost profile file (profile_file)");
-    return make_profiled_executor(load_profile_file(o.profile_file), CostNoise::None, 1);
+    if (!o.cost_profile)
+      throw ConfigError("the profiled executor needs a cost profile (EngineOptions::cost_profile)");
+    return make_profiled_executor(*o.cost_profile, CostNoise::None, 1);
   }
   throw ConfigError("unknown executor '" + o.executor + "' (expected torch or profiled)");
 }
@@ -49,7 +37,7 @@ void top_classes(const std::vector<float>& logits, Pending* p) {
 Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
   if (opts.control.workers == 0) throw ConfigError("the engine needs at least one worker");
   exec = make_executor(opts);
-  if (!opts.profile_file.empty()) cost_priors = load_profile_file(opts.profile_file);
+  if (opts.cost_profile) cost_priors = *opts.cost_profile;
   exec_tier = exec->exec_tier();
   opts.control.exec_tier = exec_tier;
   ctl = std::make_unique<Controller>(opts.control);  // throws ConfigError for bad policies

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/control/controller.h"
+#include "engine/control/cost_profile.h"
 #include "engine/control/types.h"
 
 namespace servelab::runtime {
@@ -79,7 +80,7 @@ struct ModelStatus {
   Preprocess preprocess;
   std::vector<std::string> labels;
   std::optional<double> slo;      // seconds, as registered
-  // The cost profile's mean batch costs of the model's file (EngineOptions::profile_file),
+  // The cost profile's mean batch costs of the model's file (EngineOptions::cost_profile),
   // by batch size; empty without an entry. What SLO-aware policies and dispatchers plan with.
   std::vector<BatchSeconds> batch_seconds;
 };
@@ -105,9 +106,11 @@ struct LoadSpan {
 struct EngineOptions {
   ControllerConfig control;         // workers, quantum, policies, budgets, timeout, queue bound
   std::string executor = "torch";   // torch | profiled
-  // Cost profile YAML (docs/config.md): the profiled executor's costs; with the torch
-  // executor, only the batch-cost priors of SLO-aware batching (an entry per model file stem).
-  std::string profile_file;
+  // The cost profile (a value: the caller reads its file, config/profile_yaml.h): the profiled
+  // executor's costs; with the torch executor, only the batch-cost priors of SLO-aware
+  // batching (an entry per model file stem). Null: none. Shared read-only by copies of these
+  // options.
+  std::shared_ptr<const CostProfile> cost_profile;
   std::string device = "auto";      // auto | cpu | cuda
   int intra_op_threads = 1;         // LibTorch intra-op threads per worker
   uint32_t default_contexts = 1;    // Rafiqi's context pool size per model

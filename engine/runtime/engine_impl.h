@@ -136,7 +136,7 @@ struct Engine::Impl {
   EngineOptions opts;
   WallClock clock;
   std::unique_ptr<Executor> exec;
-  CostProfile cost_priors;  // opts.profile_file's entries (empty without one); read-only
+  CostProfile cost_priors;  // opts.cost_profile's entries (empty without one); read-only
   Tier exec_tier = Tier::Host;
 
   // Guarded by ctl_mu (see the top of this file).

@@ -162,6 +162,7 @@ void point_at_learner(const TrainConfig& cfg, ActorCriticSettings as,
 }  // namespace
 
 TrainConfig load_train_config(const std::string& path, const std::vector<std::string>& overrides) {
+  register_policies();  // the config names the learned policy this trains
   YAML::Node root = config::load_file(path);
   if (!root.IsMap()) throw ConfigError(path + ": expected a mapping");
   for (const std::string& o : overrides) config::apply_override(root, o);

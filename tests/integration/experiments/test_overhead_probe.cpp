@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "config/profile_yaml.h"
 #include "experiments/profiler.h"
 #include "experiments/served_probe.h"
 #include "tests/support/temp_dir.h"
@@ -39,7 +40,7 @@ TEST_CASE("the model overhead leaves out the batch's compute", "[experiments][ov
 
   runtime::EngineOptions eo;
   eo.executor = "profiled";
-  eo.profile_file = (dir / "slow.yaml").string();
+  eo.cost_profile = std::make_shared<const CostProfile>(config::load_profile((dir / "slow.yaml").string()));
   runtime::ModelSpec spec;
   spec.name = "slow";
   spec.file = (dir / "slow.pt").string();  // never read by the profiled executor
@@ -146,7 +147,7 @@ TEST_CASE("served misses: each request waits for its copy's load, then computes"
   const std::string image = gradient_image();
   runtime::EngineOptions eo;
   eo.executor = "profiled";
-  eo.profile_file = (dir / "two.yaml").string();
+  eo.cost_profile = std::make_shared<const CostProfile>(config::load_profile((dir / "two.yaml").string()));
   eo.control.max_batch = 1;
   runtime::ModelSpec spec;
   spec.name = "m";

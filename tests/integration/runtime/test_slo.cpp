@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string>
 
+#include "config/profile_yaml.h"
 #include "runtime_test_util.h"
 #include "tests/support/temp_dir.h"
 
@@ -79,7 +80,7 @@ TEST_CASE("engine SLOs: rafiki-greedy takes c(b) from the cost profile's entry f
   }
   for (bool with_prior : {true, false}) {
     EngineOptions o = options(1, "rafiki-greedy", params({{"batch_sizes", "2,4"}, {"slo_ms", "1000"}}));
-    if (with_prior) o.profile_file = profile;
+    if (with_prior) o.cost_profile = std::make_shared<const CostProfile>(config::load_profile(profile));
     Engine engine(o);
     engine.register_model(tiny_spec("noop"));
     std::vector<float> input(3 * 32 * 32, 0.5f);

@@ -101,6 +101,14 @@ TEST_CASE("simulation config errors name the file and key", "[simulator][config]
                  "workload: {requets: 1}"),
              Contains("s.yaml") && Contains("requets"));
   CHECK_THAT(err("profile: nope.yaml\nmodels: [caffenet]\nworkload: {}"), Contains("cannot read"));
+  // Names only the simulator knows: config/ leaves them, the simulator's setup checks them.
+  CHECK_THAT(err(base + "models: [caffenet]\nsimulation: {event_list: calendar}"),
+             Contains("s.yaml") && Contains("simulation.event_list") &&
+                 Contains("known: radix, quad, heap, set"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, router: nearest}"),
+             Contains("s.yaml") && Contains("cluster.router") && Contains("unknown router 'nearest'"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {router: {name: power-of-two, choices: 0}}"),
+             Contains("cluster.router") && Contains("choices"));
   CHECK_THAT(err("profile: local\nmodels: [caffenet]\nworkload: {}"),
              Contains("profile") && Contains("servelab run") && Contains("--set profile="));
   sim::SimConfig ok = sim::parse_sim_config(

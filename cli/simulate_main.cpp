@@ -17,7 +17,6 @@
 #include "engine/control/ensemble.h"
 #include "engine/control/ensemble_dispatch.h"
 #include "engine/control/policy_registry.h"
-#include "learn/rafiki_rl.h"
 #include "results/records.h"
 #include "simulator/event_list.h"
 #include "simulator/router.h"
@@ -32,7 +31,6 @@ namespace po = boost::program_options;
 namespace {
 
 void print_policies(std::ostream& out) {
-  learn::register_policies();
   auto list = [&](const char* what, const std::vector<std::string>& names) {
     out << "  " << what << ":";
     for (const auto& n : names) out << " " << n;

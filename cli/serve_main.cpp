@@ -18,12 +18,10 @@
 #include "engine/runtime/allocator.h"
 #include "engine/server/admin_auth.h"
 #include "engine/server/http_server.h"
-#include "learn/rafiki_rl.h"
-#ifdef SERVELAB_HAS_CONFIG
 #include <yaml-cpp/yaml.h>
 
 #include "config/engine_yaml.h"
-#endif
+#include "config/profile_yaml.h"
 
 namespace po = boost::program_options;
 
@@ -154,11 +152,9 @@ void resolve_weights(PolicySpec& spec, const std::filesystem::path& config_dir) 
 
 // Builds the engine options: config file first, then command-line overrides.
 runtime::EngineOptions engine_options(const po::variables_map& vm) {
-  learn::register_policies();  // learned policies (rafiki-rl) are batching policies too
   check_engine_options(vm);
   runtime::EngineOptions e;
   if (vm.count("config")) {
-#ifdef SERVELAB_HAS_CONFIG
     const std::string file = vm["config"].as<std::string>();
     const YAML::Node root = config::load_file(file);
     config::EngineSection s = config::parse_engine_section(root, file);
@@ -166,9 +162,6 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
     resolve_weights(e.control.batching, std::filesystem::path(file).parent_path());
     e.default_contexts = s.contexts;
     e.slo = s.slo;
-#else
-    throw ConfigError("--config is not supported: built without servelab_config");
-#endif
   }
   ControllerConfig& c = e.control;
   if (vm.count("workers")) c.workers = vm["workers"].as<uint32_t>();
@@ -188,13 +181,15 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
   if (vm.count("request-timeout-ms")) c.request_timeout = vm["request-timeout-ms"].as<double>() / 1e3;
   if (vm.count("queue-bound")) c.queue_bound = vm["queue-bound"].as<uint32_t>();
   e.executor = vm["executor"].as<std::string>();
-  if (vm.count("profile")) e.profile_file = vm["profile"].as<std::string>();
+  if (vm.count("profile"))
+    e.cost_profile = std::make_shared<const CostProfile>(
+        config::load_profile(vm["profile"].as<std::string>()));
   e.device = vm["device"].as<std::string>();
   e.intra_op_threads = vm["intra-op-threads"].as<int>();
   if (e.executor != "torch" && e.executor != "profiled") {
     throw ConfigError("--executor must be torch or profiled, got '" + e.executor + "'");
   }
-  if (e.executor == "profiled" && e.profile_file.empty()) {
+  if (e.executor == "profiled" && !e.cost_profile) {
     throw ConfigError("--executor profiled needs --profile FILE");
   }
   e.max_image_bytes = vm["max-image-bytes"].as<size_t>();
