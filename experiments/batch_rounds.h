@@ -3,10 +3,9 @@
 // drift, not one quiet moment. In a round each size takes a block of passes of its own size,
 // about `block_seconds` long (one pass at least), the first of them untimed where a pass is
 // short (below `rewarm_below_seconds`) and a different size ran last: a pass right after a
-// larger one runs slower (squeezenet1_1 on the 2-core VM: a batch of 1 after one of 32 took
-// 14-31 ms, after its own 12-13), which serving rarely pays, its batches following batches of
-// about their own size (a batch of 1 served after another size: 13.9 ms median, after its own
-// 14.0). Pure bookkeeping, no clock: the caller runs each pass and reports its time.
+// larger one can run slower, which serving rarely pays, its batches following batches of
+// about their own size. Pure bookkeeping, no clock: the caller runs each pass and reports its
+// time.
 #pragma once
 
 #include <cstddef>

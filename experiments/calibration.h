@@ -37,9 +37,8 @@ CostProfile pool_probes(const CostProfile& base, const std::vector<CostProfile>&
 // Each model's served miss (RequestOverhead::served_miss_load and served_miss_batch) that
 // `base` measured: the mean over it and the probes that measured one, written into `out`'s,
 // with their waits' samples together (the base's first) where the base recorded samples.
-// A sequential run's misses are all served misses, so the batch probes alone leave its
-// prediction where the profile was (figure 2: 78-92 ms a miss measured with the profile,
-// 91-106 in the runs minutes later).
+// A sequential run's misses are all served misses, so the batch probes alone would leave its
+// prediction where the profile was, however the misses' cost moved since.
 void pool_served_misses(config::ProfileFile& out, const config::ProfileFile& base,
                         const std::vector<config::ProfileFile>& probes);
 

@@ -81,8 +81,8 @@ std::vector<std::vector<double>> measure_cold_bursts(const std::string& image,
   eo.control.max_batch = std::max(1u, *std::max_element(sizes.begin(), sizes.end()));
   runtime::ModelSpec spec;
   spec.name = "burst";
-  // One server for all bursts: a fresh one per burst, as real mode has per run, costs ~2.5 s
-  // each here, and did not change the spread beyond the machine's drift between measurements.
+  // One server for all bursts: a fresh one per burst, as real mode has per run, costs seconds
+  // a burst and does not change the spread beyond the machine's drift between measurements.
   ProbeServer probe(eo, spec, image);
   probe.load(4, 32, nullptr);  // real mode's warm-up
   std::vector<std::vector<double>> out;

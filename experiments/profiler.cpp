@@ -117,13 +117,12 @@ void measure_batches(const ProfileOptions& o, runtime::Executor& exec, ModelId i
 // first runs). The engine loads a model only for a batch that waits, so the sum is the
 // delay a miss adds; the simulator's batches then cost warm time.
 // As in the engine, the eviction and the load run on a loader thread of their own and the
-// batch on this one: a module deserialized on another core costs its first batch more
-// (measured on squeezenet1_1: ~30% more load plus penalty than on one thread).
-// One untimed load first: a fresh loader thread's first load often costs more (squeezenet1_1:
-// up to ~90 against ~50 ms), which the engine's long-lived loader paid before any measured
-// run (real mode warms up). Then loads on a time budget (ProfileOptions::min_load_seconds),
-// as batch sizes sample: with 15 loads, the largest one set the simulated p99 of Rafiqi
-// figure 2's sequential access (the predicted p99 was that sample plus about 32 ms).
+// batch on this one: a module deserialized on another core costs its first batch more than
+// on one thread.
+// One untimed load first: a fresh loader thread's first load often costs more, which the
+// engine's long-lived loader paid before any measured run (real mode warms up). Then loads on
+// a time budget (ProfileOptions::min_load_seconds), as batch sizes sample: with a handful of
+// loads, the largest one alone sets the simulated p99 of a run where every request misses.
 void measure_loads(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
                    const runtime::Input& input, ModelProfile& p,
                    const std::function<void(const std::string&)>& log) {
@@ -300,8 +299,8 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
         static_cast<uint32_t>(1.0 / std::max(per_call, 1e-3)), 20,
         std::max(20u, o.overhead_requests));
     ModelOverhead mo = measure_model_overhead(engine, model_spec(o, m.name), image, calls);
-    // The IO hold is at most the whole overhead: a disturbed burst (measured 2.7 against the
-    // usual 1.5 ms per request) must not make a lone request slower than it was measured.
+    // The IO hold is at most the whole overhead: a disturbed burst must not make a lone
+    // request slower than it was measured.
     double serial = std::min(std::max(preprocess_s[i], burst), mo.seconds);
     double rest = std::max(0.0, mo.seconds - serial);
     RequestOverhead& ro = profile.front_end.overheads[m.name];

@@ -75,7 +75,7 @@ struct ProfileOptions {
   uint32_t served_miss_requests = 48;
   // Cold bursts (measure_cold_bursts) of each size, `cold_bursts` times: a closed loop of up to
   // 64 in flight opens with one of them (a prefix of the next larger size); larger ones open
-  // through the simulator's IO-thread model. ~40 s in all on the 2-core VM.
+  // through the simulator's IO-thread model.
   std::vector<uint32_t> cold_burst_sizes = {2, 4, 8, 16, 32, 64};
   uint32_t cold_bursts = 12;
 };
@@ -100,7 +100,7 @@ RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32
 // worker, event mode, no batching), each call's round trip less the batch's load and compute
 // as the engine reports them; mean and stddev after `warmup` calls. More than the zero-cost
 // probe's round trip: after a real batch the caches are cold and the server's threads have
-// slept through it (squeezenet1_1 on the 2-core VM: ~1.9 ms against ~1.5 ms), and at
+// slept through it, and at
 // concurrency 1 with quantum ticks that difference decides how many ticks each request waits.
 struct ModelOverhead {
   double seconds = 0;

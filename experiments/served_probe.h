@@ -24,8 +24,8 @@ struct ServedExtra {
   std::vector<double> served, alone;  // per turn: mean compute served, then back to back (s)
   // The fastest served turn less the fastest back-to-back one, at least 0 (seconds). The
   // machine flips between speed states for seconds at a time, which a turn's difference
-  // carries whole (a median of them swung 0-6 ms between profiles minutes apart where the
-  // effect is ~0.3 ms); each side's fastest turn is in the same, fast, state.
+  // carries whole (a median of differences can swing far more than the effect itself); each
+  // side's fastest turn is in the same, fast, state.
   double extra() const;
 };
 ServedExtra measure_served_extra(const runtime::EngineOptions& eo,

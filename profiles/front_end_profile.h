@@ -63,8 +63,8 @@ struct RequestOverhead {
   std::vector<double> served_miss_load_samples{};
   // A resident batch of 1 served one request at a time, the worker idling between requests
   // (seconds; 0: not measured, the profile's idle slowdown factor applies). Measured as is,
-  // not as a factor over the back-to-back batch: the back-to-back batch flips between the
-  // machine's fast and slow states, a served one keeps to the slow one (experiments/README.md).
+  // not as a factor over the back-to-back batch: on a shared machine the back-to-back batch
+  // can flip between fast and slow states where a served one keeps to one of them.
   double served_idle_batch = 0;
 
   // One draw of the IO thread's hold (`preprocess`): exact without noise or spread, else a

@@ -1,7 +1,6 @@
 // A worker that idles between batches runs its next batch slower on some machines: its caches
 // and the core's clocks cool while it sleeps, and a vCPU may be handed to another tenant.
-// Measured on the 2-core VM, a squeezenet batch of one took 1.25-1.35x as long after an idle
-// gap of a few milliseconds as back to back. The profiler measures it on the served path (one
+// The profiler measures it on the served path (one
 // request in flight, sustained, against as long back to back: experiments/served_probe.h) or
 // with short blocks after sleeps; the simulator scales a batch that starts after its worker
 // idled through a moment when the server held no request. A machine-fitting term: it lives

@@ -2,6 +2,9 @@
 // come out in insertion order (the sequence number is assigned by the Simulation), so a run
 // is deterministic. The list is a separate choice from the Simulation facade (as in ns-3);
 // tests run the same cases over every implementation. Not thread-safe: one simulation loop.
+// Which list a run uses: `simulation.event_list` (SimulationSetup::event_list), default
+// "radix", the radix heap below; "quad", "heap" and "set" pick the others. A Simulation
+// constructed without a list (as unit tests do) gets the four-ary heap.
 #pragma once
 
 #include <bit>
@@ -54,9 +57,9 @@ class EventList {
 };
 
 // Four-ary min-heap of 24-byte keys (time, sequence, slot) over a slot table that holds the
-// rest of each event (the default). insert: O(log4 n) key moves; top_time: O(1); pop:
-// O(4 log4 n) comparisons, moving keys only. Memory: 64 bytes per pending event, grown
-// geometrically and never shrunk, so a steady run allocates nothing.
+// rest of each event ("quad"; what a Simulation built without a list uses). insert: O(log4 n)
+// key moves; top_time: O(1); pop: O(4 log4 n) comparisons, moving keys only. Memory: 64 bytes
+// per pending event, grown geometrically and never shrunk, so a steady run allocates nothing.
 class QuadHeapEventList final : public EventList {
  public:
   void insert(const Event& e) override;
@@ -83,12 +86,13 @@ class QuadHeapEventList final : public EventList {
   std::vector<uint32_t> free_;  // slots not in use
 };
 
-// Radix heap (Ahuja, Mehlhorn, Orlin and Tarjan) over the times' bits, with 8-bit digits: a
-// monotone priority queue, for lists whose inserts are never earlier than the last event
-// popped and whose sequence numbers rise with each insert, which the Simulation guarantees
-// (times clamped to now, sequence numbers assigned as events are scheduled). Equal times thus
-// leave in insertion order, so the sequence is not stored at all (32-byte entries; pops return
-// seq 0): every bucket keeps its entries in insertion order, and a spread keeps it.
+// Radix heap (Ahuja, Mehlhorn, Orlin and Tarjan) over the times' bits, with 8-bit digits
+// ("radix", the default of every run built from a config or a SimulationSetup): a monotone
+// priority queue, for lists whose inserts are never earlier than the last event popped and
+// whose sequence numbers rise with each insert, which the Simulation guarantees (times clamped
+// to now, sequence numbers assigned as events are scheduled). Equal times thus leave in
+// insertion order, so the sequence is not stored at all (32-byte entries; pops return seq 0):
+// every bucket keeps its entries in insertion order, and a spread keeps it.
 // An event sits in the bucket of (the highest digit in which its time differs from the last
 // popped time, its value of that digit): 8 digits x 256 values. Events at the last time
 // itself wait in `equal_`, in order. Bucket order is time order, so when `equal_` is empty a

@@ -8,6 +8,8 @@
 //   sim.schedule<&Server::on_batch_done>(at, this, WorkerId{2});
 // The argument travels in the event by value (at most 8 bytes); nothing is allocated.
 // Not thread-safe: one thread runs a simulation; different simulations are independent.
+// The event list is the caller's choice: simulate() passes the one SimulationSetup::event_list
+// names (default "radix", the radix heap); without one, the four-ary heap (event_list.h).
 #pragma once
 
 #include <bit>
@@ -70,7 +72,8 @@ void invoke(void* target, uint64_t arg, Time now) {
 
 class Simulation {
  public:
-  // Owns `list`; the default is the four-ary heap.
+  // Owns `list`; without one, the four-ary heap (runs built by simulate() pass the radix heap
+  // by default, see SimulationSetup::event_list).
   explicit Simulation(std::unique_ptr<EventList> list = std::make_unique<QuadHeapEventList>())
       : list_(std::move(list)), radix_(dynamic_cast<RadixHeapEventList*>(list_.get())) {}
 

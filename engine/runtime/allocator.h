@@ -2,14 +2,13 @@
 // buffers of megabytes and frees them at its end; glibc serves blocks that large with mmap and
 // returns them with munmap, so every pass faults its buffers in afresh, and how often that
 // happens depends on glibc's adaptive threshold, i.e. on the process's history. The profiler
-// and the engine then measured different costs for the same batch (CPU batches 3-6x costlier
-// in the server than in a warm profiling loop, at batch 32). Keeping freed memory (mmap and
-// trim thresholds raised) gives both one regime: the profile predicts the server.
+// and the engine then measure different costs for the same batch. Keeping freed memory (mmap
+// and trim thresholds raised) gives both one regime: the profile predicts the server.
 // And one arena: a thread other than the main one allocates from an arena of its own, whose
 // heaps glibc caps at 64 MiB, so a larger buffer is mmap'd and unmapped on every pass whatever
-// the thresholds. Which threads got such arenas varied from process to process, and with it a
-// batch's cost (squeezenet1_1, batch of 32, profiles in fresh processes: ~360 or ~470-510 ms
-// at random; 275-306 ms with one arena, every time; 4.4x fewer page faults).
+// the thresholds. Which threads get such arenas varies from process to process, and with it a
+// batch's cost; with one arena it does not. (Measurements: lab/cpu-sim-vs-real.md, memory
+// allocation.)
 #pragma once
 
 namespace servelab::runtime {

@@ -1,11 +1,10 @@
 // The control lock (see engine_impl.h): who runs the controller's events, and the control
 // thread that runs its timers.
 //
-// Before, every event went through the control thread: an HTTP thread posted its arrival and
-// the control thread woke up to queue it, one thread hand-off per request. Now the posting
-// thread runs the event itself when the lock is free; the control thread wakes for the
-// controller's timers, for events that met a taken lock, and for answers that must reach an
-// engine thread.
+// The thread that brings an event (an HTTP thread's arrival, a worker's completion) runs it
+// itself when the lock is free, so an arrival costs no thread hand-off; the control thread
+// wakes for the controller's timers, for events that met a taken lock, and for answers that
+// must reach an engine thread.
 #include "engine/runtime/engine_impl.h"
 
 namespace servelab::runtime {

@@ -71,11 +71,10 @@ class TorchExecutor final : public Executor {
   }
 
   // No TorchScript graph optimization: the profiling executor makes the first two runs of
-  // every freshly loaded module slow (profile, then optimize), so each cache miss cost
-  // 15-70 ms more compute on squeezenet1_1 (mobilenet_v3_small: 215 and 201 ms vs 75 warm)
-  // while warm runs were no faster (CPU, LibTorch 1.13: 87 vs 85-92 ms). The switch is
-  // thread-local in LibTorch, so it is set on every worker thread (it used to be set only
-  // on the thread that built the engine, and workers ran with the optimizer on).
+  // every freshly loaded module slow (profile, then optimize), so each cache miss would pay
+  // that extra compute, while warm runs on the CPU gain nothing measurable from it. The
+  // switch is thread-local in LibTorch, so it is set on every worker thread, not only on the
+  // thread that builds the engine.
   // CUDA: each worker issues its batches on a stream of its own from LibTorch's pool (the
   // switch is thread-local too). On the one default stream, a worker's wait for its logits
   // (the device-to-host copy) also waited for the kernels another worker had queued before

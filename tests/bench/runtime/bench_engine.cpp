@@ -96,7 +96,7 @@ double engine_round(Engine& e, const std::string& model, const std::vector<float
   }
   long completed = counted;
   // Fixed batching dispatches only full batches: top the queue up to a whole batch so the
-  // drain ends (a partial last batch used to wait forever: an intermittent hang).
+  // drain ends (a partial last batch would wait forever).
   lock.unlock();
   for (; submitted % batch != 0; ++submitted) submit();
   lock.lock();
@@ -151,9 +151,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f;
 
   // The anchor runs on its own long-lived thread with the engine workers' per-thread LibTorch
-  // settings: TorchScript graph optimization off (setGraphExecutorOptimize is thread-local).
-  // It used to run on the main thread where only the engine's constructor had switched the
-  // optimizer off, while the workers ran optimized: raw was slower than the engine (1.20).
+  // settings: TorchScript graph optimization off (setGraphExecutorOptimize is thread-local),
+  // so that both sides run the same graph executor.
   TaskThread raw_thread([] { torch::jit::setGraphExecutorOptimize(false); });
   std::printf("anchor: a forward loop on one thread, same module file, InferenceMode, same "
               "intra-op threads, graph optimizer off like the engine's workers, warmed up, "

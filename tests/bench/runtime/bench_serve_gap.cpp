@@ -157,8 +157,8 @@ void run(const Options& o) {
     }
     std::printf("\n");
   }
-  // The machine may change speed between rounds (this one: ~20 or ~26 ms a batch, for seconds
-  // at a time), so modes are compared within each round.
+  // The machine may change speed between rounds (a shared VM's cores switch speed state for
+  // seconds at a time), so modes are compared within each round.
   for (int m = 0; m < kModes; ++m) {
     auto [lo, hi] = std::minmax_element(ratios[m].begin(), ratios[m].end());
     std::printf("%-14s %.3f of back-to-back (median of the rounds; %.3f-%.3f)\n", kModeNames[m],

@@ -1,6 +1,6 @@
 // BatchRounds: the order in which the profiler times batch sizes, driven by a machine whose
-// pass costs more right after a larger pass (as squeezenet1_1's batch of 1 does after one of
-// 32 on the 2-core VM), so that what each sample measures is known in closed form.
+// pass costs more right after a larger pass, so that what each sample measures is known in
+// closed form.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
