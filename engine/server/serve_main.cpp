@@ -48,7 +48,14 @@ po::options_description serve_options() {
     ("max-body-bytes", po::value<size_t>()->default_value(256u << 20), "larger request bodies are "
                                                                       "answered 413")
     ("store", po::value<std::string>()->default_value("model-store"), "model store directory: "
-                                            "model files and the registry (registry.sqlite)")
+                                            "model files and the registry (registry.sqlite). "
+                                            "One server at a time: a second one on the same "
+                                            "store refuses to start")
+    ("quarantine-orphans", po::bool_switch(), "start even when the registry has no models but "
+                                     "the store holds model files (*.pt): move them to "
+                                     "STORE/quarantine/<UTC time>/. Without it that start is "
+                                     "refused. Files without a row beside a non-empty "
+                                     "registry are always moved there, never deleted")
     ("top-k", po::value<int>()->default_value(5), "labels returned when ?top_k= is absent")
     ("v2-max-batch", po::value<uint32_t>()->default_value(64), "largest batch (first input "
                                      "dimension) of a KServe v2 infer request; larger: 413")
@@ -213,6 +220,7 @@ server::ServerOptions server_options(const po::variables_map& vm) {
   so.max_body_bytes = vm["max-body-bytes"].as<size_t>();
   check_range<size_t>("max-body-bytes", so.max_body_bytes, 1024, size_t(4) << 30);
   so.store_dir = vm["store"].as<std::string>();
+  so.quarantine_orphans = vm["quarantine-orphans"].as<bool>();
   so.default_top_k = vm["top-k"].as<int>();
   check_range<int>("top-k", so.default_top_k, 1, 100'000);
   so.v2_max_batch = vm["v2-max-batch"].as<uint32_t>();
