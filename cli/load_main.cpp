@@ -1,5 +1,6 @@
 // `servelab load --url URL WORKLOAD.yaml --out DIR`: generate the workload of a YAML file and
 // send it to a running server; write DIR/requests.csv, DIR/summary.json, DIR/workload.yaml.
+// Exit status: 0 done, 1 the load failed (see --max-failed-fraction), 2 bad options or files.
 #include <yaml-cpp/yaml.h>
 
 #include <boost/program_options.hpp>
@@ -68,6 +69,7 @@ void print_workload_types(std::ostream& out) {
 struct LoadArgs {
   std::string url, workload_file, out_dir, image, models;
   double timeout = 30, slo_ms = 0;
+  double max_failed_fraction = 1;  // above it the run exits 1; none completed: 1 as well
   bool send_slo = false;
   uint32_t max_connections = 1024;
 };
@@ -84,6 +86,9 @@ bool parse_args(int argc, char** argv, LoadArgs& a) {
       "max-connections", po::value(&a.max_connections), "open loop: socket limit (1024)")(
       "slo-ms", po::value(&a.slo_ms),
       "latency SLO for attainment and overdue counts (models' own: `models: [{name, slo_ms}]`)")(
+      "max-failed-fraction", po::value(&a.max_failed_fraction),
+      "exit with status 1 when more than this fraction (0..1) of the requests did not "
+      "complete (default 1: only when none completed)")(
       "send-slo", po::bool_switch(&a.send_slo),
       "send each request's SLO in X-SLO-Ms (the server's per-request SLO)")(
       "workload", po::value(&a.workload_file)->required(), "YAML file with `workload:`");
@@ -97,6 +102,8 @@ bool parse_args(int argc, char** argv, LoadArgs& a) {
     return false;
   }
   po::notify(vm);
+  if (!(a.max_failed_fraction >= 0 && a.max_failed_fraction <= 1))
+    throw std::invalid_argument("--max-failed-fraction must be between 0 and 1");
   return true;
 }
 
@@ -133,8 +140,9 @@ loadgen::LoadOptions load_options(const LoadArgs& a, const YAML::Node& doc) {
 
 // requests.csv and summary.json (with the load generator's own figures) into the results
 // folder, and a one-line digest on stdout.
-void write_results(const LoadArgs& a, const results::RunRecords& records,
-                   const loadgen::LoadStats& stats) {
+// Returns the summary.
+nlohmann::json write_results(const LoadArgs& a, const results::RunRecords& records,
+                             const loadgen::LoadStats& stats) {
   auto summary = results::summarize(records);
   summary["loadgen"] = {{"url", a.url},
                         {"connections", stats.connections},
@@ -149,6 +157,26 @@ void write_results(const LoadArgs& a, const results::RunRecords& records,
               summary["failed"].dump().c_str(), summary["throughput_rps"].dump().c_str(),
               summary["latency_ms"]["p50"].dump().c_str(),
               summary["latency_ms"]["p99"].dump().c_str(), a.out_dir.c_str());
+  return summary;
+}
+
+// 1 when the load failed (no request completed, or too many did not: a server that is down
+// or broken must not look like a finished run to a script), else 0.
+int load_status(const LoadArgs& a, const nlohmann::json& summary) {
+  const double requests = summary.value("requests", 0.0);
+  const double completed = summary.value("completed", 0.0);
+  if (requests == 0) return 0;
+  const double failed = (requests - completed) / requests;
+  if (completed > 0 && failed <= a.max_failed_fraction) return 0;
+  if (completed == 0) {
+    std::fprintf(stderr, "servelab load: none of %.0f requests completed: exit status 1\n",
+                 requests);
+  } else {
+    std::fprintf(stderr, "servelab load: %.0f of %.0f requests did not complete, more than "
+                 "--max-failed-fraction %g: exit status 1\n",
+                 requests - completed, requests, a.max_failed_fraction);
+  }
+  return 1;
 }
 
 int run(int argc, char** argv) {
@@ -166,10 +194,10 @@ int run(int argc, char** argv) {
                spec.arrival.type.c_str(), a.url.c_str());
   loadgen::LoadStats stats;
   const auto records = loadgen::run_load(options, workload, &stats);
-  write_results(a, records, stats);
+  const nlohmann::json summary = write_results(a, records, stats);
   if (!stats.first_error.empty())
     std::fprintf(stderr, "servelab load: first transport error: %s\n", stats.first_error.c_str());
-  return 0;
+  return load_status(a, summary);
 }
 
 }  // namespace

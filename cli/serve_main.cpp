@@ -6,7 +6,6 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <new>
 #include <sstream>
@@ -18,6 +17,7 @@
 #include "engine/runtime/allocator.h"
 #include "engine/server/admin_auth.h"
 #include "engine/server/http_server.h"
+#include "cli/serve_option_checks.h"
 #include <yaml-cpp/yaml.h>
 
 #include "config/engine_yaml.h"
@@ -46,7 +46,14 @@ po::options_description serve_options() {
     ("max-body-bytes", po::value<size_t>()->default_value(256u << 20), "larger request bodies are "
                                                                       "answered 413")
     ("store", po::value<std::string>()->default_value("model-store"), "model store directory: "
-                                            "model files and the registry (registry.sqlite)")
+                                            "model files and the registry (registry.sqlite). "
+                                            "One server at a time: a second one on the same "
+                                            "store refuses to start")
+    ("quarantine-orphans", po::bool_switch(), "start even when the registry has no models but "
+                                     "the store holds model files (*.pt): move them to "
+                                     "STORE/quarantine/<UTC time>/. Without it that start is "
+                                     "refused. Files without a row beside a non-empty "
+                                     "registry are always moved there, never deleted")
     ("top-k", po::value<int>()->default_value(5), "labels returned when ?top_k= is absent")
     ("v2-max-batch", po::value<uint32_t>()->default_value(64), "largest batch (first input "
                                      "dimension) of a KServe v2 infer request; larger: 413")
@@ -114,35 +121,6 @@ void apply_params(const std::vector<std::string>& params, ControllerConfig& c) {
   }
 }
 
-// Throws ConfigError unless lo <= v <= hi (and v is a number): every numeric option has a range.
-template <class T>
-void check_range(const char* option, T v, T lo, T hi) {
-  if (v >= lo && v <= hi) return;  // false for NaN
-  std::ostringstream msg;
-  msg << std::setprecision(12) << "--" << option << " must be between " << lo << " and " << hi << " (got " << v << ")";
-  throw ConfigError(msg.str());
-}
-
-template <class T>
-void check_range(const char* option, T v, config::Range<T> r) {
-  check_range(option, v, r.lo, r.hi);
-}
-
-// The engine settings given on the command line, in the ranges a config file has
-// (config/bounds.h); a config file's values were checked where it was read, with its line.
-void check_engine_options(const po::variables_map& vm) {
-  for (const auto& [option, range] :
-       {std::pair{"workers", config::kWorkers}, {"contexts", config::kContexts},
-        {"max-batch", config::kMaxBatch}, {"queue-bound", config::kQueueBound}}) {
-    if (vm.count(option)) check_range(option, vm[option].as<uint32_t>(), range);
-  }
-  for (const auto& [option, range] : {std::pair{"quantum-ms", config::kQuantumMs},
-                                      {"request-timeout-ms", config::kRequestTimeoutMs}}) {
-    if (vm.count(option)) check_range(option, vm[option].as<double>(), range);
-  }
-  check_range<int>("intra-op-threads", vm["intra-op-threads"].as<int>(), 1, 256);
-}
-
 // A policy's network file named in a config file is relative to that file (as in `run`).
 void resolve_weights(PolicySpec& spec, const std::filesystem::path& config_dir) {
   if (!spec.params.has("weights")) return;
@@ -208,6 +186,7 @@ server::ServerOptions server_options(const po::variables_map& vm) {
   so.max_body_bytes = vm["max-body-bytes"].as<size_t>();
   check_range<size_t>("max-body-bytes", so.max_body_bytes, 1024, size_t(4) << 30);
   so.store_dir = vm["store"].as<std::string>();
+  so.quarantine_orphans = vm["quarantine-orphans"].as<bool>();
   so.default_top_k = vm["top-k"].as<int>();
   check_range<int>("top-k", so.default_top_k, 1, 100'000);
   so.v2_max_batch = vm["v2-max-batch"].as<uint32_t>();
@@ -220,7 +199,13 @@ server::ServerOptions server_options(const po::variables_map& vm) {
   check_range<uint32_t>("max-image-side", so.image_limits.max_side, 1, 65'535);
   so.image_limits.max_aspect = vm["max-image-aspect"].as<double>();
   check_range<double>("max-image-aspect", so.image_limits.max_aspect, 1, 100'000);
-  if (vm.count("model-root")) so.model_root = vm["model-root"].as<std::string>();
+  if (vm.count("model-root")) {
+    so.model_root = vm["model-root"].as<std::string>();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(so.model_root, ec)) {
+      throw ConfigError("--model-root '" + so.model_root + "' is not a directory");
+    }
+  }
   if (vm.count("admin-token-file")) {
     try {
       so.admin_token = server::read_admin_token_file(vm["admin-token-file"].as<std::string>());
@@ -236,8 +221,10 @@ server::ServerOptions server_options(const po::variables_map& vm) {
 int serve_main(int argc, char** argv) {
   po::options_description desc = serve_options();
   po::variables_map vm;
+  po::parsed_options parsed(&desc);
   try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
+    parsed = po::parse_command_line(argc, argv, desc);
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "servelab serve: " << e.what() << "\n(see servelab serve --help)\n";
@@ -250,6 +237,7 @@ int serve_main(int argc, char** argv) {
   server::ServerOptions so;
   runtime::EngineOptions eo;
   try {
+    refuse_negative_unsigned(parsed);
     so = server_options(vm);
     eo = engine_options(vm);
   } catch (const std::exception& e) {  // ConfigError, std::invalid_argument: bad options

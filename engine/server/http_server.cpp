@@ -105,6 +105,7 @@ HttpResponse classify_response(const std::string& model, const runtime::Classify
 HttpServer::Impl::Impl(ServerOptions opts, runtime::EngineOptions engine_opts)
     : options(std::move(opts)),
       store(options.store_dir),
+      store_lock(store.dir()),
       registry(store.db_path()),
       group_queue_limit(engine_opts.control.queue_bound ? engine_opts.control.queue_bound
                                                          : kDefaultGroupQueueLimit),

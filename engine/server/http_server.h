@@ -42,29 +42,37 @@ struct ServerOptions {
   // Non-empty: POST /register, DELETE /models/{name}, POST /groups and DELETE /groups/{name}
   // need `Authorization: Bearer <token>` (401 otherwise). Reads and /classify stay open.
   std::string admin_token;
+  // Start even when the registry has no models but the store holds model files (a folder of
+  // exported models, a registry lost or being restored): they are moved to quarantine. Off:
+  // such a start is refused, since those files may be the user's own.
+  bool quarantine_orphans = false;
 };
 
 // What start() found in the registry.
 struct RestoreReport {
   std::vector<std::string> restored;
   std::vector<std::pair<std::string, std::string>> skipped;  // name, reason (row kept)
-  std::vector<std::string> orphans_removed;  // store files without a row (e.g. after kill -9)
+  // Store files without a row (e.g. after kill -9), moved into quarantine: from, to.
+  std::vector<std::pair<std::string, std::string>> orphans_quarantined;
   std::vector<std::string> groups_restored;
   std::vector<std::pair<std::string, std::string>> groups_skipped;  // name, reason (row kept)
 };
 
 class HttpServer {
  public:
-  // Opens the store and registry and starts the engine. Throws std::runtime_error with a
-  // user-facing message (unusable store directory or database, bad engine configuration).
+  // Opens the store, locks it for this server's life (StoreLock) and opens the registry, and
+  // starts the engine. Throws std::runtime_error with a user-facing message (unusable store
+  // directory or database, a store locked by another server, bad engine configuration).
   HttpServer(ServerOptions options, runtime::EngineOptions engine_options);
   ~HttpServer();  // stop()s, then stops the engine (pending requests fail)
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Re-registers the registry's models (a broken one is logged and skipped, its row kept;
-  // a row without its file is reported so), removes and logs store files without a row,
-  // then binds and serves. Throws std::runtime_error when the address cannot be bound.
+  // Moves store files without a row into `<store>/quarantine/<UTC time>/` and logs them
+  // (never deletes them), re-registers the registry's models (a broken one is logged and
+  // skipped, its row kept; a row without its file is reported so), then binds and serves.
+  // Throws std::runtime_error when the address cannot be bound, or when the registry has no
+  // models while the store holds model files and quarantine_orphans is off.
   RestoreReport start();
   uint16_t port() const;
   // Stops accepting, lets responses in flight finish (up to 2 s) and joins the IO threads.

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -126,6 +127,23 @@ std::vector<std::string> ModelStore::stray_files(const std::set<std::string>& na
     }
   }
   return out;
+}
+
+std::string ModelStore::make_quarantine_dir() const {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  const fs::path parent = fs::path(dir_) / "quarantine";
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  for (int n = 0; !ec && n < 1000; ++n) {
+    fs::path dir = parent / (n == 0 ? std::string(stamp) : stamp + ("-" + std::to_string(n)));
+    if (fs::create_directory(dir, ec)) return dir.string();  // false: it exists, try the next
+  }
+  throw std::runtime_error("model store: cannot create a quarantine folder in '" +
+                           parent.string() + "'" + (ec ? ": " + ec.message() : std::string()));
 }
 
 void ModelStore::remove(const std::string& name) {

@@ -48,9 +48,12 @@ class ModelStore {
   // source cannot be opened or read.
   StoredFile copy_from(const std::string& name, const std::string& source_path);
   // Files of the store that no model in `names` owns: model files (*.pt) of other names and
-  // temp files left by an interrupted write. Other files (the registry database) are never
-  // listed. Paths are absolute.
+  // temp files left by an interrupted write. Other files (the registry database, the lock)
+  // and folders are never listed. Paths are absolute.
   std::vector<std::string> stray_files(const std::set<std::string>& names) const;
+  // Creates and returns a new, empty folder `<dir>/quarantine/<UTC time>[-n]` for files the
+  // server must set aside rather than delete. Throws std::runtime_error if it cannot.
+  std::string make_quarantine_dir() const;
   // Removes model `name`'s file; missing files and invalid names are not an error (an invalid
   // name has no file).
   void remove(const std::string& name);

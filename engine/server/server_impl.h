@@ -19,6 +19,7 @@
 #include "engine/server/model_store.h"
 #include "engine/server/registry.h"
 #include "engine/server/router.h"
+#include "engine/server/store_lock.h"
 
 namespace servelab::server {
 
@@ -30,6 +31,7 @@ struct HttpServer::Impl {
   ServerOptions options;
   HttpMetrics metrics;
   ModelStore store;
+  StoreLock store_lock;  // taken before the registry is opened, held for the server's life
   Registry registry;
   Router router;
 
@@ -82,7 +84,10 @@ struct HttpServer::Impl {
   // Any thread: true when `name` was deleted (and not registered again) since start-up.
   bool removed(const std::string& name);
   RestoreReport restore();
-  void remove_orphans(RestoreReport* report);  // under admin_mu, from restore()
+  // Moves store files without a registry row to a quarantine folder; refuses (throws) when
+  // the registry has no models but the store holds model files, unless
+  // options.quarantine_orphans. Under admin_mu, from restore().
+  void quarantine_orphans(RestoreReport* report);
   nlohmann::json model_json(const std::string& name, bool full);
   void add_v2_routes();  // the KServe v2 protocol (server_v2.cpp)
 

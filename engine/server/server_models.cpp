@@ -1,14 +1,12 @@
-// Model administration: register (store, check, registry row), delete, list, and the restore
-// of the registry at start-up.
+// Model administration: register (store, check, registry row), delete, list. The restore at
+// start-up is in server_restore.cpp.
 #include <chrono>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "engine/server/model_root.h"
 #include "engine/server/register_request.h"
 #include "engine/server/server_impl.h"
-#include "engine/server/sha256.h"
 
 namespace servelab::server {
 using nlohmann::json;
@@ -171,7 +169,7 @@ HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
   }
   // Marked first: requests that fail because the engine dropped the model answer 404 (see
   // classify). The row goes before the engine's model so that listings never show a row
-  // without its model; a crash in between leaves an orphan file, removed at the next start.
+  // without its model; a crash in between leaves an orphan file, quarantined at the next start.
   {
     std::lock_guard<std::mutex> deleted_lock(deleted_mu);
     deleted.insert(name);
@@ -213,65 +211,6 @@ HttpResponse HttpServer::Impl::list_models() {
 HttpResponse HttpServer::Impl::get_model(const std::string& name) {
   check_name(name);
   return json_response(200, dump(model_json(name, true)));
-}
-
-// A file without a row was never acknowledged (a registration cut short) or belongs to a
-// deleted model: nothing refers to it, and a later registration of its name replaces it.
-void HttpServer::Impl::remove_orphans(RestoreReport* report) {
-  std::set<std::string> names;
-  for (const auto& row : registry.all()) names.insert(row.name);
-  for (const std::string& path : store.stray_files(names)) {
-    std::error_code ec;
-    std::filesystem::remove(path, ec);
-    if (ec) {
-      log("cannot remove orphan file '" + path + "': " + ec.message());
-      continue;
-    }
-    log("removed orphan file '" + path + "' (no registry row)");
-    report->orphans_removed.push_back(path);
-  }
-}
-
-RestoreReport HttpServer::Impl::restore() {
-  RestoreReport report;
-  std::lock_guard<std::mutex> lock(admin_mu);
-  for (const auto& row : registry.all()) {
-    auto skip = [&](const std::string& why) {
-      log("cannot restore '" + row.name + "' (kept in the registry): " + why);
-      set_unavailable(row.name, why);
-      report.skipped.emplace_back(row.name, why);
-    };
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(row.file, ec)) {
-      skip("model file '" + row.file + "' is missing");
-      continue;
-    }
-    try {
-      if (Sha256::hex_file(row.file) != row.checksum) {
-        skip("model file '" + row.file + "' does not match its checksum");
-        continue;
-      }
-      runtime::ModelSpec spec;
-      spec.name = row.name;
-      spec.file = row.file;
-      spec.labels = row.labels;
-      spec.preprocess = preprocess_from_json(json::parse(row.preprocess_json));
-      spec.contexts = row.contexts;
-      if (row.slo_ms) spec.slo = *row.slo_ms / 1e3;
-      auto st = engine->register_model(spec);
-      registry.update_sizes(row.name, st.param_bytes, st.workspace_bytes, st.size_bytes);
-      report.restored.push_back(row.name);
-    } catch (const std::exception& e) {
-      skip(e.what());
-    }
-  }
-  remove_orphans(&report);
-  restore_groups(&report);
-  if (!report.restored.empty() || !report.skipped.empty()) {
-    log("restored " + std::to_string(report.restored.size()) + " model(s) from " +
-        store.db_path() + ", skipped " + std::to_string(report.skipped.size()));
-  }
-  return report;
 }
 
 }  // namespace servelab::server

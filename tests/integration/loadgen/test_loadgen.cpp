@@ -245,6 +245,67 @@ TEST_CASE("servelab load writes records and summary in the shared format",
   CHECK(cli::load_main(static_cast<int>(argv.size()), argv.data()) == 2);
 }
 
+TEST_CASE("servelab load against a closed port writes its records and exits 1",
+          "[loadgen][integration][cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(SERVELAB_BINARY_DIR) / "test_loadgen_closed_port";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "image.jpg") << "x";
+  std::ofstream(dir / "workload.yaml")
+      << "models: [m]\nworkload: {requests: 5, arrival: {type: closed}, access: {type: "
+         "sequential}}\n";
+  uint16_t port;  // a loopback port that was free a moment ago: nothing listens on it
+  {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    port = a.local_endpoint().port();
+  }
+  const std::string out = (dir / "out").string();
+  auto run = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"load", "--url", "http://127.0.0.1:" + std::to_string(port),
+                                     (dir / "workload.yaml").string(), "--out", out,
+                                     "--image", (dir / "image.jpg").string(), "--timeout", "5"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& s : args) argv.push_back(s.data());
+    return cli::load_main(static_cast<int>(argv.size()), argv.data());
+  };
+  CHECK(run({}) == 1);  // none completed, whatever the threshold
+  CHECK(run({"--max-failed-fraction", "1"}) == 1);
+  nlohmann::json summary;
+  std::ifstream(out + "/summary.json") >> summary;
+  CHECK(summary["requests"] == 5);
+  CHECK(summary["completed"] == 0);
+  CHECK(run({"--max-failed-fraction", "1.5"}) == 2);  // a bad option, not a failed load
+}
+
+TEST_CASE("servelab load exits 1 when more requests failed than --max-failed-fraction",
+          "[loadgen][integration][cli]") {
+  FixedDelayServer server(0.001);  // model "broken" answers 500: half the requests below
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(SERVELAB_BINARY_DIR) / "test_loadgen_threshold";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "image.jpg") << "x";
+  std::ofstream(dir / "workload.yaml")
+      << "models: [ok, broken]\nworkload: {requests: 4, arrival: {type: closed}, access: "
+         "{type: sequential}}\n";
+  auto run = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"load", "--url", server.url(),
+                                     (dir / "workload.yaml").string(), "--out",
+                                     (dir / "out").string(), "--image",
+                                     (dir / "image.jpg").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& s : args) argv.push_back(s.data());
+    return cli::load_main(static_cast<int>(argv.size()), argv.data());
+  };
+  CHECK(run({}) == 0);  // by default only a load where nothing completed fails
+  CHECK(run({"--max-failed-fraction", "0.5"}) == 0);
+  CHECK(run({"--max-failed-fraction", "0.25"}) == 1);
+}
+
 TEST_CASE("closed loop opens every connection before its clock starts",
           "[loadgen][integration]") {
   FixedDelayServer server(0.02);

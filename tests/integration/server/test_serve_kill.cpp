@@ -1,6 +1,7 @@
 // Orphan cleanup after a real kill -9 (issue 14): `servelab serve` is killed while it
-// registers models; the next start keeps every acknowledged registration, removes each store
-// file without a registry row (a registration cut between its file and its row) and logs it.
+// registers models; the next start keeps every acknowledged registration, moves each store
+// file without a registry row (a registration cut between its file and its row) to the
+// store's quarantine folder and logs it.
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <filesystem>
@@ -38,7 +39,7 @@ std::set<fs::path> store_files(const fs::path& store) {
 }  // namespace
 
 TEST_CASE("after kill -9 during registrations a restart keeps every acknowledged model and "
-          "removes and logs the orphan files", "[server][access][kill]") {
+          "quarantines and logs the orphan files", "[server][access][kill]") {
   TempDir dir;
   const fs::path store = dir.path / "store";
   const std::vector<std::string> args = {"--port", "0", "--store", store.string(),
@@ -54,7 +55,7 @@ TEST_CASE("after kill -9 during registrations a restart keeps every acknowledged
     INFO("round " << round << " stderr: " << p.err());
     REQUIRE(port != 0);
 
-    // What the previous kill left: acknowledged models are back, files without a row are gone.
+    // What the previous kill left: acknowledged models are back, files without a row moved.
     const std::set<std::string> names = listed_models(port);
     for (const auto& name : acknowledged) {
       INFO("acknowledged model " << name);
@@ -67,8 +68,8 @@ TEST_CASE("after kill -9 during registrations a restart keeps every acknowledged
       if (file.extension() == ".pt" && names.count(stem)) continue;  // it has its row
       INFO("orphan " << file);
       CHECK_FALSE(fs::exists(file));
-      CHECK(log.find("removed orphan file '" + file.string() + "' (no registry row)") !=
-            std::string::npos);
+      CHECK(log.find("moved orphan file '" + file.string() + "' (no registry row) to '" +
+                     (store / "quarantine").string()) != std::string::npos);
       ++orphans;
     }
     for (const auto& file : store_files(store)) {  // and no file is left without its row

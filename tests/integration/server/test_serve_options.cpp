@@ -48,7 +48,11 @@ TEST_CASE("serve refuses out-of-range numeric options with status 2 and the opti
       {{"--workers", "0"}, "--workers must be between 1 and 4096"},
       {{"--workers", "99999999999"}, "--workers"},  // does not fit 32 bits
       {{"--port", "70000"}, "--port must be between 0 and 65535 (got 70000)"},
-      {{"--port=-1"}, "--port must be between 0 and 65535"},  // wraps to 4294967295
+      {{"--port=-1"}, "--port must not be negative (got -1)"},  // not "got 4294967295"
+      {{"--port", "-1"}, "--port must not be negative (got -1)"},
+      {{"--max-body-bytes", "-5"}, "--max-body-bytes must not be negative (got -5)"},
+      {{"--queue-bound", "-1"}, "--queue-bound must not be negative (got -1)"},
+      {{"--model-root", "/nonexistent"}, "--model-root '/nonexistent' is not a directory"},
       {{"--port", "http"}, "--port"},
       {{"--quantum-ms", "1e12"}, "--quantum-ms must be between 0 and 3600000"},
       {{"--quantum-ms", "nan"}, "--quantum-ms must be between 0 and 3600000"},

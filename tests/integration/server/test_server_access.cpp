@@ -135,7 +135,7 @@ TEST_CASE("with an admin token, register and delete need it and reads stay open"
   CHECK(anon.get("/models/cnn").status == 404);
 }
 
-TEST_CASE("start-up removes store files without a row and reports rows without a file",
+TEST_CASE("start-up quarantines store files without a row and reports rows without a file",
           "[server][access]") {
   TempDir store;
   {
@@ -154,9 +154,14 @@ TEST_CASE("start-up removes store files without a row and reports rows without a
   CHECK(ts.restore.restored == std::vector<std::string>{"kept"});
   REQUIRE(ts.restore.skipped.size() == 1);
   CHECK(ts.restore.skipped[0].first == "lost");
-  CHECK(ts.restore.orphans_removed.size() == 2);
+  REQUIRE(ts.restore.orphans_quarantined.size() == 2);
   CHECK_FALSE(fs::exists(store.path / "orphan.pt"));
   CHECK_FALSE(fs::exists(store.path / ".tmp-half-1234-0"));
+  for (const auto& [from, to] : ts.restore.orphans_quarantined) {  // moved, not deleted
+    CHECK(fs::path(to).parent_path().parent_path() == store.path / "quarantine");
+    CHECK(fs::path(to).filename() == fs::path(from).filename());
+    CHECK(fs::exists(to));
+  }
   CHECK(fs::exists(store.path / "kept.pt"));
   CHECK(fs::exists(store.path / "notes.txt"));
   CHECK(fs::exists(store.path / "registry.sqlite"));
