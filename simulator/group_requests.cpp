@@ -19,6 +19,20 @@ std::vector<std::string> member_names(const SimulationSetup& s, const SimGroup& 
 
 }  // namespace
 
+// A member is idle when nothing of it is queued or running on the server.
+class GroupRequests::MembersIdle final : public GroupMembersView {
+ public:
+  MembersIdle(const Server& server, const SimGroup& group) : server_(server), group_(group) {}
+  bool idle(uint32_t k) const override {
+    const ModelId m = group_.members[k];
+    return server_.queued_of(m) == 0 && server_.running_of(m) == 0;
+  }
+
+ private:
+  const Server& server_;
+  const SimGroup& group_;
+};
+
 GroupRequests::GroupRequests(RunContext& ctx) : ctx_(ctx) {
   for (const SimGroup& g : ctx.setup.groups) {
     if (g.members.empty() || g.members.size() > kMaxGroupMembers)
@@ -32,23 +46,22 @@ GroupRequests::GroupRequests(RunContext& ctx) : ctx_(ctx) {
   make_dispatchers();
 }
 
-// One queue per (server, group) for the groups that have a dispatcher, each with its own
+// One controller per (server, group) for the groups that have a dispatcher, each with its own
 // dispatcher (a learning one keeps per-queue state).
 void GroupRequests::make_dispatchers() {
   const SimulationSetup& s = ctx_.setup;
   const uint32_t servers = std::max(1u, s.cluster.servers);
   queues_.resize(size_t(servers) * s.groups.size());
   servers_.assign(servers, nullptr);
-  bool any = false;
   for (uint32_t k = 0; k < servers; ++k)
-    for (size_t g = 0; g < s.groups.size(); ++g)
-      if (!s.groups[g].dispatch.name.empty()) {
-        queues_[k * s.groups.size() + g].dispatcher =
-            make_ensemble_dispatcher(s.groups[g].dispatch, member_names(s, s.groups[g]));
-        any = true;
-      }
-  if (!any) return;
-  for (const SimModel& m : s.models) costs_.push_back(m.profile.mean_batch_seconds());
+    for (size_t g = 0; g < s.groups.size(); ++g) {
+      const SimGroup& group = s.groups[g];
+      if (group.dispatch.name.empty()) continue;
+      std::vector<std::vector<BatchSeconds>> costs;  // the members' mean batch costs
+      for (ModelId m : group.members) costs.push_back(s.models[m].profile.mean_batch_seconds());
+      queues_[k * s.groups.size() + g] = std::make_unique<GroupController>(
+          group.name, member_names(s, group), group.dispatch, std::move(costs), group.accuracy);
+    }
 }
 
 GroupRequests::~GroupRequests() = default;
@@ -96,22 +109,10 @@ std::optional<GroupAnswer> GroupRequests::on_member(const RequestOutcome& o, Tim
   a.voters = p.voted;
   if (a.voters) a.status = RequestStatus::Ok;
   a.accuracy = ctx_.group(ctx_.model_of(id)).accuracy.of(a.voters);
-  if (p.batch != kNoBatch) batch_member_final(p, a.finish);
+  if (p.batch != kNoBatch)
+    queues_[p.queue]->batch_request_answered(p.batch, a.finish > p.deadline, a.finish);
   pending_.erase(it);
   return a;
-}
-
-// A request of a dispatcher's batch is final; the batch's last one tells the dispatcher.
-void GroupRequests::batch_member_final(const Pending& p, Time answered) {
-  auto it = batches_.find(p.batch);
-  if (it == batches_.end()) return;
-  OpenBatch& b = it->second;
-  if (answered > p.deadline) ++b.overdue;
-  if (--b.open > 0) return;
-  const OpenBatch done = b;
-  batches_.erase(it);
-  queues_[done.queue].dispatcher->on_batch_answered(p.batch, done.size, done.selected,
-                                                    done.overdue, answered);
 }
 
 GroupRequests::Cancelled GroupRequests::cancel(RequestId id, Server& server, Time now) {
@@ -119,11 +120,7 @@ GroupRequests::Cancelled GroupRequests::cancel(RequestId id, Server& server, Tim
   if (it == pending_.end()) {  // still in its group's queue, or every member answered
     const SimGroup& g = ctx_.group(ctx_.model_of(id));
     if (g.dispatch.name.empty()) return Cancelled::Nothing;
-    GroupQueue& q = queues_[queue_index(server, g)];
-    auto held = std::find_if(q.items.begin() + q.head, q.items.end(),
-                             [&](const Request& r) { return r.id == id; });
-    if (held == q.items.end()) return Cancelled::Nothing;
-    q.items.erase(held);
+    if (!queues_[queue_index(server, g)]->cancel(id)) return Cancelled::Nothing;
     --queued_;
     return Cancelled::Unsent;
   }
@@ -141,8 +138,7 @@ size_t GroupRequests::queue_index(const Server& server, const SimGroup& g) const
 void GroupRequests::queue_up(RequestId id, ModelId group, Server& server, Time now) {
   const SimGroup& g = ctx_.group(group);
   const std::optional<Time>& slo = ctx_.setup.slo;
-  GroupQueue& q = queues_[queue_index(server, g)];
-  q.items.push_back({id, group, now, slo ? now + *slo : kNever});
+  queues_[queue_index(server, g)]->arrive({id, group, now, slo ? now + *slo : kNever});
   ++queued_;
   servers_[server.index()] = &server;
   dispatch(uint32_t(queue_index(server, g)), server, now);
@@ -159,70 +155,42 @@ void GroupRequests::member_answered(Server& server, ModelId model, Time now) {
 }
 
 void GroupRequests::on_wake(uint32_t index, Time now) {
-  GroupQueue& q = queues_[index];
-  if (now != q.wake_at) return;  // superseded by an earlier wake-up
-  q.wake_at = kNever;
+  if (!queues_[index]->wake(now)) return;  // superseded by an earlier wake-up
   dispatch(index, *servers_[index / ctx_.setup.groups.size()], now);
 }
 
-// Asks the queue's dispatcher until it releases nothing more; then arms its wake-up.
+// Asks the queue's controller until it releases nothing more; then arms its wake-up.
 void GroupRequests::dispatch(uint32_t index, Server& server, Time now) {
-  GroupQueue& q = queues_[index];
+  GroupController& q = *queues_[index];
   const SimGroup& g = ctx_.setup.groups[index % ctx_.setup.groups.size()];
-  while (q.head < q.items.size()) {
-    const GroupDecision d = decide(q, g, server, now);
-    const MemberMask all = MemberMask((uint64_t(1) << g.members.size()) - 1);
-    if (d.size > 0 && (d.members & all) == 0) {
-      ctx_.violation("dispatcher " + g.dispatch.name + " of group " + g.name +
-                     " released a batch to no member");
-      return;
-    }
-    if (d.size == 0) {
-      if (d.wait_until > now && d.wait_until < q.wake_at) {
-        q.wake_at = d.wait_until;
-        ctx_.sim.schedule<&GroupRequests::on_wake>(d.wait_until, this, index);
-      }
-      return;
-    }
-    release(q, g, d.size, d.members & all, server, now);
+  const MembersIdle members(server, g);
+  while (auto release = q.next_release(members, now)) carry_out(index, g, *release, server, now);
+  if (!q.violation().empty()) {
+    ctx_.violation(q.violation());
+    return;
   }
+  if (auto at = q.arm_wake(now)) ctx_.sim.schedule<&GroupRequests::on_wake>(*at, this, index);
 }
 
-GroupDecision GroupRequests::decide(GroupQueue& q, const SimGroup& g, const Server& server,
-                                    Time now) {
-  members_.clear();
-  for (ModelId m : g.members)
-    members_.push_back({m, server.queued_of(m) == 0 && server.running_of(m) == 0, &costs_[m]});
-  return q.dispatcher->decide({q.waiting(), members_, &g.accuracy}, now);
-}
-
-// The oldest `size` group requests go to every member in `mask`: each member gets their
-// member requests together. They leave the queue first: a member that answers at once (a
-// failure) asks the dispatcher again from within.
-void GroupRequests::release(GroupQueue& q, const SimGroup& g, uint32_t size, MemberMask mask,
-                            Server& server, Time now) {
-  const size_t n = std::min<size_t>(size, q.items.size() - q.head);
-  const std::vector<Request> batch(q.items.begin() + q.head, q.items.begin() + q.head + n);
-  q.head += n;
-  queued_ -= n;
-  if (q.head * 2 > q.items.size()) {  // drop the released front now and then
-    q.items.erase(q.items.begin(), q.items.begin() + q.head);
-    q.head = 0;
-  }
-  const uint32_t index = uint32_t(&q - queues_.data());
-  batches_[batch.front().id] = {index, uint32_t(n), uint32_t(n), 0, mask};
-  for (const Request& r : batch) {
+// The released group requests go to every member in the release's mask: each member gets their
+// member requests together. They left the queue first: a member that answers at once (a
+// failure) asks the controller again from within.
+void GroupRequests::carry_out(uint32_t index, const SimGroup& g, const GroupRelease& release,
+                              Server& server, Time now) {
+  queued_ -= release.requests.size();
+  for (const Request& r : release.requests) {
     Pending& p = pending_[r.id];
-    p.selected = mask;
+    p.selected = release.members;
     p.last.finish = -std::numeric_limits<double>::infinity();
-    p.batch = batch.front().id;
+    p.batch = release.batch;
+    p.queue = index;
     p.deadline = r.deadline;
   }
   std::vector<Request> members;
   for (uint32_t k = 0; k < g.members.size(); ++k) {
-    if (!(mask >> k & 1)) continue;
+    if (!(release.members >> k & 1)) continue;
     members.clear();
-    for (const Request& r : batch)
+    for (const Request& r : release.requests)
       members.push_back({member_request_id(r.id, k), g.members[k], r.arrival, r.deadline});
     server.arrive_together(members, now);
   }

@@ -12,10 +12,11 @@
 //     last member's and the accuracy unknown (NaN);
 //   - a group request its client gave up on cancels its members that have not answered.
 // A group with an ensemble dispatcher (SimGroup::dispatch, engine/control/ensemble_dispatch.h)
-// queues its requests on each server instead; the dispatcher releases the oldest b of them to
+// queues its requests on each server instead, in a GroupController per server
+// (engine/control/group_controller.h, the engine's too): it releases the oldest b of them to
 // a subset of members at once (each selected member gets the b member requests together, so
 // that its batching policy can run them as one batch), when a group request arrives, when a
-// member answers, and when it asked to be woken.
+// member answers, and when it asked to be woken; this class carries its releases out.
 // Owned by the cluster; the front ends call fan_out. A part of one run; one thread.
 #pragma once
 
@@ -28,6 +29,7 @@
 
 #include "engine/control/ensemble.h"
 #include "engine/control/ensemble_dispatch.h"
+#include "engine/control/group_controller.h"
 #include "simulator/run_context.h"
 
 namespace servelab::sim {
@@ -77,42 +79,28 @@ class GroupRequests {
     MemberMask selected = 0, answered = 0, voted = 0;
     GroupAnswer last;  // the latest answer so far
     RequestId batch = kNoBatch;  // released by a dispatcher: its batch's first request
+    uint32_t queue = 0;          // ... from queues_[queue]
     Time deadline = kNever;
   };
   static constexpr RequestId kNoBatch = ~RequestId(0);
-  // A dispatcher's batch whose requests are not all answered yet.
-  struct OpenBatch {
-    uint32_t queue = 0, size = 0, open = 0, overdue = 0;
-    MemberMask selected = 0;
-  };
-  void batch_member_final(const Pending& p, Time answered);
-  // One group's queue on one server, and its dispatcher.
-  struct GroupQueue {
-    std::unique_ptr<EnsembleDispatcher> dispatcher;
-    std::vector<Request> items;  // the queue is items[head..], oldest first
-    size_t head = 0;
-    Time wake_at = kNever;       // the pending wake-up that is still current
-    std::span<const Request> waiting() const { return {items.data() + head, items.size() - head}; }
-  };
+  class MembersIdle;
   MemberMask select(const SimGroup& g, const Server& server);
   void make_dispatchers();
   size_t queue_index(const Server& server, const SimGroup& g) const;
   void queue_up(RequestId id, ModelId group, Server& server, Time now);
   void dispatch(uint32_t index, Server& server, Time now);
-  GroupDecision decide(GroupQueue& q, const SimGroup& g, const Server& server, Time now);
-  void release(GroupQueue& q, const SimGroup& g, uint32_t size, MemberMask mask, Server& server,
-               Time now);
+  void carry_out(uint32_t index, const SimGroup& g, const GroupRelease& release, Server& server,
+                 Time now);
 
   RunContext& ctx_;
-  std::vector<Server*> servers_;                         // by index, as they fan out
-  std::vector<GroupQueue> queues_;                       // [server * groups + group]
-  std::vector<std::vector<BatchSeconds>> costs_;         // per model: its mean batch costs
-  std::vector<GroupMemberView> members_;                 // scratch of decide()
+  std::vector<Server*> servers_;  // by index, as they fan out
+  // [server * groups + group]: a group's queue on a server; null for a group without a
+  // dispatcher.
+  std::vector<std::unique_ptr<GroupController>> queues_;
   size_t queued_ = 0;
   std::vector<std::unique_ptr<SubsetPolicy>> policies_;  // per group
   std::vector<MemberView> views_;                        // scratch
   std::unordered_map<RequestId, Pending> pending_;       // by group request id
-  std::unordered_map<RequestId, OpenBatch> batches_;     // by first request id
 };
 
 }  // namespace servelab::sim

@@ -1,4 +1,4 @@
-// A group's queue and its ensemble dispatcher on the real engine (group_dispatch.h).
+// A dispatched group's controller carried out on the real engine (group_dispatch.h).
 #include "engine/server/group_dispatch.h"
 
 #include <algorithm>
@@ -13,8 +13,6 @@ namespace net = boost::asio;
 
 namespace {
 
-MemberMask all_of(size_t n) { return MemberMask((uint64_t(1) << n) - 1); }
-
 // The subset accuracy table from the members' own accuracies: singletons only (a larger
 // subset's accuracy is measured, not derived; NaN here). Greedy's "most accurate idle member"
 // reads singletons; a learning dispatcher's reward is not earned in deployment.
@@ -27,22 +25,44 @@ EnsembleAccuracy singleton_accuracy(const GroupDefinition& def) {
 
 }  // namespace
 
-GroupDispatch::GroupDispatch(GroupDefinition def,
-                             std::unique_ptr<EnsembleDispatcher> dispatcher,
+// The members' idleness as the dispatcher reads it: nothing of the member queued or running
+// in the engine, and nothing this group released to it unanswered.
+class GroupDispatch::MembersIdle final : public GroupMembersView {
+ public:
+  explicit MembersIdle(const GroupDispatch& group) : group_(group) {}
+  bool idle(uint32_t k) const override {
+    if (group_.outstanding_[k] != 0) return false;
+    auto st = group_.engine_.model(group_.def_.members[k]);
+    return st && st->queued == 0 && st->ref_count == 0;
+  }
+
+ private:
+  const GroupDispatch& group_;
+};
+
+std::shared_ptr<GroupDispatch> GroupDispatch::make(GroupDefinition def, const PolicySpec& dispatch,
+                                                   runtime::Engine& engine, net::thread_pool& pool,
+                                                   size_t queue_limit) {
+  std::vector<std::vector<BatchSeconds>> costs;  // the members' batch-cost priors
+  for (const std::string& m : def.members) {
+    auto st = engine.model(m);
+    costs.push_back(st ? st->batch_seconds : std::vector<BatchSeconds>{});
+  }
+  auto controller = std::make_unique<GroupController>(def.name, def.members, dispatch,
+                                                      std::move(costs), singleton_accuracy(def));
+  return std::make_shared<GroupDispatch>(std::move(def), std::move(controller), engine, pool,
+                                         queue_limit);
+}
+
+GroupDispatch::GroupDispatch(GroupDefinition def, std::unique_ptr<GroupController> controller,
                              runtime::Engine& engine, net::thread_pool& pool, size_t queue_limit)
     : def_(std::move(def)),
-      dispatcher_(std::move(dispatcher)),
       engine_(engine),
       strand_(net::make_strand(pool.get_executor())),
       timer_(strand_),
       queue_limit_(std::max<size_t>(1, queue_limit)),
-      outstanding_(def_.members.size(), 0),
-      accuracy_(singleton_accuracy(def_)) {
-  for (const std::string& m : def_.members) {
-    auto st = engine.model(m);
-    costs_.push_back(st ? st->batch_seconds : std::vector<BatchSeconds>{});
-  }
-}
+      controller_(std::move(controller)),
+      outstanding_(def_.members.size(), 0) {}
 
 bool GroupDispatch::arrive(runtime::Engine::Prepared prepared, std::optional<double> slo,
                            Reply reply) {
@@ -61,8 +81,9 @@ bool GroupDispatch::arrive(runtime::Engine::Prepared prepared, std::optional<dou
       item.reply(error_response(404, "group '" + self->def_.name + "' was deleted"));
       return;
     }
-    self->waiting_.push_back(item.request);
-    self->items_.push_back(std::move(item));
+    self->controller_->arrive(item.request);
+    const RequestId id = item.request.id;
+    self->items_.emplace(id, std::move(item));
     self->dispatch();
   });
   return true;
@@ -72,79 +93,51 @@ void GroupDispatch::close() {
   net::post(strand_, [self = shared_from_this()] {
     self->closed_ = true;
     self->timer_.cancel();
-    for (size_t i = self->head_; i < self->items_.size(); ++i)
-      self->items_[i].reply(error_response(404, "group '" + self->def_.name + "' was deleted"));
-    self->queued_ -= self->items_.size() - self->head_;
-    self->items_.clear();
-    self->waiting_.clear();
-    self->head_ = 0;
+    for (const Request& r : self->controller_->close()) {
+      auto it = self->items_.find(r.id);
+      it->second.reply(error_response(404, "group '" + self->def_.name + "' was deleted"));
+      self->items_.erase(it);
+      --self->queued_;
+    }
   });
 }
 
 void GroupDispatch::dispatch() {
-  const MemberMask all = all_of(def_.members.size());
-  while (!closed_ && head_ < items_.size()) {
-    const Time now = engine_.now();
-    const GroupDecision d = decide(now);
-    if (d.size == 0) {
-      if (d.wait_until > now && d.wait_until < kNever) wake_at(d.wait_until);
-      return;
-    }
-    if ((d.members & all) == 0) return;  // a batch to no member: nothing to run (a bad policy)
-    release(d.size, d.members & all);
-  }
+  if (closed_) return;
+  const MembersIdle members(*this);
+  while (auto release = controller_->next_release(members, engine_.now())) carry_out(*release);
+  if (auto at = controller_->arm_wake(engine_.now())) arm_timer(*at);
 }
 
-GroupDecision GroupDispatch::decide(Time now) {
-  members_.clear();
-  for (size_t k = 0; k < def_.members.size(); ++k) {
-    bool idle = outstanding_[k] == 0;
-    if (idle) {
-      auto st = engine_.model(def_.members[k]);
-      idle = st && st->queued == 0 && st->ref_count == 0;
-    }
-    members_.push_back({ModelId(k), idle, &costs_[k]});
-  }
-  const std::span<const Request> queue(waiting_.data() + head_, waiting_.size() - head_);
-  return dispatcher_->decide({queue, members_, &accuracy_}, now);
-}
-
-void GroupDispatch::wake_at(Time at) {
-  if (at >= wake_at_) return;  // an earlier wake-up is armed; it asks again
-  wake_at_ = at;
+void GroupDispatch::arm_timer(Time at) {
   const auto delay = std::chrono::duration<double>(std::max(0.0, at - engine_.now()));
   timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay));
   timer_.async_wait(net::bind_executor(
       strand_, [self = shared_from_this(), at](const boost::system::error_code& ec) {
-        if (ec || at != self->wake_at_) return;  // cancelled, or superseded
-        self->wake_at_ = kNever;
+        if (ec || !self->controller_->wake(at)) return;  // cancelled, or superseded
         self->dispatch();
       }));
 }
 
-// The oldest `size` requests leave the queue and go to every member in `mask`.
-void GroupDispatch::release(uint32_t size, MemberMask mask) {
-  const size_t n = std::min<size_t>(size, items_.size() - head_);
-  std::vector<Item> batch(std::make_move_iterator(items_.begin() + head_),
-                          std::make_move_iterator(items_.begin() + head_ + n));
-  head_ += n;
-  queued_ -= n;
-  if (head_ * 2 > items_.size()) {  // drop the released front now and then
-    items_.erase(items_.begin(), items_.begin() + head_);
-    waiting_.erase(waiting_.begin(), waiting_.begin() + head_);
-    head_ = 0;
+// The released requests go to every member in the release's mask.
+void GroupDispatch::carry_out(const GroupRelease& release) {
+  std::vector<Item> batch;
+  for (const Request& r : release.requests) {
+    auto it = items_.find(r.id);
+    batch.push_back(std::move(it->second));
+    items_.erase(it);
   }
-  const RequestId first = batch.front().request.id;
-  batches_[first] = {uint32_t(n), uint32_t(n), 0, mask};
+  queued_ -= batch.size();
+  const RequestId first = release.batch;
   std::vector<std::shared_ptr<FanOut>> fans;
   for (Item& item : batch) {
     auto fan = std::make_shared<FanOut>();
     fan->owner = shared_from_this();
     fan->def = &def_;
-    fan->asked = mask;
+    fan->asked = release.members;
     fan->reply = std::move(item.reply);
     fan->answers.resize(def_.members.size());
-    fan->remaining = size_t(std::popcount(mask));
+    fan->remaining = size_t(std::popcount(release.members));
     const Time deadline = item.request.deadline;
     fan->finished = [self = shared_from_this(), first, deadline] {
       const bool overdue = self->engine_.now() > deadline;
@@ -153,7 +146,7 @@ void GroupDispatch::release(uint32_t size, MemberMask mask) {
     fans.push_back(std::move(fan));
   }
   for (size_t k = 0; k < def_.members.size(); ++k)
-    if (mask >> k & 1) submit_to_member(k, batch, fans);
+    if (release.members >> k & 1) submit_to_member(k, batch, fans);
 }
 
 void GroupDispatch::submit_to_member(size_t k, const std::vector<Item>& batch,
@@ -186,14 +179,7 @@ void GroupDispatch::member_answered(size_t k) {
 }
 
 void GroupDispatch::request_answered(RequestId first, bool overdue) {
-  auto it = batches_.find(first);
-  if (it == batches_.end()) return;
-  OpenBatch& b = it->second;
-  if (overdue) ++b.overdue;
-  if (--b.open > 0) return;
-  const OpenBatch done = b;
-  batches_.erase(it);
-  dispatcher_->on_batch_answered(first, done.size, done.selected, done.overdue, engine_.now());
+  controller_->batch_request_answered(first, overdue, engine_.now());
 }
 
 }  // namespace servelab::server

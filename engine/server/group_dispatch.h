@@ -1,10 +1,11 @@
 // A model group served by an ensemble dispatcher (Rafiki 5.2; engine/control/ensemble_dispatch.h)
-// in the HTTP server: the simulator's simulator/group_requests.cpp on the real engine.
-// The group keeps one queue of its requests, each image prepared for every member when it
-// arrives (Engine::prepare_each). The dispatcher is asked when a request arrives, when a
-// member answers and when it asked to be woken; it releases the oldest `size` requests to the
-// members it picks, and each picked member gets them together (Engine::submit_together, one
-// controller event, so its batching policy can run them as one batch) with the group
+// in the HTTP server: the body that carries out its GroupController
+// (engine/control/group_controller.h: the queue, the decisions, the wake-ups and the released
+// batches, the same controller the simulator's simulator/group_requests.cpp runs). Each
+// request's image is prepared for every member when it arrives (Engine::prepare_each). The
+// controller is asked when a request arrives, when a member answers and when it asked to be
+// woken; each batch it releases goes to every picked member together (Engine::submit_together,
+// one controller event, so its batching policy can run them as one batch) with the group
 // request's own arrival and deadline. The members that answered vote (group_answer.h); once
 // every request of a released batch is answered, the dispatcher hears how many were overdue
 // (on_batch_answered: a learning dispatcher's reward).
@@ -26,7 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/control/ensemble_dispatch.h"
+#include "engine/control/group_controller.h"
 #include "engine/runtime/engine.h"
 #include "engine/server/group_definition.h"
 #include "engine/server/group_fanout.h"
@@ -40,8 +41,12 @@ constexpr size_t kDefaultGroupQueueLimit = 1024;
 
 class GroupDispatch : public std::enable_shared_from_this<GroupDispatch> {
  public:
-  // `queue_limit`: at least 1.
-  GroupDispatch(GroupDefinition def, std::unique_ptr<EnsembleDispatcher> dispatcher,
+  // Makes the group's controller with the dispatcher `dispatch` names (its weights resolved
+  // by the caller); throws ConfigError, or the weights file's error. `queue_limit`: at least 1.
+  static std::shared_ptr<GroupDispatch> make(GroupDefinition def, const PolicySpec& dispatch,
+                                             runtime::Engine& engine,
+                                             boost::asio::thread_pool& pool, size_t queue_limit);
+  GroupDispatch(GroupDefinition def, std::unique_ptr<GroupController> controller,
                 runtime::Engine& engine, boost::asio::thread_pool& pool, size_t queue_limit);
 
   // Queues a group request whose image `prepared` holds for every member (all rc 0), arrived
@@ -58,22 +63,17 @@ class GroupDispatch : public std::enable_shared_from_this<GroupDispatch> {
     std::vector<std::shared_ptr<const runtime::Input>> inputs;  // by member
     Reply reply;
   };
-  struct OpenBatch {
-    uint32_t size = 0, open = 0, overdue = 0;
-    MemberMask selected = 0;
-  };
+  class MembersIdle;
 
-  void dispatch();  // asks the dispatcher until it releases nothing more; arms the wake-up
-  GroupDecision decide(Time now);
-  void release(uint32_t size, MemberMask mask);
+  void dispatch();  // asks the controller until it releases nothing more; arms the wake-up
+  void carry_out(const GroupRelease& release);
   void submit_to_member(size_t k, const std::vector<Item>& batch,
                         const std::vector<std::shared_ptr<FanOut>>& fans);
   void member_answered(size_t k);
   void request_answered(RequestId batch, bool overdue);
-  void wake_at(Time at);
+  void arm_timer(Time at);
 
   const GroupDefinition def_;  // a copy: answers in flight outlive the group's deletion
-  std::unique_ptr<EnsembleDispatcher> dispatcher_;
   runtime::Engine& engine_;
   boost::asio::strand<boost::asio::thread_pool::executor_type> strand_;
   boost::asio::steady_timer timer_;
@@ -82,16 +82,10 @@ class GroupDispatch : public std::enable_shared_from_this<GroupDispatch> {
   std::atomic<RequestId> next_id_{1};
 
   // Strand only.
-  std::vector<Item> items_;       // the queue, oldest first, from items_[head_]
-  std::vector<Request> waiting_;  // items_' requests, same positions (the dispatcher's view)
-  size_t head_ = 0;
+  std::unique_ptr<GroupController> controller_;  // the queue of requests and the decisions
+  std::unordered_map<RequestId, Item> items_;   // the queued requests' inputs and replies
   bool closed_ = false;
-  Time wake_at_ = kNever;
-  std::vector<uint32_t> outstanding_;              // released member requests unanswered
-  std::vector<std::vector<BatchSeconds>> costs_;   // members' batch-cost priors
-  std::vector<GroupMemberView> members_;           // scratch
-  EnsembleAccuracy accuracy_;                      // members' own accuracies
-  std::unordered_map<RequestId, OpenBatch> batches_;  // by the batch's first request
+  std::vector<uint32_t> outstanding_;           // released member requests unanswered
 };
 
 }  // namespace servelab::server

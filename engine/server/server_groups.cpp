@@ -72,14 +72,13 @@ std::shared_ptr<LiveGroup> HttpServer::Impl::make_live_group(GroupDefinition def
       throw HttpError(400, "group '" + def.name + "': dispatch weights: " + e.what());
     }
   }
-  std::unique_ptr<EnsembleDispatcher> dispatcher;
+  const std::string name = def.name;
   try {
-    dispatcher = make_ensemble_dispatcher(spec, def.members);
+    live->dispatch =
+        GroupDispatch::make(std::move(def), spec, *engine, group_pool, group_queue_limit);
   } catch (const std::exception& e) {  // ConfigError, or an unreadable weights file
-    throw HttpError(400, "group '" + def.name + "': dispatch: " + e.what());
+    throw HttpError(400, "group '" + name + "': dispatch: " + e.what());
   }
-  live->dispatch = std::make_shared<GroupDispatch>(std::move(def), std::move(dispatcher),
-                                                   *engine, group_pool, group_queue_limit);
   return live;
 }
 

@@ -1,0 +1,167 @@
+// GroupController (engine/control/group_controller.h) on its own, against hand-computed
+// sequences: Clipper's dispatcher (full batches to every member once all are idle), and a
+// scripted dispatcher that plays back decisions so that wake-ups, a refused decision, the
+// batch feedback, cancellation and closing are each checked by hand. The bodies that carry it
+// out are tested in tests/unit/simulator/test_group_dispatch.cpp (simulator) and
+// tests/integration/server/test_server_groups_dispatch.cpp (engine).
+#include <catch2/catch.hpp>
+
+#include <deque>
+
+#include "engine/control/group_controller.h"
+
+using namespace servelab;
+
+namespace {
+
+// Members idle or busy as the test sets them.
+struct Members final : GroupMembersView {
+  std::vector<bool> idle_now;
+  bool idle(uint32_t k) const override { return idle_now.at(k); }
+};
+
+Request req(RequestId id, Time arrival, Time deadline = kNever) {
+  return {id, 0, arrival, deadline};
+}
+
+// Plays back `decisions` one per decide(); records each batch's feedback.
+struct Script {
+  std::deque<GroupDecision> decisions;
+  std::vector<std::tuple<RequestId, uint32_t, MemberMask, uint32_t>> answered;
+};
+Script* g_script = nullptr;
+
+class ScriptedDispatcher final : public EnsembleDispatcher {
+ public:
+  GroupDecision decide(const GroupView&, Time) override {
+    if (g_script->decisions.empty()) return {};
+    GroupDecision d = g_script->decisions.front();
+    g_script->decisions.pop_front();
+    return d;
+  }
+  void on_batch_answered(RequestId first, uint32_t size, MemberMask selected, uint32_t overdue,
+                         Time) override {
+    g_script->answered.emplace_back(first, size, selected, overdue);
+  }
+};
+
+GroupController scripted(Script& script) {
+  g_script = &script;
+  add_ensemble_dispatcher({"test-scripted", "plays back a test's decisions", {},
+                           [](const PolicySpec&, std::span<const std::string>) {
+                             return std::make_unique<ScriptedDispatcher>();
+                           },
+                           {}});
+  return GroupController("g", {"a", "b"}, {"test-scripted", {}}, {}, {});
+}
+
+}  // namespace
+
+TEST_CASE("group controller with clipper: full batches of the oldest, once every member is idle",
+          "[control][groups]") {
+  PolicySpec clipper{"clipper", {}};
+  clipper.params.set("batch_size", "2");
+  GroupController g("g", {"a", "b", "c"}, clipper, {}, {});
+  Members m;
+  m.idle_now = {true, true, false};
+  g.arrive(req(1, 0.000));
+  CHECK_FALSE(g.next_release(m, 0.000));  // one queued: not a full batch
+  g.arrive(req(2, 0.001));
+  CHECK_FALSE(g.next_release(m, 0.001));  // c is busy
+  CHECK_FALSE(g.arm_wake(0.001));         // clipper waits for an event, not a time
+  g.arrive(req(3, 0.002));
+  m.idle_now[2] = true;
+  auto r = g.next_release(m, 0.003);
+  REQUIRE(r);
+  CHECK(r->members == 0b111);
+  REQUIRE(r->requests.size() == 2);
+  CHECK(r->requests[0].id == 1);  // the oldest two, in order
+  CHECK(r->requests[1].id == 2);
+  CHECK(r->batch == 1);
+  CHECK_FALSE(g.next_release(m, 0.003));  // request 3 alone
+  CHECK(g.queued() == 1);
+  CHECK(g.waiting()[0].id == 3);
+  CHECK(g.open_batches() == 1);
+}
+
+TEST_CASE("group controller: a wake-up is armed only when earlier than the armed one, and a "
+          "superseded one is ignored", "[control][groups]") {
+  Script script;
+  GroupController g = scripted(script);
+  Members m;
+  m.idle_now = {true, true};
+  g.arrive(req(1, 0));
+  script.decisions = {{0, 0, 0.050}};
+  CHECK_FALSE(g.next_release(m, 0.0));
+  CHECK(g.arm_wake(0.0) == Approx(0.050));
+  script.decisions = {{0, 0, 0.080}};  // later than the armed one: nothing new to arm
+  CHECK_FALSE(g.next_release(m, 0.010));
+  CHECK_FALSE(g.arm_wake(0.010));
+  script.decisions = {{0, 0, 0.020}};  // earlier: armed, and the one at 50 ms is superseded
+  CHECK_FALSE(g.next_release(m, 0.015));
+  CHECK(g.arm_wake(0.015) == Approx(0.020));
+  CHECK(g.wake(0.020));
+  CHECK_FALSE(g.wake(0.050));
+  script.decisions = {{0, 0, 0.010}};  // a time already past is no wake-up
+  CHECK_FALSE(g.next_release(m, 0.030));
+  CHECK_FALSE(g.arm_wake(0.030));
+}
+
+TEST_CASE("group controller: a batch to no member is refused, and each batch's feedback comes "
+          "once its last request is answered", "[control][groups]") {
+  Script script;
+  GroupController g = scripted(script);
+  Members m;
+  m.idle_now = {true, true};
+  for (RequestId id = 1; id <= 4; ++id) g.arrive(req(id, 0.001 * double(id)));
+  script.decisions = {{2, 0b100, kNever}};  // member 2 does not exist
+  CHECK_FALSE(g.next_release(m, 0.01));
+  CHECK_THAT(g.violation(), Catch::Contains("test-scripted") && Catch::Contains("no member"));
+  CHECK(g.queued() == 4);
+  script.decisions = {{3, 0b01, kNever}, {5, 0b11, kNever}};
+  auto first = g.next_release(m, 0.01);
+  REQUIRE(first);
+  CHECK(g.violation().empty());
+  CHECK(first->requests.size() == 3);
+  auto second = g.next_release(m, 0.01);
+  REQUIRE(second);
+  CHECK(second->requests.size() == 1);  // at most the queue
+  CHECK(second->batch == 4);
+  CHECK(g.queued() == 0);
+  g.batch_request_answered(1, true, 0.02);
+  g.batch_request_answered(1, false, 0.02);
+  CHECK(script.answered.empty());
+  g.batch_request_answered(1, true, 0.03);
+  REQUIRE(script.answered.size() == 1);
+  CHECK(script.answered[0] == std::make_tuple(RequestId(1), 3u, MemberMask(0b01), 2u));
+  g.batch_request_answered(99, false, 0.03);  // unknown: nothing
+  CHECK(script.answered.size() == 1);
+}
+
+TEST_CASE("group controller: a cancelled request leaves the queue, and closing drains it",
+          "[control][groups]") {
+  Script script;
+  GroupController g = scripted(script);
+  Members m;
+  m.idle_now = {true, true};
+  for (RequestId id = 1; id <= 3; ++id) g.arrive(req(id, 0));
+  CHECK(g.cancel(2));
+  CHECK_FALSE(g.cancel(2));
+  CHECK(g.queued() == 2);
+  script.decisions = {{1, 0b11, kNever}};
+  auto r = g.next_release(m, 0.0);
+  REQUIRE(r);
+  CHECK(r->requests[0].id == 1);
+  CHECK_FALSE(g.cancel(1));  // released: no longer the queue's
+  const std::vector<Request> drained = g.close();
+  REQUIRE(drained.size() == 1);
+  CHECK(drained[0].id == 3);
+  CHECK(g.queued() == 0);
+  CHECK_FALSE(g.next_release(m, 0.0));
+}
+
+TEST_CASE("group controller: bad groups and dispatchers are clear errors", "[control][groups]") {
+  CHECK_THROWS_AS(GroupController("g", {}, {"clipper", {}}, {}, {}), ConfigError);
+  CHECK_THROWS_WITH(GroupController("g", {"a"}, {"no-such", {}}, {}, {}),
+                    Catch::Contains("no-such"));
+}
