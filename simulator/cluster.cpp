@@ -18,7 +18,7 @@ uint64_t server_seed(uint64_t seed, uint32_t k) {
 
 }  // namespace
 
-Cluster::Cluster(RunContext& ctx) : ctx_(ctx), groups_(ctx) {
+Cluster::Cluster(RunContext& ctx) : ctx_(ctx), groups_(ctx, *this) {
   const SimulationSetup& s = ctx.setup;
   if (s.cluster.servers == 0) throw ConfigError("cluster.servers must be at least 1");
   for (uint32_t k = 0; k < s.cluster.servers; ++k) {

@@ -33,7 +33,8 @@ class GroupRequests::MembersIdle final : public GroupMembersView {
   const SimGroup& group_;
 };
 
-GroupRequests::GroupRequests(RunContext& ctx) : ctx_(ctx) {
+GroupRequests::GroupRequests(RunContext& ctx, OutcomeSink& expired)
+    : ctx_(ctx), expired_(expired) {
   for (const SimGroup& g : ctx.setup.groups) {
     if (g.members.empty() || g.members.size() > kMaxGroupMembers)
       throw ConfigError("group '" + g.name + "' needs 1.." + std::to_string(kMaxGroupMembers) +
@@ -60,7 +61,8 @@ void GroupRequests::make_dispatchers() {
       std::vector<std::vector<BatchSeconds>> costs;  // the members' mean batch costs
       for (ModelId m : group.members) costs.push_back(s.models[m].profile.mean_batch_seconds());
       queues_[k * s.groups.size() + g] = std::make_unique<GroupController>(
-          group.name, member_names(s, group), group.dispatch, std::move(costs), group.accuracy);
+          group.name, member_names(s, group), group.dispatch, std::move(costs), group.accuracy,
+          GroupExpiry{s.control.request_timeout, s.control.drop_late});
     }
 }
 
@@ -164,12 +166,24 @@ void GroupRequests::dispatch(uint32_t index, Server& server, Time now) {
   GroupController& q = *queues_[index];
   const SimGroup& g = ctx_.setup.groups[index % ctx_.setup.groups.size()];
   const MembersIdle members(server, g);
+  answer_expired(q, server, now);
   while (auto release = q.next_release(members, now)) carry_out(index, g, *release, server, now);
+  answer_expired(q, server, now);
   if (!q.violation().empty()) {
     ctx_.violation(q.violation());
     return;
   }
   if (auto at = q.arm_wake(now)) ctx_.sim.schedule<&GroupRequests::on_wake>(*at, this, index);
+}
+
+// Requests whose time is up leave the queue unsent, answered as their server's outcome.
+void GroupRequests::answer_expired(GroupController& q, Server& server, Time now) {
+  for (const GroupExpired& e : q.expire(now)) {
+    --queued_;
+    RequestOutcome o{e.request, e.status};
+    o.finished = e.at;
+    expired_.on_outcome(server, o, now);
+  }
 }
 
 // The released group requests go to every member in the release's mask: each member gets their

@@ -34,6 +34,7 @@
 
 namespace servelab::sim {
 
+class OutcomeSink;
 class Server;
 
 // The combined answer of a group request, for its record.
@@ -49,8 +50,10 @@ struct GroupAnswer {
 
 class GroupRequests {
  public:
-  // Makes each group's subset policy; throws ConfigError for a bad one.
-  explicit GroupRequests(RunContext& ctx);
+  // Makes each group's subset policy; throws ConfigError for a bad one. A group request that
+  // leaves its group's queue unsent (timed out, or dropped at its deadline: the engine's
+  // request_timeout and drop_late) is answered through `expired`, as its server's outcome.
+  GroupRequests(RunContext& ctx, OutcomeSink& expired);
   ~GroupRequests();
 
   // Group request `id` reaches `server`'s controller at `now`: the members the policy picks
@@ -91,8 +94,10 @@ class GroupRequests {
   void dispatch(uint32_t index, Server& server, Time now);
   void carry_out(uint32_t index, const SimGroup& g, const GroupRelease& release, Server& server,
                  Time now);
+  void answer_expired(GroupController& q, Server& server, Time now);
 
   RunContext& ctx_;
+  OutcomeSink& expired_;
   std::vector<Server*> servers_;  // by index, as they fan out
   // [server * groups + group]: a group's queue on a server; null for a group without a
   // dispatcher.

@@ -15,12 +15,13 @@ MemberMask all_of(size_t n) { return MemberMask((uint64_t(1) << n) - 1); }
 GroupController::GroupController(std::string group, std::vector<std::string> members,
                                  const PolicySpec& dispatch,
                                  std::vector<std::vector<BatchSeconds>> costs,
-                                 EnsembleAccuracy accuracy)
+                                 EnsembleAccuracy accuracy, GroupExpiry expiry)
     : group_(std::move(group)),
       dispatch_name_(dispatch.name),
       member_names_(std::move(members)),
       costs_(std::move(costs)),
-      accuracy_(std::move(accuracy)) {
+      accuracy_(std::move(accuracy)),
+      expiry_(expiry) {
   if (member_names_.empty() || member_names_.size() > kMaxGroupMembers)
     throw ConfigError("group '" + group_ + "' needs 1.." + std::to_string(kMaxGroupMembers) +
                       " members");
@@ -58,10 +59,36 @@ std::optional<GroupRelease> GroupController::next_release(const GroupMembersView
 }
 
 std::optional<Time> GroupController::arm_wake(Time now) {
-  const Time at = last_.wait_until;
-  if (last_.size != 0 || !(at > now) || !(at < wake_at_)) return std::nullopt;
+  Time at = last_.size == 0 && last_.wait_until > now ? last_.wait_until : kNever;
+  if (queued() > 0) {
+    const Time head = expiry_of(queue_[head_]);
+    if (head > now) at = std::min(at, head);
+  }
+  if (!(at < wake_at_)) return std::nullopt;
   wake_at_ = at;
   return at;
+}
+
+Time GroupController::expiry_of(const Request& r) const {
+  const Time timeout = r.arrival + expiry_.request_timeout;
+  return expiry_.drop_late ? std::min(timeout, r.deadline) : timeout;
+}
+
+std::vector<GroupExpired> GroupController::expire(Time now) {
+  std::vector<GroupExpired> out;
+  while (queued() > 0 && expiry_of(queue_[head_]) <= now) {
+    const Request& r = queue_[head_];
+    const Time timeout = r.arrival + expiry_.request_timeout;
+    const bool dropped = expiry_.drop_late && r.deadline < timeout;
+    out.push_back({r, dropped ? RequestStatus::Dropped : RequestStatus::Timeout,
+                   dropped ? r.deadline : timeout});
+    ++head_;
+  }
+  if (head_ == queue_.size()) {
+    queue_.clear();
+    head_ = 0;
+  }
+  return out;
 }
 
 GroupDecision GroupController::decide(const GroupMembersView& members, Time now) {

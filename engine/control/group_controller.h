@@ -12,7 +12,9 @@
 //   next_release(members, now) -> the oldest `size` requests to release to `members` now;
 //   the body carries it out and asks again until it gets none, then arm_wake() says when
 //   (if at all) to call wake() and ask again.
-// A request ends in one of three ways: released, cancelled (cancel) or drained (close).
+// A queued request ends in one of four ways: released, expired (expire: timed out, or dropped
+// at its deadline, under the same rules as a model's queue in the Controller), cancelled
+// (cancel) or drained (close).
 // No clock, threads or I/O; one thread (the body serializes its calls).
 #pragma once
 
@@ -46,6 +48,21 @@ struct GroupRelease {
   RequestId batch = 0;
 };
 
+// When a queued group request ends without a release (ControllerConfig's rules for a model's
+// queue): still queued at arrival + request_timeout, it times out (Timeout); with drop_late,
+// still queued at its deadline, it is dropped (Dropped).
+struct GroupExpiry {
+  Time request_timeout = kNever;
+  bool drop_late = false;
+};
+
+// A queued request whose time is up: the body answers it with `status`, as of `at`.
+struct GroupExpired {
+  Request request;
+  RequestStatus status = RequestStatus::Timeout;
+  Time at = 0;
+};
+
 class GroupController {
  public:
   // `members`: the members' names (in member order, at most kMaxGroupMembers) for the
@@ -53,7 +70,8 @@ class GroupController {
   // `accuracy`: the measured accuracy of every subset, as the dispatcher reads it. Throws
   // ConfigError for a bad dispatcher or member list.
   GroupController(std::string group, std::vector<std::string> members, const PolicySpec& dispatch,
-                  std::vector<std::vector<BatchSeconds>> costs, EnsembleAccuracy accuracy);
+                  std::vector<std::vector<BatchSeconds>> costs, EnsembleAccuracy accuracy,
+                  GroupExpiry expiry = {});
   ~GroupController();
 
   // Events in.
@@ -69,12 +87,16 @@ class GroupController {
   bool cancel(RequestId id);
   // The group is gone: the queued requests, oldest first, for the body to answer.
   std::vector<Request> close();
+  // The queued requests whose time is up at `now`, oldest first; they leave the queue. Heads
+  // only: a request expires once it is the head (with one timeout and one SLO per group,
+  // expiry times rise along the queue). Ask before and after next_release.
+  std::vector<GroupExpired> expire(Time now);
 
   // Actions out. The next batch to release now, or none (then arm_wake). A decision that
   // releases to no member is refused: `violation` says so, and nothing is released.
   std::optional<GroupRelease> next_release(const GroupMembersView& members, Time now);
-  // After next_release gave none: the time to arm a wake-up for (earlier than any armed
-  // one, after now), or none.
+  // After next_release gave none: the time to arm a wake-up for (the dispatcher's wait or the
+  // head's expiry, whichever is first; earlier than any armed one, after now), or none.
   std::optional<Time> arm_wake(Time now);
   const std::string& violation() const { return violation_; }
 
@@ -89,6 +111,7 @@ class GroupController {
     MemberMask selected = 0;
   };
   GroupDecision decide(const GroupMembersView& members, Time now);
+  Time expiry_of(const Request& r) const;
   GroupRelease take_front(uint32_t size, MemberMask mask);
 
   std::string group_;
@@ -97,6 +120,7 @@ class GroupController {
   std::unique_ptr<EnsembleDispatcher> dispatcher_;
   std::vector<std::vector<BatchSeconds>> costs_;  // by member
   EnsembleAccuracy accuracy_;
+  GroupExpiry expiry_;
   std::vector<GroupMemberView> views_;  // scratch of decide()
   std::vector<Request> queue_;          // queue_[head_..], oldest first
   size_t head_ = 0;

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "engine/server/server_impl.h"  // request_failure
+
 namespace servelab::server {
 
 namespace net = boost::asio;
@@ -42,14 +44,14 @@ class GroupDispatch::MembersIdle final : public GroupMembersView {
 
 std::shared_ptr<GroupDispatch> GroupDispatch::make(GroupDefinition def, const PolicySpec& dispatch,
                                                    runtime::Engine& engine, net::thread_pool& pool,
-                                                   size_t queue_limit) {
+                                                   size_t queue_limit, GroupExpiry expiry) {
   std::vector<std::vector<BatchSeconds>> costs;  // the members' batch-cost priors
   for (const std::string& m : def.members) {
     auto st = engine.model(m);
     costs.push_back(st ? st->batch_seconds : std::vector<BatchSeconds>{});
   }
-  auto controller = std::make_unique<GroupController>(def.name, def.members, dispatch,
-                                                      std::move(costs), singleton_accuracy(def));
+  auto controller = std::make_unique<GroupController>(
+      def.name, def.members, dispatch, std::move(costs), singleton_accuracy(def), expiry);
   return std::make_shared<GroupDispatch>(std::move(def), std::move(controller), engine, pool,
                                          queue_limit);
 }
@@ -105,8 +107,25 @@ void GroupDispatch::close() {
 void GroupDispatch::dispatch() {
   if (closed_) return;
   const MembersIdle members(*this);
+  answer_expired();
   while (auto release = controller_->next_release(members, engine_.now())) carry_out(*release);
+  answer_expired();
   if (auto at = controller_->arm_wake(engine_.now())) arm_timer(*at);
+}
+
+// Requests whose time is up leave the queue unsent: 504, as a model's queue answers them.
+void GroupDispatch::answer_expired() {
+  for (const GroupExpired& e : controller_->expire(engine_.now())) {
+    auto it = items_.find(e.request.id);
+    runtime::ClassifyResult r;
+    r.status = e.status;
+    it->second.reply(e.status == RequestStatus::Timeout
+                         ? error_response(504, "request to group '" + def_.name +
+                                                   "' timed out in its queue")
+                         : *request_failure(def_.name, r));
+    items_.erase(it);
+    --queued_;
+  }
 }
 
 void GroupDispatch::arm_timer(Time at) {

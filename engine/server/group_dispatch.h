@@ -43,9 +43,12 @@ class GroupDispatch : public std::enable_shared_from_this<GroupDispatch> {
  public:
   // Makes the group's controller with the dispatcher `dispatch` names (its weights resolved
   // by the caller); throws ConfigError, or the weights file's error. `queue_limit`: at least 1.
+  // `expiry`: when a queued request times out or is dropped (the engine's request timeout and
+  // late-request rule); it is answered 504 then.
   static std::shared_ptr<GroupDispatch> make(GroupDefinition def, const PolicySpec& dispatch,
                                              runtime::Engine& engine,
-                                             boost::asio::thread_pool& pool, size_t queue_limit);
+                                             boost::asio::thread_pool& pool, size_t queue_limit,
+                                             GroupExpiry expiry);
   GroupDispatch(GroupDefinition def, std::unique_ptr<GroupController> controller,
                 runtime::Engine& engine, boost::asio::thread_pool& pool, size_t queue_limit);
 
@@ -67,6 +70,7 @@ class GroupDispatch : public std::enable_shared_from_this<GroupDispatch> {
 
   void dispatch();  // asks the controller until it releases nothing more; arms the wake-up
   void carry_out(const GroupRelease& release);
+  void answer_expired();
   void submit_to_member(size_t k, const std::vector<Item>& batch,
                         const std::vector<std::shared_ptr<FanOut>>& fans);
   void member_answered(size_t k);

@@ -109,6 +109,7 @@ HttpServer::Impl::Impl(ServerOptions opts, runtime::EngineOptions engine_opts)
       registry(store.db_path()),
       group_queue_limit(engine_opts.control.queue_bound ? engine_opts.control.queue_bound
                                                          : kDefaultGroupQueueLimit),
+      group_expiry{engine_opts.control.request_timeout, engine_opts.control.drop_late},
       engine(std::make_unique<runtime::Engine>(std::move(engine_opts))) {}
 
 void HttpServer::Impl::log(const std::string& line) const {

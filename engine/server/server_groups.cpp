@@ -75,7 +75,8 @@ std::shared_ptr<LiveGroup> HttpServer::Impl::make_live_group(GroupDefinition def
   const std::string name = def.name;
   try {
     live->dispatch =
-        GroupDispatch::make(std::move(def), spec, *engine, group_pool, group_queue_limit);
+        GroupDispatch::make(std::move(def), spec, *engine, group_pool, group_queue_limit,
+                            group_expiry);
   } catch (const std::exception& e) {  // ConfigError, or an unreadable weights file
     throw HttpError(400, "group '" + name + "': dispatch: " + e.what());
   }

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 
+#include "engine/control/group_controller.h"
 #include "engine/server/group_definition.h"
 #include "engine/server/http_metrics.h"
 #include "engine/server/http_server.h"
@@ -55,6 +56,7 @@ struct HttpServer::Impl {
   // before the groups (their timers are its objects) and stopped before the engine goes.
   boost::asio::thread_pool group_pool{1};
   size_t group_queue_limit = 0;  // engine.queue_bound, else kDefaultGroupQueueLimit
+  GroupExpiry group_expiry;      // the engine's request timeout and late-request rule
   std::mutex groups_mu;
   std::map<std::string, std::shared_ptr<LiveGroup>> groups;
   // After everything its callbacks read: ~Engine answers pending requests (Failed), and

@@ -216,3 +216,33 @@ TEST_CASE("deleting a group answers its queued requests 404", "[server][groups]"
   CHECK(s.answers[0].status == 404);
   CHECK(c.get("/health").status == 200);
 }
+
+// A lone request that a dispatcher never releases (Clipper waits for a batch of 8) still ends:
+// timed out at --request-timeout-ms (504), or, with late requests dropped, at its deadline
+// (504, status "dropped"); the group's queue is empty after, and the server keeps serving.
+TEST_CASE("a dispatched group's lone request ends at the request timeout or its deadline",
+          "[server][groups]") {
+  for (bool drop_late : {false, true}) {
+    CAPTURE(drop_late);
+    TempDir store;
+    TestServer ts(store.path.string(), [drop_late](servelab::runtime::EngineOptions& eo,
+                                                   servelab::server::ServerOptions&) {
+      if (drop_late) eo.control.drop_late = true;
+      else eo.control.request_timeout = 0.3;
+    });
+    HttpClient c(ts.port());
+    register_digits(c);
+    REQUIRE(c.post_json("/groups", dispatch_group("clip", {{"name", "clipper"},
+                                                           {"batch_size", 8}}).dump())
+                .status == 201);
+    Senders s(ts.port(), 1);
+    s.send(0, "/classify/clip", sample_images().front(), drop_late ? "300" : "");
+    s.join();  // without an end, the client would wait for ever
+    INFO(s.answers[0].body);
+    CHECK(s.answers[0].status == 504);
+    if (drop_late) CHECK(json::parse(s.answers[0].body)["status"] == "dropped");
+    else CHECK_THAT(s.answers[0].body, Catch::Contains("timed out"));
+    for (const std::string& m : kDigits) CHECK(batches_of(c, m) == 0);  // never released
+    CHECK(c.get("/health").status == 200);
+  }
+}

@@ -160,6 +160,51 @@ TEST_CASE("group controller: a cancelled request leaves the queue, and closing d
   CHECK_FALSE(g.next_release(m, 0.0));
 }
 
+TEST_CASE("group controller: queued requests expire at the timeout, or at their deadline when "
+          "late requests are dropped, and the wake-up comes at the head's expiry",
+          "[control][groups]") {
+  PolicySpec clipper{"clipper", {}};
+  clipper.params.set("batch_size", "8");  // never releases here
+  Members m;
+  m.idle_now = {true};
+  GroupController timeout("g", {"a"}, clipper, {}, {}, GroupExpiry{0.100, false});
+  timeout.arrive(req(1, 0.000, 0.020));  // deadlines do not count without drop_late
+  timeout.arrive(req(2, 0.030));
+  CHECK_FALSE(timeout.next_release(m, 0.0));
+  CHECK(timeout.arm_wake(0.0) == Approx(0.100));
+  CHECK(timeout.expire(0.099).empty());
+  std::vector<GroupExpired> out = timeout.expire(0.100);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].request.id == 1);
+  CHECK(out[0].status == RequestStatus::Timeout);
+  CHECK(out[0].at == Approx(0.100));
+  CHECK(timeout.wake(0.100));
+  CHECK_FALSE(timeout.next_release(m, 0.100));
+  CHECK(timeout.arm_wake(0.100) == Approx(0.130));  // request 2's turn
+  out = timeout.expire(0.500);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].at == Approx(0.130));
+  CHECK(timeout.queued() == 0);
+
+  GroupController drop("g", {"a"}, clipper, {}, {}, GroupExpiry{0.100, true});
+  drop.arrive(req(1, 0.000, 0.020));  // its deadline comes first: dropped
+  drop.arrive(req(2, 0.010, 0.500));  // its timeout comes first: timed out
+  CHECK_FALSE(drop.next_release(m, 0.0));
+  CHECK(drop.arm_wake(0.0) == Approx(0.020));
+  out = drop.expire(1.0);
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].status == RequestStatus::Dropped);
+  CHECK(out[0].at == Approx(0.020));
+  CHECK(out[1].status == RequestStatus::Timeout);
+  CHECK(out[1].at == Approx(0.110));
+
+  GroupController never("g", {"a"}, clipper, {}, {});  // no timeout, serve late: no expiry
+  never.arrive(req(1, 0.000, 0.020));
+  CHECK_FALSE(never.next_release(m, 0.0));
+  CHECK_FALSE(never.arm_wake(0.0));
+  CHECK(never.expire(1e9).empty());
+}
+
 TEST_CASE("group controller: bad groups and dispatchers are clear errors", "[control][groups]") {
   CHECK_THROWS_AS(GroupController("g", {}, {"clipper", {}}, {}, {}), ConfigError);
   CHECK_THROWS_WITH(GroupController("g", {"a"}, {"no-such", {}}, {}, {}),

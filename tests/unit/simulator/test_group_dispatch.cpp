@@ -143,6 +143,39 @@ TEST_CASE("a queued group request its client gave up on never reaches a member",
   CHECK(r.records.mean_batch_size == Approx(2.0));
 }
 
+TEST_CASE("a queued group request ends at the request timeout, or dropped at its deadline",
+          "[simulator][groups][dispatch][ground-truth]") {
+  // clipper batch_size 2. Timeout 50 ms: r0 (0 ms) alone times out at 50 ms; r1 (60 ms) and
+  // r2 (70 ms) make a batch at 70 ms (c ends it at 114 ms); r3 (200 ms) is alone again and
+  // times out at 250 ms. Without the timeout r0 and r3 were never answered (lost).
+  SimulationSetup s = dispatch_setup(spec("clipper", {{"batch_size", "2"}}));
+  s.control.request_timeout = 0.050;
+  SimulationResult r = simulate(s, to_group({0, 0.060, 0.070, 0.200}));
+  REQUIRE(r.violations.empty());
+  CHECK(r.lost == 0);
+  const auto& rec = r.records.requests;
+  CHECK(rec[0].status == RequestStatus::Timeout);
+  CHECK(rec[0].finish == Approx(0.050));
+  CHECK(rec[0].batch_size == 0);
+  CHECK(rec[1].status == RequestStatus::Ok);
+  CHECK(rec[2].finish == Approx(0.114));
+  CHECK(rec[3].status == RequestStatus::Timeout);
+  CHECK(rec[3].finish == Approx(0.250));
+
+  // Late requests dropped, SLO 30 ms, no timeout: r0 and r3 are dropped at their deadlines.
+  s.control.request_timeout = kNever;
+  s.control.drop_late = true;
+  s.slo = 0.030;
+  r = simulate(s, to_group({0, 0.060, 0.070, 0.200}));
+  REQUIRE(r.violations.empty());
+  CHECK(r.lost == 0);
+  CHECK(r.records.requests[0].status == RequestStatus::Dropped);
+  CHECK(r.records.requests[0].finish == Approx(0.030));
+  CHECK(r.records.requests[1].status == RequestStatus::Ok);
+  CHECK(r.records.requests[3].status == RequestStatus::Dropped);
+  CHECK(r.records.requests[3].finish == Approx(0.230));
+}
+
 TEST_CASE("groups.NAME.dispatch in a run configuration", "[simulator][groups][dispatch][config]") {
   const std::string kSource = SERVELAB_SOURCE_DIR;
   auto yaml = [&](const std::string& group) {
