@@ -12,7 +12,7 @@
 #include "cli/subcommands.h"
 #include "config/profile_yaml.h"
 #include "experiments/backends.h"
-#include "experiments/profiler.h"
+#include "calibration/profiler.h"
 #include "experiments/runner.h"
 
 namespace po = boost::program_options;

@@ -1,6 +1,6 @@
 // Reading and writing profile files (schema in docs/config.md, "Profile files"): each model's
 // batch and load costs (engine/control/cost_profile.h) and the front-end terms the simulator
-// and the profiler own (profiles/front_end_profile.h).
+// and the profiler own (calibration/terms/front_end_profile.h).
 #pragma once
 
 #include <string>
@@ -8,9 +8,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include "engine/control/cost_profile.h"
-#include "profiles/front_end_profile.h"
-#include "profiles/idle_slowdown.h"
-#include "profiles/speed_course.h"
+#include "calibration/terms/front_end_profile.h"
+#include "calibration/terms/idle_slowdown.h"
+#include "calibration/terms/speed_course.h"
 
 namespace servelab::config {
 
@@ -18,11 +18,11 @@ namespace servelab::config {
 struct ProfileFile {
   CostProfile costs;
   FrontEndProfile front_end;
-  // `speed_drift: {fast, slow}`: the machine's speed course (profiles/speed_course.h), as
+  // `speed_drift: {fast, slow}`: the machine's speed course (calibration/terms/speed_course.h), as
   // the profiler measured it; none in paper profiles and older files.
   SpeedDrift speed_drift{};
   // `idle_slowdown: [{gap_ms, factor}, ...]`: a batch's cost after its worker idled, over its
-  // cost back to back (profiles/idle_slowdown.h); none in paper profiles and older files.
+  // cost back to back (calibration/terms/idle_slowdown.h); none in paper profiles and older files.
   IdleSlowdown idle_slowdown{};
   // Cores' worth of CPU other processes took while the profiler measured (negative: unknown).
   // Written into the file's `source` line by the profiler; not read back.

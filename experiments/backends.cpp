@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "experiments/profiler.h"
+#include "calibration/profiler.h"
 
 namespace servelab::experiments {
 

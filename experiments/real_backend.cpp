@@ -19,9 +19,9 @@
 #include "engine/server/http_server.h"
 #include "engine/server/register_request.h"
 #include "experiments/backends.h"
-#include "experiments/profiler.h"
+#include "calibration/profiler.h"
 #ifdef SERVELAB_EXP_PROFILER
-#include "experiments/calibration.h"
+#include "calibration/calibration.h"
 #endif
 #include "workloads/loadgen/loadgen.h"
 

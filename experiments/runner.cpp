@@ -10,7 +10,7 @@
 #include <map>
 #include <optional>
 
-#include "experiments/background_load.h"
+#include "calibration/background_load.h"
 #include "experiments/progress.h"
 #include "experiments/results_index.h"
 #include "config/run_config.h"

@@ -56,7 +56,7 @@ class Backend {
                                  const results::RunRecords& real) const;
   // A calibration probe just before a real run (RunOptions::calibrate_each): writes to `path`
   // the profile the matching sim run uses, its batch costs from this probe and the ones
-  // before it (experiments/calibration.h). Real mode with LibTorch only; the default throws.
+  // before it (calibration/calibration.h). Real mode with LibTorch only; the default throws.
   virtual void calibrate(const YAML::Node& config, const std::string& path);
 };
 

@@ -5,8 +5,8 @@
 
 #include "config/profile_yaml.h"
 #include "experiments/backends.h"
-#include "experiments/profiler.h"
-#include "experiments/speed_match.h"
+#include "calibration/profiler.h"
+#include "calibration/speed_match.h"
 #include "simulator/sim_config.h"
 
 namespace servelab::experiments {

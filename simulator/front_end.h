@@ -1,6 +1,6 @@
 // A server's front end: what happens to a request between the client's send and the
 // controller's queue, and to its answer on the way back. The model is the measured request
-// overhead of each model (SimModel::overhead, profiles/front_end_profile.h): the network and
+// overhead of each model (SimModel::overhead, calibration/terms/front_end_profile.h): the network and
 // HTTP parsing take `before - preprocess`, then decoding and preprocessing hold one of the
 // server's IO threads (first come first served) for a draw around `preprocess`; the answer
 // reaches the client `after` after its batch ends. A closed loop's opening burst can instead
@@ -27,7 +27,7 @@ class FrontEnd {
   FrontEnd(RunContext& ctx, Server& server, GroupRequests& groups, uint64_t io_seed);
 
   // From now on, request i (i < offsets.size()) reaches the controller at offsets[i] instead
-  // of through the IO model: a measured cold burst (profiles/front_end_profile.h).
+  // of through the IO model: a measured cold burst (calibration/terms/front_end_profile.h).
   void replay_opening(std::vector<Time> offsets) { opening_ = std::move(offsets); }
 
   // Request `id` arrives from its client at `now`.

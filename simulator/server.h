@@ -19,7 +19,7 @@
 #include "engine/control/action_carrier.h"
 #include "engine/control/contract_monitor.h"
 #include "engine/control/controller.h"
-#include "profiles/speed_course.h"
+#include "calibration/terms/speed_course.h"
 #include "simulator/run_context.h"
 
 namespace servelab::sim {

@@ -17,9 +17,9 @@
 #include "engine/control/controller.h"
 #include "engine/control/cost_profile.h"
 #include "engine/control/ensemble.h"
-#include "profiles/front_end_profile.h"
-#include "profiles/idle_slowdown.h"
-#include "profiles/speed_course.h"
+#include "calibration/terms/front_end_profile.h"
+#include "calibration/terms/idle_slowdown.h"
+#include "calibration/terms/speed_course.h"
 #include "results/records.h"
 #include "workloads/workload.h"
 #include "workloads/workload_stream.h"
@@ -95,12 +95,12 @@ struct SimulationSetup {
   // this relative standard deviation around the mean (--match-speed: the real run's
   // pass-to-pass spread within its speed windows). < 0: the profile's own noise.
   double jitter = -1;
-  // The machine's speed course (profiles/speed_course.h): each server draws its batches'
+  // The machine's speed course (calibration/terms/speed_course.h): each server draws its batches'
   // costs (with noise on) at its course's score instead of independently. From the profile
   // (simulation.speed_drift: profile, the default); off with a speed trace or jitter, which
   // give a real run's own course. share 0: none.
   SpeedDrift speed_drift{};
-  // The machine's slowdown after idling (profiles/idle_slowdown.h): a batch that starts after
+  // The machine's slowdown after idling (calibration/terms/idle_slowdown.h): a batch that starts after
   // its worker idled costs factor_after(idle time) times its draw. From the profile
   // (simulation.idle_slowdown: profile, the default); off with a speed trace or jitter, whose
   // real run's speeds hold it already. No points: none.

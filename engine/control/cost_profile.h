@@ -43,7 +43,7 @@ struct ModelProfile {
   // room, so a miss at a full tier waits for it too.
   std::array<double, kTierCount> evict_time{};
   // Front-end terms (request overheads, cold bursts) are not here: they belong to the
-  // simulator and the profiler (profiles/front_end_profile.h).
+  // simulator and the profiler (calibration/terms/front_end_profile.h).
 
   ModelProfile();
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "experiments/background_load.h"
+#include "calibration/background_load.h"
 
 using servelab::experiments::BackgroundLoad;
 

@@ -11,8 +11,8 @@
 #include <iterator>
 
 #include "config/profile_yaml.h"
-#include "experiments/profiler.h"
-#include "experiments/served_probe.h"
+#include "calibration/profiler.h"
+#include "calibration/served_probe.h"
 #include "tests/support/temp_dir.h"
 
 using namespace servelab;

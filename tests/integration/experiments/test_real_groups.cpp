@@ -12,7 +12,7 @@
 #include "engine/server/http_server.h"
 #include "experiments/backends.h"
 #include "experiments/experiment.h"
-#include "experiments/profiler.h"
+#include "calibration/profiler.h"
 #include "experiments/runner.h"
 #include "tests/integration/server/http_client.h"
 #include "tests/support/temp_dir.h"

@@ -12,9 +12,9 @@
 
 #include "experiments/backends.h"
 #include "experiments/experiment.h"
-#include "experiments/profiler.h"
+#include "calibration/profiler.h"
 #include "experiments/runner.h"
-#include "experiments/speed_probe.h"
+#include "calibration/speed_probe.h"
 #include "results/records.h"
 #include "tests/support/temp_dir.h"
 
@@ -248,7 +248,7 @@ workload: {requests: 20, arrival: {type: closed, concurrency: 1}, access: {type:
     REQUIRE((was_served && now_served && was_served->served_miss_load > 0));
     CHECK(now_served->served_miss_load == Approx(was_served->served_miss_load).epsilon(1e-12));
   }
-  // The second run's profile pools both probes with the base (experiments/calibration.h).
+  // The second run's profile pools both probes with the base (calibration/calibration.h).
   std::ifstream second(dir / "out" / "runs" / "p001-r0-calibration.yaml");
   std::string header;
   std::getline(second, header);

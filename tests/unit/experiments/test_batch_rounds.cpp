@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "experiments/batch_rounds.h"
+#include "calibration/batch_rounds.h"
 
 using servelab::experiments::BatchRounds;
 using servelab::experiments::BatchRoundsOptions;

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #ifdef SERVELAB_EXP_PROFILER
-#include "experiments/calibration.h"
+#include "calibration/calibration.h"
 
 using namespace servelab;
 using namespace servelab::experiments;

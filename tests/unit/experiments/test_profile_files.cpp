@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "config/profile_yaml.h"
-#include "experiments/profiler.h"
+#include "calibration/profiler.h"
 #include "tests/support/temp_dir.h"
 
 using namespace servelab;

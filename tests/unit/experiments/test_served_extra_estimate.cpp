@@ -2,7 +2,7 @@
 // as the profiler measured them on a machine that flips between speed states.
 #include <catch2/catch.hpp>
 
-#include "experiments/served_probe.h"
+#include "calibration/served_probe.h"
 
 using servelab::experiments::ServedExtra;
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "experiments/speed_match.h"
+#include "calibration/speed_match.h"
 
 using namespace servelab;
 

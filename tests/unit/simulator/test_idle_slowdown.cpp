@@ -1,4 +1,4 @@
-// The machine's slowdown after idling (profiles/idle_slowdown.h): its interpolation and fit,
+// The machine's slowdown after idling (calibration/terms/idle_slowdown.h): its interpolation and fit,
 // its profile and config keys, and the simulator's use of it. Ground truth by hand: a worker
 // that idles g, with the server emptied meanwhile, before a batch of cost c runs it in
 // c * f(g), so an open loop spaced T apart settles where g = T - c * f(g).

@@ -1,4 +1,4 @@
-// The machine's speed course (profiles/speed_course.h). Ground truth: normal tables, the
+// The machine's speed course (calibration/terms/speed_course.h). Ground truth: normal tables, the
 // Ornstein-Uhlenbeck correlations a * exp(-dt / tau1) + b * exp(-dt / tau2) of the model's
 // definition checked on long runs, a fit against a course generated here with known parameters, and a closed
 // loop whose latency (a sum of batch costs) spreads more when consecutive costs move together.
@@ -13,7 +13,7 @@
 
 #include "config/profile_yaml.h"
 #include "engine/control/draws.h"
-#include "profiles/speed_course.h"
+#include "calibration/terms/speed_course.h"
 #include "simulator/sim_config.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/simulator/sim_test_util.h"

@@ -1,4 +1,4 @@
-#include "experiments/batch_rounds.h"
+#include "calibration/batch_rounds.h"
 
 #include <algorithm>
 #include <utility>

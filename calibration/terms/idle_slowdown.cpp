@@ -1,4 +1,4 @@
-#include "profiles/idle_slowdown.h"
+#include "calibration/terms/idle_slowdown.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "profiles/front_end_profile.h"
+#include "calibration/terms/front_end_profile.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "experiments/probe_server.h"
-#include "experiments/profiler.h"
+#include "calibration/probe_server.h"
+#include "calibration/profiler.h"
 
 namespace servelab::experiments {
 

@@ -1,4 +1,4 @@
-#include "experiments/profiler.h"
+#include "calibration/profiler.h"
 
 #include <algorithm>
 #include <future>
@@ -19,10 +19,10 @@
 #include "engine/runtime/executor.h"
 #include "engine/runtime/preprocess.h"
 #include "engine/runtime/task_thread.h"
-#include "experiments/background_load.h"
-#include "experiments/batch_rounds.h"
-#include "experiments/served_probe.h"
-#include "experiments/speed_probe.h"
+#include "calibration/background_load.h"
+#include "calibration/batch_rounds.h"
+#include "calibration/served_probe.h"
+#include "calibration/speed_probe.h"
 
 
 namespace servelab::experiments {

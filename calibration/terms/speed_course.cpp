@@ -1,4 +1,4 @@
-#include "profiles/speed_course.h"
+#include "calibration/terms/speed_course.h"
 
 #include <algorithm>
 #include <cmath>

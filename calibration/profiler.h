@@ -13,7 +13,7 @@
 #include "config/profile_yaml.h"
 #include "engine/control/cost_profile.h"
 #include "engine/runtime/engine.h"
-#include "experiments/batch_rounds.h"
+#include "calibration/batch_rounds.h"
 
 namespace servelab::experiments {
 
@@ -45,10 +45,10 @@ struct ProfileOptions {
   double min_load_seconds = 8.0;
   uint32_t max_load_samples = 200;
   // Batches of 1 back to back for this long, on the model whose batch of 1 costs most: the
-  // machine's speed course (profiles/speed_course.h). 0: none.
+  // machine's speed course (calibration/terms/speed_course.h). 0: none.
   double course_seconds = 10.0;
   // Blocks of batches of 1 after idle gaps and back to back, on the same model, for this long:
-  // the machine's slowdown after idling (profiles/idle_slowdown.h), where served_idle_turns
+  // the machine's slowdown after idling (calibration/terms/idle_slowdown.h), where served_idle_turns
   // is 0. 0: none.
   double idle_seconds = 8.0;
   int threads = 1;                          // LibTorch intra-op threads (the engine default)

@@ -1,7 +1,7 @@
 // A worker that idles between batches runs its next batch slower on some machines: its caches
 // and the core's clocks cool while it sleeps, and a vCPU may be handed to another tenant.
 // The profiler measures it on the served path (one
-// request in flight, sustained, against as long back to back: experiments/served_probe.h) or
+// request in flight, sustained, against as long back to back: calibration/served_probe.h) or
 // with short blocks after sleeps; the simulator scales a batch that starts after its worker
 // idled through a moment when the server held no request. A machine-fitting term: it lives
 // here, never in engine/control.

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "config/profile_yaml.h"
-#include "experiments/profiler.h"
+#include "calibration/profiler.h"
 
 namespace servelab::experiments {
 

@@ -12,7 +12,7 @@
 #ifdef SERVELAB_EXP_PROFILER
 #include "engine/runtime/allocator.h"
 #endif
-#include "experiments/profiler.h"
+#include "calibration/profiler.h"
 
 namespace servelab::experiments {
 

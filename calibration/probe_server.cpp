@@ -1,4 +1,4 @@
-#include "experiments/probe_server.h"
+#include "calibration/probe_server.h"
 
 #include "config/profile_yaml.h"
 

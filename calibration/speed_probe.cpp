@@ -1,4 +1,4 @@
-#include "experiments/speed_probe.h"
+#include "calibration/speed_probe.h"
 
 #include <chrono>
 #include <exception>

@@ -1,4 +1,4 @@
-#include "experiments/speed_match.h"
+#include "calibration/speed_match.h"
 
 #include <algorithm>
 #include <cmath>

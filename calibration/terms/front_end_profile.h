@@ -1,7 +1,7 @@
 // The front-end and measurement profile: what a client of the real engine sees outside the
 // batch (per-model request overheads) and how a closed loop's opening burst reaches the
 // controller (cold bursts measured on the profiler's probe). Machine-fitting terms owned by
-// the simulator (simulator/front_end.h, clients.h) and the profiler (experiments/profiler.h);
+// the simulator (simulator/front_end.h, clients.h) and the profiler (calibration/profiler.h);
 // engine/control's cost profile keeps batch and load costs only. Plain data, no I/O (YAML:
 // config/profile_yaml.h). Sampling methods use the RNG the caller passes.
 #pragma once

@@ -1,4 +1,4 @@
-#include "experiments/served_probe.h"
+#include "calibration/served_probe.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,8 +8,8 @@
 #include "common/clock.h"
 #include "common/median.h"
 #include "engine/runtime/executor.h"
-#include "experiments/probe_server.h"
-#include "experiments/speed_probe.h"
+#include "calibration/probe_server.h"
+#include "calibration/speed_probe.h"
 
 namespace servelab::experiments {
 namespace {

@@ -1,6 +1,6 @@
-// The machine's speed course as `servelab profile` measures it (profiles/speed_course.h):
+// The machine's speed course as `servelab profile` measures it (calibration/terms/speed_course.h):
 // batches of 1 of one model back to back, and the fit of their costs' rank autocorrelation;
-// and its slowdown after idling (profiles/idle_slowdown.h).
+// and its slowdown after idling (calibration/terms/idle_slowdown.h).
 #pragma once
 
 #include <functional>
@@ -9,8 +9,8 @@
 
 #include "engine/control/types.h"
 #include "engine/runtime/executor.h"
-#include "profiles/idle_slowdown.h"
-#include "profiles/speed_course.h"
+#include "calibration/terms/idle_slowdown.h"
+#include "calibration/terms/speed_course.h"
 
 namespace servelab::experiments {
 

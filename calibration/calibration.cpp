@@ -1,5 +1,5 @@
 // Calibration probes: a short batch-cost measurement, and the profile rescaled to it.
-#include "experiments/calibration.h"
+#include "calibration/calibration.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "experiments/background_load.h"
+#include "calibration/background_load.h"
 
 #include <unistd.h>
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "engine/runtime/engine.h"
-#include "experiments/profiler.h"
-#include "profiles/front_end_profile.h"
-#include "profiles/idle_slowdown.h"
+#include "calibration/profiler.h"
+#include "calibration/terms/front_end_profile.h"
+#include "calibration/terms/idle_slowdown.h"
 
 namespace servelab::experiments {
 
