@@ -8,18 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "calibration/terms/speed_trace.h"
 #include "engine/control/cost_profile.h"
 #include "engine/control/policy_params.h"
 #include "engine/control/types.h"
 
 namespace servelab::config {
 
-// One window of simulation.speed_trace: from `from` on, batch and load costs drawn from the
-// profile are multiplied by `factor`, until the next window's `from`.
-struct SpeedWindow {
-  Time from = 0;
-  double factor = 1;
-};
+// One window of simulation.speed_trace (calibration/terms/speed_trace.h).
+using SpeedWindow = servelab::SpeedWindow;
 
 // `cluster:` N servers, each with the whole engine, and the router that picks one per request.
 // The router's name and parameters are the simulator's to check (simulator/router.h).

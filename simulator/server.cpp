@@ -7,31 +7,30 @@
 
 namespace servelab::sim {
 
+namespace {
+
+// The machine terms of a simulation's setup, borrowed from it.
+MachineTerms machine_terms(const SimulationSetup& s) {
+  MachineTerms t;
+  for (const SimModel& m : s.models) {
+    t.profiles.push_back(&m.profile);
+    t.overheads.push_back(&m.overhead);
+  }
+  t.noise = s.noise;
+  t.jitter = s.jitter;
+  t.speed_trace = &s.speed_trace;
+  t.speed_drift = &s.speed_drift;
+  t.idle_slowdown = &s.idle_slowdown;
+  t.exec_tier = s.control.exec_tier;
+  return t;
+}
+
+}  // namespace
+
 Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed)
     : ctx_(ctx), sink_(sink), index_(index), ctl_(ctx.setup.control),
-      contract_(ctx.setup.control), rng_(seed), load_rng_(seed ^ 0x9e3779b97f4a7c15ULL),
-      workers_(ctx.setup.control.workers) {
-  const SimulationSetup& s = ctx.setup;
-  // No real run's speeds (a speed trace or jitter) replace the profile's own.
-  const bool profile_speeds = s.jitter < 0 && s.speed_trace.empty();
-  if (s.speed_drift.on() && s.noise != CostNoise::None && profile_speeds)
-    course_.emplace(s.speed_drift, seed ^ 0x5851f42d4c957f2dULL);
-  if (s.idle_slowdown.on() && profile_speeds) idle_slowdown_ = &s.idle_slowdown;
-  served_extra_ = profile_speeds;
-  served_miss_next_.assign(s.models.size(), 0);
-  served_idle_ratio_.assign(s.models.size(), 0);
-  served_sample_scale_.assign(s.models.size(), 0);
-  for (ModelId m = 0; m < s.models.size(); ++m) {
-    const RequestOverhead& o = s.models[m].overhead;
-    const double one = s.models[m].profile.batch_latency(1);
-    if (o.served_idle_batch > 0 && one > 0) served_idle_ratio_[m] = o.served_idle_batch / one;
-    const std::vector<double>& xs = o.served_miss_load_samples;
-    double sum = 0;
-    for (double x : xs) sum += x;
-    if (s.noise != CostNoise::None && sum > 0)
-      served_sample_scale_[m] = o.served_miss_load / (sum / double(xs.size()));
-  }
-}
+      contract_(ctx.setup.control), machine_(machine_terms(ctx.setup), seed),
+      workers_(ctx.setup.control.workers) {}
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the
 // setup's preload tier (the controller's initial placement, as in the engine).
@@ -162,47 +161,10 @@ void Server::dispatch(const Batch& b, Time now) {
   ++busy_workers_;
   ++batches_;
   batched_requests_ += b.requests.size();
-  const Time cost = served_batch_cost(b, w, now);
+  const Time cost = machine_.batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now,
+                                        w.idle_since, emptied_at_ >= w.idle_since);
   ++ctx_.in_flight;
   ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
-}
-
-// The drawn cost as served: the first batch after a served miss costs the measured served
-// first batch's extra over a warm batch of 1 (it holds the fresh module's first-run cost and
-// the machine's state); one whose worker idled while the server held no request, the idle
-// slowdown; any other, the served extra where it applies.
-Time Server::served_batch_cost(const Batch& b, const Worker& w, Time now) {
-  Time cost = batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now);
-  const RequestOverhead& o = ctx_.setup.models[b.model].overhead;
-  if (served_miss_next_[b.model]) {
-    served_miss_next_[b.model] = 0;
-    return cost + std::max(0.0, o.served_miss_batch - ctx_.profile(b.model).batch_latency(1));
-  }
-  if (idle_slowdown_ && emptied_at_ >= w.idle_since) {
-    // A measured served batch was served: it holds the served extra already.
-    if (served_idle_ratio_[b.model] > 0) return cost * idle_factor(b.model, now - w.idle_since);
-    cost *= idle_slowdown_->factor_after(now - w.idle_since);
-  }
-  if (served_extra_) cost += o.served_extra;
-  return cost;
-}
-
-// After `idle` seconds: the measured served batch's ratio to the profile's, reached as the
-// profile's slowdown ramps with the gap.
-double Server::idle_factor(ModelId model, Time idle) const {
-  return 1.0 + (served_idle_ratio_[model] - 1.0) * idle_slowdown_->share_after(idle);
-}
-
-// A draw from the profile: at the speed course's score where there is one, else independent
-// (the profile's noise, or a real run's jitter), times the speed trace's factor.
-Time Server::batch_cost(ModelId model, uint32_t size, Time now) {
-  const SimulationSetup& s = ctx_.setup;
-  const ModelProfile& p = ctx_.profile(model);
-  if (course_) return course_->cost(p, size, s.noise, course_->score_at(now));
-  const bool jittered = s.jitter >= 0 && s.noise != CostNoise::None;
-  const double cost = jittered ? p.sample_batch_latency(size, s.jitter, rng_)
-                               : p.sample_batch_latency(size, s.noise, rng_);
-  return cost * s.speed_at(now);
 }
 
 // The loader is one FIFO server, as the engine's loader thread is: a costed eviction (the
@@ -210,44 +172,17 @@ Time Server::batch_cost(ModelId model, uint32_t size, Time now) {
 // posted before it are done. The controller counts an eviction's space as free at once, as
 // the engine's does.
 void Server::occupy_loader(const EvictAction& e, Time now) {
-  const double cost = ctx_.profile(e.model).evict_time[int(e.tier)];
+  const Time cost = machine_.evict_cost(e.model, e.tier, now);
   if (cost <= 0) return;
-  loader_busy_until_ = std::max(now, loader_busy_until_) + cost * ctx_.setup.speed_at(now);
+  loader_busy_until_ = std::max(now, loader_busy_until_) + cost;
 }
 
 void Server::load(const LoadAction& l, Time now) {
   ++ctx_.in_flight;
   const Time start = std::max(now, loader_busy_until_);
-  loader_busy_until_ = loader_idle_since_ = start + load_cost(l, now, start);
+  loader_busy_until_ = loader_idle_since_ =
+      start + machine_.load_cost(l, now, start, emptied_at_ >= loader_idle_since_);
   ctx_.sim.schedule<&Server::on_load_done>(loader_busy_until_, this, LoadDone{l.model, l.to});
-}
-
-// A draw from the profile's loads. A miss into the executing tier served from an empty
-// server waits the measured served time instead, from `now` (it holds the eviction the loader
-// may be doing until `start`), scaled by the draw over the profile's mean to keep its spread.
-Time Server::load_cost(const LoadAction& l, Time now, Time start) {
-  const ModelProfile& p = ctx_.profile(l.model);
-  const Time draw = p.sample_load_seconds(l.from, l.to, ctx_.setup.noise, load_rng_);
-  const RequestOverhead& o = ctx_.setup.models[l.model].overhead;
-  const bool served = served_extra_ && o.served_miss_load > 0 &&
-                      l.to == ctx_.setup.control.exec_tier && emptied_at_ >= loader_idle_since_;
-  if (!served) return draw * ctx_.setup.speed_at(now);
-  served_miss_next_[l.model] = 1;
-  return std::max(0.0, now + served_wait(l, draw) - start);
-}
-
-// A served miss's wait for its eviction and load: one of its measured waits at the served
-// mean's level where the profile recorded them (their spread), else the served mean scaled by
-// the load draw over the profile's mean (the back-to-back loads' spread).
-Time Server::served_wait(const LoadAction& l, Time draw) {
-  const RequestOverhead& o = ctx_.setup.models[l.model].overhead;
-  if (served_sample_scale_[l.model] > 0) {
-    const std::vector<double>& xs = o.served_miss_load_samples;
-    const size_t i = std::min(xs.size() - 1, size_t(uniform01(load_rng_) * double(xs.size())));
-    return xs[i] * served_sample_scale_[l.model];
-  }
-  const double mean = ctx_.profile(l.model).load_seconds(l.from, l.to);
-  return mean > 0 ? o.served_miss_load * draw / mean : o.served_miss_load;
 }
 
 void Server::complete(const RequestOutcome& o, Time now) {

@@ -1,8 +1,8 @@
 // A simulated server: the Controller (engine/control) with simulated workers, loader and tiers
-// in virtual time. A dispatch of b requests of model m finishes at now + cost(m, b) from the
-// model's cost profile (a draw from the measured distribution when noise is on); a load
-// finishes at now + load time(m, from, to), after the evictions emitted before it where the
-// profile costs them (else they complete at once). The server checks the controller's
+// in virtual time. A dispatch of b requests of model m finishes at now + its cost; a load
+// finishes at now + its load time, after the evictions emitted before it where the profile
+// costs them (else they complete at once). Every cost comes from the server's MachineModel
+// (calibration/terms/machine_model.h: the cost profile and the terms fitted to the machine). The server checks the controller's
 // contract as it carries the actions out, with the engine's checker
 // (engine/control/contract_monitor.h), and the run reports its violations. Completions go to
 // the server's OutcomeSink (the cluster).
@@ -19,7 +19,7 @@
 #include "engine/control/action_carrier.h"
 #include "engine/control/contract_monitor.h"
 #include "engine/control/controller.h"
-#include "calibration/terms/speed_course.h"
+#include "calibration/terms/machine_model.h"
 #include "simulator/run_context.h"
 
 namespace servelab::sim {
@@ -90,11 +90,6 @@ class Server {
   struct Carrier;
   void carry_out(Time now);
   void dispatch(const Batch& b, Time now);
-  Time batch_cost(ModelId model, uint32_t size, Time now);
-  Time served_batch_cost(const Batch& b, const Worker& w, Time now);
-  Time load_cost(const LoadAction& l, Time now, Time start);
-  Time served_wait(const LoadAction& l, Time draw);
-  double idle_factor(ModelId model, Time idle) const;
   void check_requests(const Batch& b);
   void occupy_loader(const EvictAction& e, Time now);
   void load(const LoadAction& l, Time now);
@@ -108,36 +103,10 @@ class Server {
   Controller ctl_;
   ContractMonitor contract_;
   ActionBuffers actions_;  // the controller's, carried out at each event (action_carrier.h)
-  std::mt19937_64 rng_;       // batch latency draws
-  std::mt19937_64 load_rng_;  // load time draws (own stream: profiles without load samples
-                              // draw nothing, and batch draws do not shift when they do)
-  // The machine's speed course, where the setup has one and the profile's noise is on: batch
-  // costs are drawn at its scores instead of from rng_.
-  std::optional<SpeedCourse> course_;
-  // The machine's slowdown after idling, where the setup has one and no real run's speeds
-  // replace the profile's (no speed trace, no jitter). It slows a batch whose worker idled
-  // through a moment when the server held no request (emptied_at_): serving one request at a
-  // time, as the profiler measured it; a worker that only waited for a tick or a load while
-  // requests were queued runs at the profile's speed.
-  const IdleSlowdown* idle_slowdown_ = nullptr;
-  // Per model: its measured served batch of 1 (RequestOverhead::served_idle_batch) over the
-  // profile's batch of 1, the full slowdown in place of the profile's factor; 0 where not
-  // measured.
-  std::vector<double> served_idle_ratio_;
+  // Every cost of a batch, a load or an eviction (calibration/terms/machine_model.h).
+  MachineModel machine_;
   Time emptied_at_ = 0;  // when the server last held no request (the run's start at first)
-  // Whether batches cost their model's served extra (RequestOverhead::served_extra) more: as
-  // the idle slowdown, unless a real run's speeds replace the profile's.
-  bool served_extra_ = false;
-  // A miss served from an empty server (RequestOverhead::served_miss_load/batch): its load
-  // waits the served time, where the server held no request since the loader's last load
-  // ended (loader_idle_since_), and the model's next batch then costs the served first
-  // batch's extra over a warm one (served_miss_next_[model]). As the idle slowdown, unless a
-  // real run's speeds replace the profile's.
-  Time loader_idle_since_ = 0;
-  std::vector<uint8_t> served_miss_next_;
-  // Per model: served_miss_load over the mean of its served_miss_load_samples, where it has
-  // samples and the run draws noise (a served miss's wait is then a sample times this); else 0.
-  std::vector<double> served_sample_scale_;
+  Time loader_idle_since_ = 0;  // when the loader's last load ended
 
   std::vector<Worker> workers_;
   uint32_t busy_workers_ = 0;

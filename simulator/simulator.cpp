@@ -51,11 +51,7 @@ void collect_counters(const Cluster& cluster, SimulationResult& result) {
 }  // namespace
 
 double speed_at(const std::vector<SimulationSetup::SpeedWindow>& trace, Time t) {
-  if (trace.empty() || t < trace.front().from) return 1;
-  using Window = SimulationSetup::SpeedWindow;
-  auto it = std::upper_bound(trace.begin(), trace.end(), t,
-                             [](Time x, const Window& w) { return x < w.from; });
-  return std::prev(it)->factor;
+  return speed_factor_at(trace, t);
 }
 
 std::vector<std::string> target_names(const SimulationSetup& setup) {
