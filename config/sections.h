@@ -25,6 +25,25 @@ struct ClusterSection {
   PolicySpec router{"round-robin", {}};
 };
 
+// `simulation.machine`: the simulated machine (calibration/terms/machine_model.h) named as a
+// whole: `profile` (the default) applies every term the profile measured, `costs-only` the
+// profile's batch and load costs alone, and {without: [TERM, ...]} every term but those.
+struct MachineSection {
+  // The measured speed course (the profile's speed_drift), where it has one.
+  bool speed_drift = true;
+  // A batch after its worker idled costs the profile's measured factor more.
+  bool idle_slowdown = true;
+  // A batch costs the model's measured served extra more.
+  bool served_extra = true;
+  // A miss served one request at a time costs the served load wait and first batch.
+  bool served_miss = true;
+
+  static const std::vector<std::string>& term_names();  // in the order above
+  bool* term(const std::string& name);                  // null for an unknown name
+  bool all() const { return speed_drift && idle_slowdown && served_extra && served_miss; }
+  bool none() const { return !speed_drift && !idle_slowdown && !served_extra && !served_miss; }
+};
+
 // `simulation:` (the simulator's own knobs; the engine ignores them).
 struct SimulationSection {
   CostNoise noise = CostNoise::None;
@@ -36,17 +55,7 @@ struct SimulationSection {
   double cost_scale = 1;
   std::vector<SpeedWindow> speed_trace;
   double jitter = -1;  // < 0: the profile's own noise
-  // speed_drift: profile (the profile's measured speed course, where it has one) | off.
-  bool speed_drift = true;
-  // idle_slowdown: profile (a batch after its worker idled costs the profile's measured
-  // factor more, where it has one) | off.
-  bool idle_slowdown = true;
-  // served_extra: profile (a batch costs the profile's measured served extra more, where its
-  // request overhead has one) | off.
-  bool served_extra = true;
-  // served_miss: profile (a miss served one request at a time costs the load wait and first
-  // batch the profile measured on the served path, where its request overhead has them) | off.
-  bool served_miss = true;
+  MachineSection machine;
   Time client_timeout = kNever;
   Time cancel_delay = 0;
 };

@@ -53,17 +53,45 @@ Tier parse_preload(const YAML::Node& n, const Where& w) {
   return t;
 }
 
-// `key: profile | off`, where given: whether the profile's measured term of that name applies.
-void profile_or_off(const YAML::Node& n, const char* key, const Where& w, bool& on) {
-  const YAML::Node& v = n[key];
-  if (!v) return;
-  const std::string d = as_string(v, w.child(key));
-  if (d != "profile" && d != "off") fail(w.child(key), v, "expected profile or off");
-  on = d == "profile";
+// `machine:` profile | costs-only | {without: [TERM, ...]}.
+MachineSection parse_machine(const YAML::Node& n, const Where& w) {
+  MachineSection m;
+  const std::string expected = "expected profile, costs-only or {without: [TERM, ...]}";
+  if (n.IsScalar()) {
+    const std::string v = as_string(n, w);
+    if (v == "costs-only")
+      for (const std::string& t : MachineSection::term_names()) *m.term(t) = false;
+    else if (v != "profile")
+      fail(w, n, expected + ", got '" + v.substr(0, 64) + "'");
+    return m;
+  }
+  if (!n.IsMap()) fail(w, n, expected);
+  check_keys(n, w, {"without"});
+  const YAML::Node& without = n["without"];
+  if (!without) fail(w, n, expected);
+  if (!without.IsSequence()) fail(w.child("without"), without, "expected a list of terms");
+  for (size_t i = 0; i < without.size(); ++i) {
+    const std::string t = as_string(without[i], w.child("without").child(std::to_string(i)));
+    bool* on = m.term(t);
+    if (!on) {
+      std::string known;
+      for (const std::string& k : MachineSection::term_names()) known += (known.empty() ? "" : ", ") + k;
+      fail(w.child("without"), without[i], "unknown term '" + t.substr(0, 64) + "' (known: " + known + ")");
+    }
+    *on = false;
+  }
+  return m;
 }
 
-// The machine-speed knobs: cost_scale, speed_trace, jitter, noise, speed_drift, idle_slowdown,
-// served_extra, served_miss.
+// The switches of each term that `machine:` replaced: a clear error that says so.
+void refuse_term_switches(const YAML::Node& n, const Where& w) {
+  for (const std::string& t : MachineSection::term_names())
+    if (n[t])
+      fail(w.child(t), n[t], "the simulated machine is named as a whole: write machine: "
+                             "{without: [" + t + "]} (or machine: profile | costs-only)");
+}
+
+// The machine-speed knobs: cost_scale, speed_trace, jitter, noise, machine.
 void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
   if (const YAML::Node& v = n["cost_scale"]) {
     s.cost_scale = as_double(v, w.child("cost_scale"));
@@ -77,10 +105,7 @@ void parse_speed(const YAML::Node& n, const Where& w, SimulationSection& s) {
       fail(w.child("jitter"), v, "expected a relative standard deviation >= 0");
   }
   if (n["noise"]) s.noise = parse_noise(n["noise"], w.child("noise"));
-  profile_or_off(n, "speed_drift", w, s.speed_drift);
-  profile_or_off(n, "idle_slowdown", w, s.idle_slowdown);
-  profile_or_off(n, "served_extra", w, s.served_extra);
-  profile_or_off(n, "served_miss", w, s.served_miss);
+  if (n["machine"]) s.machine = parse_machine(n["machine"], w.child("machine"));
 }
 
 // client_timeout_s (> 0, or none) and cancel_delay_s (>= 0).
@@ -91,16 +116,43 @@ void parse_cancellation(const YAML::Node& n, const Where& w, SimulationSection& 
     s.cancel_delay = positive_seconds(d, w.child("cancel_delay_s"), true);
 }
 
+YAML::Node emit_machine(const MachineSection& m) {
+  if (m.all()) return YAML::Node("profile");
+  if (m.none()) return YAML::Node("costs-only");
+  YAML::Node without;
+  MachineSection copy = m;
+  for (const std::string& t : MachineSection::term_names())
+    if (!*copy.term(t)) without.push_back(t);
+  without.SetStyle(YAML::EmitterStyle::Flow);
+  YAML::Node n;
+  n["without"] = without;
+  return n;
+}
+
 }  // namespace
+
+const std::vector<std::string>& MachineSection::term_names() {
+  static const std::vector<std::string> names = {"speed_drift", "idle_slowdown", "served_extra",
+                                                 "served_miss"};
+  return names;
+}
+
+bool* MachineSection::term(const std::string& name) {
+  if (name == "speed_drift") return &speed_drift;
+  if (name == "idle_slowdown") return &idle_slowdown;
+  if (name == "served_extra") return &served_extra;
+  if (name == "served_miss") return &served_miss;
+  return nullptr;
+}
 
 SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) {
   SimulationSection s;
   if (!n) return s;
   require_map(n, w);
+  refuse_term_switches(n, w);
   check_keys(n, w,
              {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale",
-              "speed_trace", "jitter", "speed_drift", "idle_slowdown", "served_extra",
-              "served_miss", "client_timeout_s", "cancel_delay_s"});
+              "speed_trace", "jitter", "machine", "client_timeout_s", "cancel_delay_s"});
   if (!n.IsMap()) return s;
   parse_speed(n, w, s);
   if (n["seed"]) s.seed = as_uint(n["seed"], w.child("seed"));
@@ -162,10 +214,7 @@ YAML::Node emit_simulation_section(const SimulationSection& s) {
   if (s.client_timeout < kNever) n["client_timeout_s"] = s.client_timeout;
   n["cancel_delay_s"] = s.cancel_delay;
   if (s.jitter >= 0) n["jitter"] = s.jitter;
-  if (!s.speed_drift) n["speed_drift"] = "off";
-  if (!s.idle_slowdown) n["idle_slowdown"] = "off";
-  if (!s.served_extra) n["served_extra"] = "off";
-  if (!s.served_miss) n["served_miss"] = "off";
+  n["machine"] = emit_machine(s.machine);
   return n;
 }
 

@@ -107,13 +107,13 @@ SimulationSetup build_setup(const config::RunConfig& run) {
                         o ? *o : RequestOverhead{}});
     s.models.back().slo = m.slo;
     RequestOverhead& overhead = s.models.back().overhead;
-    if (!run.simulation.served_extra) overhead.served_extra = 0;
-    if (!run.simulation.served_miss) overhead.served_miss_load = overhead.served_miss_batch = 0;
+    if (!run.simulation.machine.served_extra) overhead.served_extra = 0;
+    if (!run.simulation.machine.served_miss) overhead.served_miss_load = overhead.served_miss_batch = 0;
   }
   s.cold_bursts = file.front_end.cold_bursts;
   copy_simulation_section(run.simulation, s);
-  if (run.simulation.speed_drift) s.speed_drift = file.speed_drift;
-  if (run.simulation.idle_slowdown) s.idle_slowdown = file.idle_slowdown;
+  if (run.simulation.machine.speed_drift) s.speed_drift = file.speed_drift;
+  if (run.simulation.machine.idle_slowdown) s.idle_slowdown = file.idle_slowdown;
   scale_costs(s, run.simulation.cost_scale);
   add_groups(run, s);
   s.cluster = run.cluster;

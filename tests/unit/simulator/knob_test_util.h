@@ -24,7 +24,7 @@ inline void write_knob_profile(const std::filesystem::path& dir, const std::stri
 }
 
 // One worker in event mode, 5 requests of a closed loop of one, noise none plus `knob`
-// (", served_extra: off"), on dir/profile.yaml.
+// (", machine: {without: [served_extra]}"), on dir/profile.yaml.
 inline SimConfig knob_config(const std::filesystem::path& dir, const std::string& knob) {
   return parse_sim_config(
       YAML::Load("models: [m]\nprofile: profile.yaml\n"

@@ -167,11 +167,11 @@ TEST_CASE("idle_slowdown in profile files and the simulation section", "[simulat
   sim::test::write_knob_profile(dir, ", served_idle_batch: -1");
   CHECK_THROWS_WITH(config(""), Contains("served_idle_batch"));
   profile("idle_slowdown: [{gap_ms: 1, factor: 1.2}, {gap_ms: 10, factor: 1.5}]\n");
-  const sim::SimConfig off = config(", idle_slowdown: off");
+  const sim::SimConfig off = config(", machine: {without: [idle_slowdown]}");
   CHECK_FALSE(off.setup.idle_slowdown.on());
-  CHECK(off.resolved["simulation"]["idle_slowdown"].as<std::string>() == "off");
+  CHECK(off.resolved["simulation"]["machine"]["without"][0].as<std::string>() == "idle_slowdown");
   CHECK_THROWS_WITH(config(", idle_slowdown: maybe"),
-                    Contains("simulation.idle_slowdown") && Contains("profile or off"));
+                    Contains("simulation.idle_slowdown") && Contains("machine: {without: [idle_slowdown]}"));
 
   profile("idle_slowdown: [{gap_ms: 10, factor: 1.5}, {gap_ms: 1, factor: 1.2}]\n");
   CHECK_THROWS_WITH(config(""), Contains("idle_slowdown") && Contains("ascend"));

@@ -29,7 +29,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("machine model: the profile's cost plus the served extra; slower after idling only "
+TEST_CASE("machine model: the profile's cost plus the served extra, slower after idling only "
           "where the server emptied", "[simulator][machine]") {
   Fixture f;
   f.overhead.served_extra = 0.001;

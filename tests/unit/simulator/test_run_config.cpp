@@ -79,6 +79,29 @@ TEST_CASE("run config: the effective config parses back to the same values", "[c
   CHECK(b.warm_up.requests_per_model == 8);
 }
 
+TEST_CASE("run config: simulation.machine names the simulated machine, and writes back as read",
+          "[config]") {
+  const config::MachineSection all = parse().simulation.machine;
+  CHECK(all.all());
+  const config::MachineSection bare = parse("simulation: {machine: costs-only}").simulation.machine;
+  CHECK(bare.none());
+  const config::MachineSection some =
+      parse("simulation: {machine: {without: [served_extra, speed_drift]}}").simulation.machine;
+  CHECK_FALSE(some.served_extra);
+  CHECK_FALSE(some.speed_drift);
+  CHECK(some.idle_slowdown);
+  CHECK(some.served_miss);
+  for (const char* m : {"profile", "costs-only", "{without: [idle_slowdown]}"}) {
+    CAPTURE(m);
+    const YAML::Node emitted =
+        config::emit_run_config(parse(std::string("simulation: {machine: ") + m + "}"));
+    const config::RunConfig back = config::parse_run_config(emitted, "", "");
+    CHECK(YAML::Dump(config::emit_run_config(back)) == YAML::Dump(emitted));
+  }
+  CHECK(YAML::Dump(config::emit_run_config(parse("simulation: {machine: {without: [idle_slowdown]}}"))
+                       ["simulation"]["machine"]) == "without: [idle_slowdown]");
+}
+
 TEST_CASE("run config: the real engine's warm-up is configured and bounded", "[config]") {
   const config::RunConfig c = parse("engine_warm_up: {clients: 2, requests_per_model: 0}");
   CHECK(c.warm_up.clients == 2);

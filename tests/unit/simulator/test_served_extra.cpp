@@ -56,12 +56,12 @@ TEST_CASE("served_extra in profile files and the simulation section", "[simulato
   CHECK(again.front_end.overhead("m")->served_extra == Approx(0.0025));
 
   CHECK(config("").setup.models[0].overhead.served_extra == Approx(0.0025));
-  const sim::SimConfig off = config(", served_extra: off");
+  const sim::SimConfig off = config(", machine: {without: [served_extra]}");
   CHECK(off.setup.models[0].overhead.served_extra == 0);
   CHECK(off.setup.models[0].overhead.before == Approx(0.002));  // the rest stays
-  CHECK(off.resolved["simulation"]["served_extra"].as<std::string>() == "off");
+  CHECK(off.resolved["simulation"]["machine"]["without"][0].as<std::string>() == "served_extra");
   CHECK_THROWS_WITH(config(", served_extra: maybe"),
-                    Contains("simulation.served_extra") && Contains("profile or off"));
+                    Contains("simulation.served_extra") && Contains("machine: {without: [served_extra]}"));
   // Closed loop of one, nothing else in the way: 2 + 20 + 2.5 + 1 ms per request.
   const sim::SimConfig on = config("");
   const sim::SimulationResult r = sim::simulate(on.setup, workloads::generate(on.run.workload));

@@ -125,13 +125,13 @@ TEST_CASE("served_miss in profile files and the simulation section", "[simulator
   profile(", served_miss_load: 45, served_miss_batch: 28");  // for the knob's checks below
 
   CHECK(config("").setup.models[0].overhead.served_miss_load == Approx(0.045));
-  const sim::SimConfig off = config(", served_miss: off");
+  const sim::SimConfig off = config(", machine: {without: [served_miss]}");
   CHECK(off.setup.models[0].overhead.served_miss_load == 0);
   CHECK(off.setup.models[0].overhead.served_miss_batch == 0);
   CHECK(off.setup.models[0].overhead.before == Approx(0.002));  // the rest stays
-  CHECK(off.resolved["simulation"]["served_miss"].as<std::string>() == "off");
+  CHECK(off.resolved["simulation"]["machine"]["without"][0].as<std::string>() == "served_miss");
   CHECK_THROWS_WITH(config(", served_miss: sometimes"),
-                    Contains("simulation.served_miss") && Contains("profile or off"));
+                    Contains("simulation.served_miss") && Contains("machine: {without: [served_miss]}"));
 
   profile(", served_miss_batch: -3");
   CHECK_THROWS_WITH(config(""), Contains("request_overhead_ms") && Contains("served_miss_batch must be"));

@@ -101,6 +101,15 @@ TEST_CASE("simulation config errors name the file and key", "[simulator][config]
                  "workload: {requets: 1}"),
              Contains("s.yaml") && Contains("requets"));
   CHECK_THAT(err("profile: nope.yaml\nmodels: [caffenet]\nworkload: {}"), Contains("cannot read"));
+  // The simulated machine is named as a whole.
+  CHECK_THAT(err(base + "models: [caffenet]\nsimulation: {speed_drift: off}"),
+             Contains("simulation.speed_drift") && Contains("machine: {without: [speed_drift]}"));
+  CHECK_THAT(err(base + "models: [caffenet]\nsimulation: {machine: fast}"),
+             Contains("simulation.machine") && Contains("costs-only"));
+  CHECK_THAT(err(base + "models: [caffenet]\nsimulation: {machine: {without: [gpu]}}"),
+             Contains("unknown term 'gpu'") && Contains("served_miss"));
+  CHECK_THAT(err(base + "models: [caffenet]\nsimulation: {machine: {}}"),
+             Contains("simulation.machine"));
   // Names only the simulator knows: config/ leaves them, the simulator's setup checks them.
   CHECK_THAT(err(base + "models: [caffenet]\nsimulation: {event_list: calendar}"),
              Contains("s.yaml") && Contains("simulation.event_list") &&

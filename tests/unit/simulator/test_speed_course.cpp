@@ -176,8 +176,8 @@ TEST_CASE("the profile's speed_drift reaches the setup unless the run turns it o
   const sim::SimulationSetup s = setup_with("");
   CHECK(s.speed_drift.fast.share == Approx(0.3));
   CHECK(s.speed_drift.slow.tau == Approx(0.25));
-  CHECK_FALSE(setup_with(", speed_drift: off").speed_drift.on());
-  CHECK_THROWS_WITH(setup_with(", speed_drift: maybe"), Contains("expected profile or off"));
+  CHECK_FALSE(setup_with(", machine: {without: [speed_drift]}").speed_drift.on());
+  CHECK_THROWS_WITH(setup_with(", speed_drift: maybe"), Contains("machine: {without: [speed_drift]}"));
   // Written back with the profile; shares summing to 1 would leave no pass-to-pass spread.
   const config::ProfileFile f = config::load_profile_file((dir / "profile.yaml").string());
   const config::ProfileFile back = config::parse_profile_file(config::profile_to_yaml(f), "back");
