@@ -115,8 +115,10 @@ size_t CsvTable::column(const std::string& name) const {
   for (size_t i = 0; i < header.size(); ++i)
     if (header[i] == name) return i;
   std::string names;
-  for (const auto& h : header) names += (names.empty() ? "" : ", ") + shown(h);
-  fail(path, 0, "no column '" + shown(name) + "' (columns: " + shown(names, 1000) + ")");
+  for (const auto& h : header) names.append(names.empty() ? "" : ", ").append(shown(h));
+  std::string why = "no column '";
+  why.append(shown(name)).append("' (columns: ").append(shown(names, 1000)).append(")");
+  fail(path, 0, why);
 }
 
 CsvTable read_csv(const std::string& path) {

@@ -57,7 +57,7 @@ TEST_CASE("repetitions beyond the limit are refused naming the key", "[limits]")
   CHECK_THAT(error_of("", "repetitions=2000000000"), Contains("--set repetitions") && Contains(limit));
 }
 
-TEST_CASE("runs counted over points, repetitions and modes; --set counts too", "[limits]") {
+TEST_CASE("runs are counted over points, repetitions and modes, and after --set", "[limits]") {
   // 1000 points x 200 repetitions: each factor is allowed, the product is not.
   CHECK_THAT(error_of(sweep_of(3) + "repetitions: 200\n"),
              Contains(std::to_string(kMaxRuns)) && Contains("200 repetitions"));
