@@ -23,6 +23,7 @@ inline constexpr Range<uint32_t> kQueueBound{0, 100'000'000};
 inline constexpr Range<uint32_t> kLoadsInFlight{1, 1024};
 inline constexpr Range<uint32_t> kIoThreads{1, 4096};
 inline constexpr Range<double> kQuantumMs{0, 3.6e6};             // up to one hour
+inline constexpr Range<uint64_t> kModelCount{1, 100'000};         // models: {count: N}
 inline constexpr Range<double> kRequestTimeoutMs{1e-3, 86.4e6};  // 1 us to one day, or none
 
 }  // namespace servelab::config

@@ -17,8 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr uint64_t kMaxModels = 1000000;
-
 std::string resolve_path(const std::string& p, const std::string& base_dir) {
   if (p.empty() || fs::path(p).is_absolute() || base_dir.empty()) return p;
   return (fs::path(base_dir) / p).lexically_normal().string();
@@ -36,8 +34,10 @@ std::vector<ModelEntry> parse_model_family(const YAML::Node& n, const Where& w) 
   check_keys(n, w, {"count", "prefix", "profile_model"});
   if (!n["count"] || !n["profile_model"]) fail(w, n, "needs count and profile_model");
   const uint64_t count = as_uint(n["count"], w.child("count"));
-  if (count == 0 || count > kMaxModels)
-    fail(w.child("count"), n["count"], "must be in 1.." + std::to_string(kMaxModels));
+  if (!kModelCount.holds(count))
+    fail(w.child("count"), n["count"],
+         "must be in " + std::to_string(kModelCount.lo) + ".." + std::to_string(kModelCount.hi) +
+             " (the limit on a run's models), got " + std::to_string(count));
   const std::string pm = as_model_name(n["profile_model"], w.child("profile_model"));
   const std::string prefix = n["prefix"] ? as_model_name(n["prefix"], w.child("prefix")) : pm;
   std::vector<ModelEntry> out;

@@ -1,13 +1,20 @@
 #include "config/yaml_util.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/depthguard.h>
 
 #include "common/model_name.h"
+#include "config/yaml_limits.h"
 
 namespace servelab::config {
+
+namespace fs = std::filesystem;
 
 void fail(const Where& w, const YAML::Node& node, const std::string& msg) {
   std::string where = w.file;
@@ -88,41 +95,33 @@ std::string as_param_string(const YAML::Node& node, const Where& w) {
 
 namespace {
 
-// yaml-cpp keeps both entries of a key written twice and answers lookups with the first:
-// the second would be silently ignored, so it is an error naming its line.
-void check_unique_keys(const YAML::Node& n, const std::string& path) {
-  if (n.IsSequence()) {
-    for (const auto& e : n) check_unique_keys(e, path);
-    return;
-  }
-  if (!n.IsMap()) return;
-  std::vector<std::string> seen;
-  for (const auto& kv : n) {
-    if (kv.first.IsScalar()) {
-      const std::string& key = kv.first.Scalar();
-      if (std::find(seen.begin(), seen.end(), key) != seen.end())
-        throw ConfigError(path + ":" + std::to_string(kv.first.Mark().line + 1) +
-                          ": duplicate key '" + key + "' (each key may appear once)");
-      seen.push_back(key);
-    }
-    check_unique_keys(kv.second, path);
-  }
+std::string read_text(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw ConfigError("cannot read " + path + " (a directory)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError("cannot read " + path);
+  return text.str();
 }
 
 }  // namespace
 
-YAML::Node load_file(const std::string& path) {
+YAML::Node load_text(const std::string& text, const std::string& name) {
   try {
-    YAML::Node root = YAML::LoadFile(path);
-    check_unique_keys(root, path);
-    return root;
-  } catch (const YAML::BadFile&) {
-    throw ConfigError("cannot read " + path);
+    check_yaml_text(text, name);
+    return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ": nested deeper than " +
+                      std::to_string(kMaxYamlDepth) + " levels (the limit for a config file)");
   } catch (const YAML::ParserException& e) {
-    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " +
+    throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " +
                       e.msg);
   }
 }
+
+YAML::Node load_file(const std::string& path) { return load_text(read_text(path), path); }
 
 void apply_override(YAML::Node& root, const std::string& assignment) {
   size_t eq = assignment.find('=');

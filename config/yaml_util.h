@@ -40,8 +40,11 @@ std::string as_model_name(const YAML::Node& node, const Where& w);
 // A scalar as written, or a sequence of scalars joined by commas (for PolicyParams).
 std::string as_param_string(const YAML::Node& node, const Where& w);
 
-// Loads a YAML file; throws ConfigError naming the file on a missing file or a syntax error.
+// Loads a YAML file; throws ConfigError naming the file on a missing file, a syntax error, a
+// key written twice or a document beyond the limits of config/yaml_limits.h.
 YAML::Node load_file(const std::string& path);
+// The same for YAML text; `name` stands for the file in messages.
+YAML::Node load_text(const std::string& text, const std::string& name);
 
 // Sets `dotted.key=value` in `root`, creating mappings on the way; the value is parsed as
 // YAML (so `3`, `true`, `[1, 2]` keep their types). Throws ConfigError on a malformed item.

@@ -52,8 +52,12 @@ T scalar_as(const YAML::Node& n, const std::string& file, const std::string& key
 }
 
 uint32_t parse_repetitions(const YAML::Node& n, const std::string& where) {
-  int r = scalar_as<int>(n, where, "repetitions");
+  const int64_t r = scalar_as<int64_t>(n, where, "repetitions");
   if (r < 1) throw ExperimentError(where + ": 'repetitions' must be at least 1");
+  if (r > kMaxRepetitions)
+    throw ExperimentError(where + ": 'repetitions' must be at most " +
+                          std::to_string(kMaxRepetitions) + " (the limit), got " +
+                          std::to_string(r));
   return static_cast<uint32_t>(r);
 }
 
@@ -64,6 +68,9 @@ void set_repetitions(ExperimentSpec& spec, const YAML::Node& n, const std::strin
 void set_seeds(ExperimentSpec& spec, const YAML::Node& n, const std::string& where) {
   if (!n.IsSequence() || n.size() == 0)
     throw ExperimentError(where + ": 'seeds' needs a non-empty list [1, 2, ...]");
+  if (n.size() > kMaxRepetitions)
+    throw ExperimentError(where + ": 'seeds' lists more than " + std::to_string(kMaxRepetitions) +
+                          " seeds (the limit on repetitions)");
   spec.seeds.clear();
   for (const auto& s : n) spec.seeds.push_back(scalar_as<uint64_t>(s, where, "seeds"));
   if (spec.seeds.size() < spec.repetitions)
@@ -189,6 +196,7 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file) 
   }
   if (doc["more_repetitions"]) set_more_repetitions(spec, doc["more_repetitions"], file);
   complete_seeds(spec);
+  check_run_count(spec);
   return spec;
 }
 
@@ -250,7 +258,24 @@ void apply_set(ExperimentSpec& spec, const std::string& assignment) {
   }
 }
 
+void check_run_count(const ExperimentSpec& spec) {
+  // Saturating products: each factor is at least 1.
+  uint64_t runs = std::max<uint64_t>(most_repetitions(spec), 1) * std::max<size_t>(spec.modes.size(), 1);
+  std::string axes;
+  for (const auto& axis : spec.sweep) {
+    axes += (axes.empty() ? "" : " x ") + std::to_string(axis.values.size());
+    runs = runs > kMaxRuns ? runs : runs * axis.values.size();
+  }
+  if (runs <= kMaxRuns) return;
+  throw ExperimentError(spec.file + ": sweep: the experiment has more than " +
+                        std::to_string(kMaxRuns) + " runs (the limit): " +
+                        (axes.empty() ? "1" : axes) + " points x " +
+                        std::to_string(most_repetitions(spec)) + " repetitions x " +
+                        std::to_string(spec.modes.size()) + " modes");
+}
+
 std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec) {
+  check_run_count(spec);
   std::vector<SweepPoint> points{SweepPoint{}};
   for (const auto& axis : spec.sweep) {
     std::vector<SweepPoint> next;

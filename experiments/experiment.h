@@ -35,6 +35,13 @@ struct ExperimentError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Limits that keep a small file from asking for more runs than memory holds: repetitions of a
+// point (repetitions, more_repetitions, seeds), and the runs of the whole experiment (its grid
+// points times the most repetitions of a point times its modes). Checked before anything is
+// expanded.
+inline constexpr uint32_t kMaxRepetitions = 10'000;
+inline constexpr uint64_t kMaxRuns = 100'000;
+
 struct SweepAxis {
   std::string path;                // dotted path into the config, e.g. workload.access.type
   std::vector<YAML::Node> values;  // scalars (or small mappings) to set at `path`
@@ -79,7 +86,10 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file);
 void apply_set(ExperimentSpec& spec, const std::string& assignment);
 
 // The full grid (cartesian product of the axes); one point with no values when no sweep.
+// Throws ExperimentError, before expanding, when the experiment has more than kMaxRuns runs.
 std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec);
+// Throws ExperimentError naming `sweep` and kMaxRuns when the experiment has more runs.
+void check_run_count(const ExperimentSpec& spec);
 
 // How often `point` runs: `repetitions`, or more where a rule of `more_repetitions` matches it.
 uint32_t repetitions_at(const ExperimentSpec& spec, const SweepPoint& point);

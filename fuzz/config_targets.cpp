@@ -15,7 +15,8 @@ namespace servelab::fuzz {
 
 int run_config(const uint8_t* data, size_t size) {
   try {
-    const YAML::Node root = YAML::Load(std::string(reinterpret_cast<const char*>(data), size));
+    const YAML::Node root =
+        config::load_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.yaml");
     const config::RunConfig c = config::parse_run_config(root, "fuzz.yaml", "");
     (void)config::emit_run_config(c);
   } catch (const ConfigError&) {
@@ -30,7 +31,8 @@ int run_config(const uint8_t* data, size_t size) {
 int profile_file(const uint8_t* data, size_t size) {
   config::ProfileFile p;
   try {
-    const YAML::Node root = YAML::Load(std::string(reinterpret_cast<const char*>(data), size));
+    const YAML::Node root =
+        config::load_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.yaml");
     p = config::parse_profile_file(root, "fuzz.yaml");
   } catch (const ConfigError&) {
     return 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 #include <numbers>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -20,10 +21,32 @@ namespace {
   throw std::invalid_argument("workload.arrival: " + what);
 }
 
+std::string number_text(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
 void require_positive(double v, const char* name, const std::string& type) {
   if (!std::isfinite(v) || v <= 0)
     fail(std::string(name) + " must be a positive number for " + type + ", got " +
-         std::to_string(v));
+         number_text(v));
+}
+
+// A rate whose gaps the clock resolves: kMinRate..kMaxRate requests/s.
+void require_rate(double v, const char* name, const std::string& type) {
+  require_positive(v, name, type);
+  if (v < kMinRate || v > kMaxRate)
+    fail(std::string(name) + " must be in " + number_text(kMinRate) + ".." +
+         number_text(kMaxRate) + " requests/s for " + type + ", got " + number_text(v) +
+         " (a run's times resolve 1 us up to " + number_text(kMaxRunSeconds) + " s)");
+}
+
+// Seconds within a run's clock: 0..kMaxRunSeconds.
+void require_seconds(double v, const char* name) {
+  if (!std::isfinite(v) || v < 0 || v > kMaxRunSeconds)
+    fail(std::string(name) + " must be in 0.." + number_text(kMaxRunSeconds) +
+         " s (a run's times resolve 1 us up to there), got " + number_text(v));
 }
 
 // An open loop's count limit: max_requests, or kMaxRequests where it is 0.
@@ -35,18 +58,19 @@ CountLimit open_limit(uint64_t max_requests) {
 
 void validate_closed(const ArrivalSpec& spec) {
   if (spec.concurrency == 0) fail("concurrency must be at least 1");
-  if (!std::isfinite(spec.think_time) || spec.think_time < 0)
-    fail("think time must be a non-negative number");
+  require_seconds(spec.think_time, "think time");
 }
 
-void validate_rate(const ArrivalSpec& spec) { require_positive(spec.rate, "rate", spec.type); }
+void validate_rate(const ArrivalSpec& spec) { require_rate(spec.rate, "rate", spec.type); }
 
 void validate_sine(const ArrivalSpec& spec) {
-  require_positive(spec.peak_base, "peak_base", spec.type);
+  require_rate(spec.peak_base, "peak_base", spec.type);
   require_positive(spec.period, "period", spec.type);
+  require_seconds(spec.period, "period");
   if (!std::isfinite(spec.noise) || spec.noise < 0) fail("noise must be non-negative");
   if (!std::isfinite(spec.interval) || spec.interval < 0)
     fail("interval must be non-negative (0: period/1000)");
+  require_seconds(spec.interval, "interval");
 }
 
 void validate_trace(const ArrivalSpec& spec) {
@@ -84,6 +108,9 @@ class OpenTimes : public TimeStream {
       ended_ = true;
       return false;
     }
+    if (!(t <= kMaxRunSeconds))
+      fail("a send time passes " + number_text(kMaxRunSeconds) +
+           " s, where a run's times no longer resolve 1 us (lower time_scale or the gaps)");
     limit_.take();
     return true;
   }
@@ -216,19 +243,22 @@ const std::vector<ArrivalProcess>& arrival_registry() {
        .help = "open loop, exponential gaps: rate (requests/s)",
        .keys = {number_key("rate", &A::rate)},
        .validate = validate_rate,
-       .send_times = open_stream<PoissonTimes>},
+       .send_times = open_stream<PoissonTimes>,
+       .peak_rate = [](const ArrivalSpec& a) { return a.rate; }},
       {.name = "constant",
        .help = "open loop, evenly spaced: request i at i / rate (requests/s)",
        .keys = {number_key("rate", &A::rate)},
        .validate = validate_rate,
-       .send_times = open_stream<ConstantTimes>},
+       .send_times = open_stream<ConstantTimes>,
+       .peak_rate = [](const ArrivalSpec& a) { return a.rate; }},
       {.name = "sine",
        .help = "Rafiki 7.2 sine-shaped rate: peak_base (requests/s; peak 1.1 x), period_s (s), "
                "noise (sd of the per-interval factor), interval_s (s, 0 = period_s / 1000)",
        .keys = {number_key("peak_base", &A::peak_base), number_key("period_s", &A::period),
                 number_key("noise", &A::noise), number_key("interval_s", &A::interval)},
        .validate = validate_sine,
-       .send_times = open_stream<SineTimes>},
+       .send_times = open_stream<SineTimes>,
+       .peak_rate = [](const ArrivalSpec& a) { return 1.1 * a.peak_base; }},
       {.name = "trace",
        .help = "replays the times of a CSV's first column: file (path), time_scale (gap "
                "multiplier, 0.5 = twice as fast)",

@@ -30,6 +30,9 @@ struct ArrivalProcess {
   std::unique_ptr<TimeStream> (*send_times)(const ArrivalSpec&, uint64_t max_requests,
                                             double duration) = nullptr;
   bool ends_by_itself = false;  // open loop that ends on its own (trace): no limit required
+  // An open loop with a rate: its highest rate (requests/s), so that a run's count can be
+  // bounded before it is drawn. nullptr: none.
+  double (*peak_rate)(const ArrivalSpec&) = nullptr;
 
   bool closed_loop() const { return think_times != nullptr; }
 };

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
+#include <string_view>
 
 namespace servelab::workloads::detail {
 namespace {
@@ -15,6 +16,20 @@ namespace {
   std::string where = "trace '" + path + "'";
   if (line > 0) where += " line " + std::to_string(line);
   throw std::invalid_argument(where + ": " + what);
+}
+
+// A field as a message shows it: control bytes (a NUL would end the message at every C
+// boundary) as \xNN, and at most 80 bytes of it.
+std::string shown(std::string_view field, size_t max = 80) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < field.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(field[i]);
+    if (c < 0x20 || c == 0x7f) out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+    else out += char(c);
+  }
+  if (field.size() > max) out += "... (" + std::to_string(field.size()) + " bytes)";
+  return out;
 }
 
 // Splits one CSV record. Quoted fields may hold commas and doubled quotes (no newlines).
@@ -100,8 +115,10 @@ size_t CsvTable::column(const std::string& name) const {
   for (size_t i = 0; i < header.size(); ++i)
     if (header[i] == name) return i;
   std::string names;
-  for (const auto& h : header) names += (names.empty() ? "" : ", ") + h;
-  fail(path, 0, "no column '" + name + "' (columns: " + names + ")");
+  for (const auto& h : header) names.append(names.empty() ? "" : ", ").append(shown(h));
+  std::string why = "no column '";
+  why.append(shown(name)).append("' (columns: ").append(shown(names, 1000)).append(")");
+  fail(path, 0, why);
 }
 
 CsvTable read_csv(const std::string& path) {
@@ -147,7 +164,7 @@ std::vector<double> read_trace_times(const std::string& path) {
   for (size_t i = 0; i < table.rows.size(); ++i) {
     if (!parse_timestamp(table.rows[i][0], &stamps[i]))
       fail(path, table.line_numbers[i],
-           "first column '" + table.rows[i][0] +
+           "first column '" + shown(table.rows[i][0]) +
                "' is neither a timestamp (YYYY-MM-DD hh:mm:ss.fff) nor a number of seconds");
     if (stamps[i].calendar != stamps[0].calendar)
       fail(path, table.line_numbers[i], "mixes calendar timestamps and plain seconds");
@@ -170,7 +187,7 @@ std::vector<std::string> read_trace_column(const std::string& path, const std::s
   values.reserve(table.rows.size());
   for (size_t i = 0; i < table.rows.size(); ++i) {
     if (c >= table.rows[i].size())
-      fail(path, table.line_numbers[i], "row has no field for column '" + column + "'");
+      fail(path, table.line_numbers[i], "row has no field for column '" + shown(column) + "'");
     values.push_back(table.rows[i][c]);
   }
   return values;

@@ -12,6 +12,13 @@ namespace YAML { class Node; }
 
 namespace servelab::workloads {
 
+// Times are seconds in doubles, which resolve a microsecond up to 2^32 s (136 years): no time
+// of a run (a send time, a gap, a duration) may pass it, or latencies would round to nothing.
+inline constexpr double kMaxRunSeconds = 4294967296.0;
+// The finest gap a rate may ask for is a nanosecond: rates above 1e9 requests/s are refused.
+inline constexpr double kMaxRate = 1e9;
+inline constexpr double kMinRate = 1.0 / kMaxRunSeconds;
+
 // Which model each request goes to.
 struct AccessSpec {
   std::string type = "uniform";   // sequential | uniform | zipf | pareto | weights | trace

@@ -6,6 +6,7 @@
 
 #include "engine/control/ensemble_dispatch.h"
 #include "engine/server/http_message.h"
+#include "engine/server/json_error.h"
 #include "engine/server/model_store.h"
 
 namespace servelab::server {
@@ -44,7 +45,7 @@ std::vector<double> parse_accuracy(const json& v, const std::vector<std::string>
     auto it = std::find(members.begin(), members.end(), key);
     if (it == members.end()) bad("accuracy names a model that is not a member");
     if (!value.is_number() || !(value.get<double>() >= 0) || !(value.get<double>() <= 1))
-      bad("accuracy of '" + key + "' must be a number in [0, 1]");
+      bad("accuracy of '" + echo_value(key) + "' must be a number in [0, 1]");
     accuracy[size_t(it - members.begin())] = value.get<double>();
   }
   if (v.size() != members.size()) bad("accuracy must give every member's accuracy");
@@ -113,7 +114,11 @@ GroupDefinition parse_group_definition(std::string_view body) {
     throw HttpError(413, "group: definition larger than " + std::to_string(kMaxGroupBodyBytes) +
                              " bytes");
   json j = json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) bad("the body must be a JSON object");
+  if (j.is_discarded()) {
+    const std::string why = json_error(body);  // a number out of range names its key
+    bad(why.rfind("not valid JSON", 0) == 0 ? "the body must be a JSON object (" + why + ")" : why);
+  }
+  if (!j.is_object()) bad("the body must be a JSON object");
   for (const auto& [key, value] : j.items()) {
     if (key != "name" && key != "members" && key != "accuracy" && key != "subset" &&
         key != "dispatch")

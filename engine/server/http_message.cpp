@@ -11,8 +11,16 @@ const std::string* HttpRequest::header(std::string_view name) const {
   return nullptr;
 }
 
+std::string echo_value(std::string_view value, size_t max) {
+  if (value.size() <= max) return std::string(value);
+  return std::string(value.substr(0, max)) + "... (" + std::to_string(value.size()) + " bytes)";
+}
+
 HttpResponse error_response(int status, std::string_view message) {
-  nlohmann::json j = {{"error", std::string(message)}};
+  const std::string text = message.size() <= kMaxErrorBytes
+                               ? std::string(message)
+                               : echo_value(message, kMaxErrorBytes) + " (message cut)";
+  nlohmann::json j = {{"error", text}};
   return json_response(status, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

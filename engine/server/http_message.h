@@ -51,7 +51,13 @@ struct HttpError : std::runtime_error {
 };
 
 // {"error": message} with `status`.
+// Messages longer than kMaxErrorBytes are cut there (a request's bad value is never echoed
+// whole).
 HttpResponse error_response(int status, std::string_view message);
+inline constexpr size_t kMaxErrorBytes = 2048;
+
+// A value of the request as a message quotes it: at most `max` bytes, then "... (N bytes)".
+std::string echo_value(std::string_view value, size_t max = 80);
 // A JSON document (already serialized) with `status`.
 HttpResponse json_response(int status, std::string body);
 

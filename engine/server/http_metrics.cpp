@@ -13,6 +13,11 @@ void HttpMetrics::finished(const std::string& route, int status, double seconds)
   r.seconds += seconds;
 }
 
+void HttpMetrics::refused(int status) {
+  in_flight_++;  // finished() counts it out
+  finished("transport", status, 0);
+}
+
 std::string HttpMetrics::text() const {
   std::ostringstream out;
   std::lock_guard<std::mutex> lock(mu_);

@@ -15,6 +15,9 @@ class HttpMetrics {
   void started() { in_flight_++; }
   // One answered request: its route pattern, status and time from parse to reply.
   void finished(const std::string& route, int status, double seconds);
+  // One answer the HTTP transport gave itself before any route saw the request (413, 431,
+  // 414, 400, 501): counted under the route "transport".
+  void refused(int status);
   // Prometheus text exposition of the counters.
   std::string text() const;
 

@@ -3,6 +3,7 @@
 
 #include <boost/asio/post.hpp>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +39,7 @@ int parse_top_k(const HttpRequest& req, int fallback) {
     if (used == it->second.size() && k >= 1 && k <= 100000) return k;
   } catch (const std::exception&) {
   }
-  throw HttpError(400, "top_k must be a positive integer (got '" + it->second + "')");
+  throw HttpError(400, "top_k must be a positive integer (got '" + echo_value(it->second) + "')");
 }
 
 }  // namespace
@@ -48,12 +49,13 @@ runtime::RequestOptions parse_slo_header(const HttpRequest& req) {
   runtime::RequestOptions ro;
   const std::string* v = req.header("x-slo-ms");
   if (!v) return ro;
-  char* end = nullptr;
-  errno = 0;
-  const double ms = std::strtod(v->c_str(), &end);
-  if (v->empty() || end != v->c_str() + v->size() || errno || !(ms > 0) || !(ms <= 86400000.0))
-    throw HttpError(400, "X-SLO-Ms must be a number of milliseconds in (0, 86400000] (got '" +
-                             v->substr(0, 32) + "')");
+  // Decimal only: strtod would also read hexadecimal (0x10 as 16) and leading blanks.
+  double ms = 0;
+  const char* end = v->data() + v->size();
+  const auto [stop, ec] = std::from_chars(v->data(), end, ms, std::chars_format::general);
+  if (v->empty() || ec != std::errc() || stop != end || !(ms > 0) || !(ms <= 86400000.0))
+    throw HttpError(400, "X-SLO-Ms must be a decimal number of milliseconds in (0, 86400000] "
+                         "(got '" + v->substr(0, 32) + "')");
   ro.slo = ms / 1e3;
   return ro;
 }
@@ -234,6 +236,7 @@ RestoreReport HttpServer::start() {
   t.io_threads = s.options.io_threads;
   t.max_body_bytes = s.options.max_body_bytes;
   t.log = [&s](const std::string& line) { s.log(line); };
+  t.refused = [&s](int status) { s.metrics.refused(status); };
   s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {
     // The matched route's pattern (the router's, alive as long as the server).
     auto route = std::make_shared<const std::string*>(nullptr);

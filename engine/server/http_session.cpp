@@ -60,7 +60,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) return on_error(ec);
     auto& msg = parser_->get();
     head_ = msg.method() == http::verb::head;
-    if (auto refusal = refuse_header(msg)) return write(std::move(*refusal), true, false);
+    if (auto refusal = refuse_header(msg)) return refuse(std::move(*refusal));
     auto cl = parser_->content_length();
     if (cl && *cl > shared_->options.max_body_bytes) return on_error(http::error::body_limit);
     auto expect = msg[http::field::expect];
@@ -112,19 +112,24 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_error(beast::error_code ec) {
     if (ec == http::error::body_limit) {
-      return write(error_response(413, "request body is larger than the limit of " +
-                                           std::to_string(shared_->options.max_body_bytes) +
-                                           " bytes"),
-                   true, false);
+      return refuse(error_response(413, "request body is larger than the limit of " +
+                                            std::to_string(shared_->options.max_body_bytes) +
+                                            " bytes"));
     }
     if (ec == http::error::header_limit) {
-      return write(error_response(431, "request header is larger than the limit of 64 KiB"),
-                   true, false);
+      return refuse(error_response(431, "request header is larger than the limit of 64 KiB"));
     }
     if (is_http_error(ec) && ec != http::error::end_of_stream && ec != http::error::partial_message) {
-      return write(error_response(400, "malformed HTTP request: " + ec.message()), true, false);
+      return refuse(error_response(400, "malformed HTTP request: " + ec.message()));
     }
     close();  // end of stream, timeout, reset
+  }
+
+  // An answer the transport gives itself, the handler never seeing the request: counted
+  // through options.refused, then written, and the connection closed.
+  void refuse(HttpResponse res) {
+    if (shared_->options.refused) shared_->options.refused(res.status);
+    write(std::move(res), true, false);
   }
 
   void on_read(beast::error_code ec, size_t) {

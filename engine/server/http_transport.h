@@ -29,6 +29,9 @@ struct TransportOptions {
   // Each connection's read buffer. Beast reads at most the buffer's free space (512 bytes
   // when it starts empty), so a 12 KB tensor body took 25 recvmsg calls; 16 KiB takes one or two.
   size_t read_buffer_bytes = 16 * 1024;
+  // Each answer the transport gives itself (the refusals above), by status; called on an IO
+  // thread before the answer is written. May be empty.
+  std::function<void(int status)> refused;
   // Listener events (out of descriptors, accepting again); called on an IO thread. May be empty.
   std::function<void(const std::string&)> log;
 };

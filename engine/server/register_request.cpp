@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "engine/server/json_error.h"
 #include "engine/server/multipart.h"
 
 namespace servelab::server {
@@ -72,7 +73,7 @@ std::optional<double> slo_ms_from(const json& v) {
 
 json parse_json_text(std::string_view text, const char* what) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) bad(std::string(what) + " is not valid JSON");
+  if (j.is_discarded()) bad(std::string(what) + " is not valid JSON: " + json_error(text));
   return j;
 }
 
@@ -82,7 +83,7 @@ RegisterRequest from_json_body(const std::string& body) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     static const char* kKeys[] = {"name", "path", "labels", "preprocess", "contexts", "slo_ms"};
     if (std::find(std::begin(kKeys), std::end(kKeys), it.key()) == std::end(kKeys)) {
-      bad("unknown field '" + it.key() +
+      bad("unknown field '" + echo_value(it.key()) +
           "' (expected name, path, labels, preprocess, contexts, slo_ms)");
     }
   }

@@ -37,6 +37,14 @@ bool has_control_byte(std::string_view s) {
   return false;
 }
 
+// A segment that holds an encoded slash (%2F): no name may contain '/', and matched by its
+// segment count it would reach a route it was not meant for (a 405 instead of a 400).
+bool has_encoded_slash(std::string_view seg) {
+  for (size_t i = 0; i + 2 < seg.size(); ++i)
+    if (seg[i] == '%' && seg[i + 1] == '2' && (seg[i + 2] == 'f' || seg[i + 2] == 'F')) return true;
+  return false;
+}
+
 }  // namespace
 
 bool Router::match(const Route& r, const std::vector<std::string>& segs, PathParams* params,
@@ -62,6 +70,14 @@ bool Router::match(const Route& r, const std::vector<std::string>& segs, PathPar
 void Router::dispatch(HttpRequest req, Reply reply, const std::string** route) const {
   std::vector<std::string> segs = split(req.path);
   const std::string method = req.method == "HEAD" ? "GET" : req.method;
+  for (const std::string& seg : segs) {
+    if (!has_encoded_slash(seg)) continue;
+    static const std::string kUnmatched = "unmatched";
+    if (route) *route = &kUnmatched;
+    reply(error_response(400, "path segment '" + seg.substr(0, 80) +
+                                  "' holds an encoded slash (%2F): names cannot contain '/'"));
+    return;
+  }
   std::string allow;
   PathParams params;
   for (const auto& r : routes_) {

@@ -28,6 +28,12 @@ int64_t unix_now() {
       .count();
 }
 
+// A 409 for a name in use that says how to go on.
+std::string already_registered(const std::string& name) {
+  return "model '" + name + "' is already registered (DELETE /models/" + name +
+         " first to replace it, or register under another name)";
+}
+
 }  // namespace
 
 json HttpServer::Impl::model_json(const std::string& name, bool full) {
@@ -94,11 +100,11 @@ void HttpServer::Impl::check_name(const std::string& name) {
 HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   RegisterRequest r = parse_register_request(req);
   if (std::string why = model_name_problem(r.name); !why.empty()) {
-    throw HttpError(400, "invalid model name '" + r.name + "': " + why);
+    throw HttpError(400, "invalid model name '" + echo_value(r.name) + "': " + why);
   }
   std::lock_guard<std::mutex> lock(admin_mu);
   if (registry.find(r.name) || engine->model(r.name)) {
-    throw HttpError(409, "model '" + r.name + "' is already registered");
+    throw HttpError(409, already_registered(r.name));
   }
   if (find_group(r.name)) throw HttpError(409, "'" + r.name + "' is the name of a model group");
   StoredFile file;
@@ -138,7 +144,7 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   row.contexts = r.contexts;
   row.slo_ms = r.slo_ms;
   try {
-    if (!registry.insert(row)) throw HttpError(409, "model '" + r.name + "' is already registered");
+    if (!registry.insert(row)) throw HttpError(409, already_registered(r.name));
   } catch (...) {
     engine->unregister_model(r.name);
     store.remove(r.name);

@@ -29,6 +29,14 @@ const json* member(const json& obj, const char* key) {
   return it == obj.end() ? nullptr : &*it;
 }
 
+// `obj["parameters"]`: nullptr when absent; anything but an object is refused (400), never
+// ignored.
+const json* parameters_of(const json& obj, const std::string& where) {
+  const json* params = member(obj, "parameters");
+  if (params && !params->is_object()) bad(where + ": \"parameters\" must be an object");
+  return params;
+}
+
 // A boolean parameter in `obj["parameters"]`, false when absent.
 bool bool_parameter(const json& obj, const char* key, const std::string& where) {
   const json* params = member(obj, "parameters");
@@ -264,6 +272,7 @@ V2InferRequest parse_fresh(std::string_view text, std::string_view binary,
     if (!id->is_string()) bad("\"id\" must be a string");
     r.id = id->get<std::string>();
   }
+  parameters_of(j, "request");
   r.binary_output = bool_parameter(j, "binary_data_output", "request");
   r.slo_ms = slo_parameter(j);
   const json* inputs = member(j, "inputs");
@@ -277,8 +286,8 @@ V2InferRequest parse_fresh(std::string_view text, std::string_view binary,
   if (count < 0) bad("input '" + input.name + "' is too large");
   const size_t batch = static_cast<size_t>(shape[0]);
   const size_t item_size = static_cast<size_t>(count) / batch;
-  const json* params = member(in, "parameters");
-  const json* size = params && params->is_object() ? member(*params, "binary_data_size") : nullptr;
+  const json* params = parameters_of(in, "input '" + input.name + "'");
+  const json* size = params ? member(*params, "binary_data_size") : nullptr;
   if (size) {
     if (!size->is_number_unsigned()) bad("\"binary_data_size\" must be a byte count");
     const uint64_t bytes = size->get<uint64_t>();
@@ -313,9 +322,9 @@ V2InferRequest parse_fresh(std::string_view text, std::string_view binary,
       const json* name = member(o, "name");
       if (!name || !name->is_string() || name->get_ref<const std::string&>() != output_name)
         bad("unknown output requested (the model's output is '" + output_name + "')");
-      const json* op = member(o, "parameters");
-      if (op && op->is_object()) r.classification = classification_parameter(*op, output);
-      if (op && op->is_object() && member(*op, "binary_data"))
+      const json* op = parameters_of(o, "output '" + output_name + "'");
+      if (op) r.classification = classification_parameter(*op, output);
+      if (op && member(*op, "binary_data"))
         r.binary_output = bool_parameter(o, "binary_data", "output '" + output_name + "'");
     }
   }

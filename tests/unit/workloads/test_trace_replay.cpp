@@ -83,3 +83,23 @@ TEST_CASE("bad traces are reported with file and line", "[workloads][trace]") {
   CHECK_THROWS_WITH(generate(trace_spec(empty, 0)), Catch::Contains("no rows"));
   CHECK_THROWS_WITH(generate(trace_spec(bad, 0, 0)), Catch::Contains("time_scale"));
 }
+
+TEST_CASE("a bad trace field is shown escaped and cut, never ending the message",
+          "[workloads][trace]") {
+  using Catch::Contains;
+  const std::string nul = temp_file("nul.csv", std::string("TIMESTAMP\n1\nab\0cd\n", 18));
+  CHECK_THROWS_WITH(generate(trace_spec(nul, 0)),
+                    Contains("line 3") && Contains("'ab\\x00cd'") && Contains("neither a timestamp"));
+  const std::string huge = temp_file("huge.csv", "TIMESTAMP\n1\n" + std::string(100000, 'z') + "\n");
+  try {
+    generate(trace_spec(huge, 0));
+    FAIL("no error");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    CHECK(what.size() < 1000);
+    CHECK_THAT(what, Contains("(100000 bytes)") && Contains("neither a timestamp"));
+  }
+  // A send time the clock cannot resolve stops the replay.
+  const std::string ok = temp_file("ok.csv", "TIMESTAMP\n0\n1\n2\n");
+  CHECK_THROWS_WITH(generate(trace_spec(ok, 0, 1e12)), Contains("a send time passes"));
+}
