@@ -233,6 +233,7 @@ RestoreReport HttpServer::start() {
   t.port = s.options.port;
   t.io_threads = s.options.io_threads;
   t.max_body_bytes = s.options.max_body_bytes;
+  t.max_json_body_bytes = s.options.max_json_body_bytes;
   t.log = [&s](const std::string& line) { s.log(line); };
   s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {
     // The matched route's pattern (the router's, alive as long as the server).

@@ -7,6 +7,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+
+#include <algorithm>
 #include <array>
 #include <iterator>
 #include <string_view>
@@ -51,6 +53,7 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->body_limit(shared_->options.max_body_bytes);
     parser_->header_limit(64 * 1024);
+    json_limited_ = false;
     deadline_.expires_after(shared_->options.idle_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&Session::on_header, shared_from_this()));
@@ -63,6 +66,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (auto refusal = refuse_header(msg)) return write(std::move(*refusal), true, false);
     auto cl = parser_->content_length();
     if (cl && *cl > shared_->options.max_body_bytes) return on_error(http::error::body_limit);
+    if (refuse_json(msg, cl)) return write(json_too_large(), true, false);
     auto expect = msg[http::field::expect];
     if (beast::iequals(expect, "100-continue")) {
       auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
@@ -93,6 +97,27 @@ class Session : public std::enable_shared_from_this<Session> {
     return std::nullopt;
   }
 
+  // Whether a v2 infer request's JSON is over max_json_body_bytes: its JSON header (binary
+  // tensors) or its whole body. A chunked JSON body is held to the limit as it is read.
+  bool refuse_json(const http::request<RequestBody>& msg, const boost::optional<uint64_t>& cl) {
+    if (!RequestBody::is_infer(msg)) return false;
+    const size_t limit = shared_->options.max_json_body_bytes;
+    const auto split = RequestBody::split_point(msg);
+    if (!split && !cl) {
+      json_limited_ = true;
+      parser_->body_limit(std::min(limit, shared_->options.max_body_bytes));
+      return false;
+    }
+    return (split ? *split : *cl) > limit;
+  }
+
+  HttpResponse json_too_large() const {
+    return error_response(413, "the JSON of a v2 infer request is larger than the limit of " +
+                                   std::to_string(shared_->options.max_json_body_bytes) +
+                                   " bytes (--max-json-body-bytes); send large tensors as "
+                                   "binary data (Inference-Header-Content-Length)");
+  }
+
   void read_body() {
     // The body often came in with the header: parse it here. Through async_read it would
     // complete without I/O, and Beast posts such a completion (a scheduler round trip that
@@ -111,6 +136,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_error(beast::error_code ec) {
+    if (ec == http::error::body_limit && json_limited_) return write(json_too_large(), true, false);
     if (ec == http::error::body_limit) {
       return write(error_response(413, "request body is larger than the limit of " +
                                            std::to_string(shared_->options.max_body_bytes) +
@@ -260,6 +286,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string out_head_, out_body_;  // the response being written
   bool keep_alive_ = true;
   bool head_ = false;  // the request being answered is HEAD
+  bool json_limited_ = false;  // a chunked v2 JSON body: its body limit is the JSON one
 };
 
 void start_session(Socket socket, Shared* shared) {
