@@ -75,7 +75,7 @@ std::optional<HttpResponse> request_failure(const std::string& model,
                           {"status", "dropped"}};
       return json_response(504, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
-    case RequestStatus::Cancelled:  // the engine cancels nothing today; a client gone is 499
+    case RequestStatus::Cancelled:  // its client went, or a sibling v2 item failed: 499
       return error_response(499, "request to model '" + model + "' was cancelled");
     case RequestStatus::Failed:
       return error_response(500, "inference with model '" + model + "' failed" +
@@ -164,6 +164,7 @@ void HttpServer::Impl::add_routes() {
         later.status = -1;
         return later;
       }
+      RequestId id = 0;
       int rc = engine->classify(name, std::move(req.body), top_k,
                                 [this, reply, name](runtime::ClassifyResult r) {
                                   if (r.status == RequestStatus::Failed && removed(name)) {
@@ -171,8 +172,10 @@ void HttpServer::Impl::add_routes() {
                                         404, "model '" + name + "' was removed"));
                                   }
                                   reply(classify_response(name, r));
-                                }, ro);
+                                }, ro, &id);
       if (rc == 0) {  // answered later, from an engine thread
+        if (id != 0 && req.client)  // a client gone takes its queued request with it
+          req.client->on_gone([this, id] { engine->cancel(id); });
         HttpResponse later;
         later.status = -1;
         return later;

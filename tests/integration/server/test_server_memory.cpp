@@ -160,6 +160,18 @@ TEST_CASE("serve bounds queues by default and drops the queued items of clients 
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK(metric(s.port, cancelled) >= 1000);  // dropped before they ran
   CHECK(metric(s.port, "servelab_batches_total{model=\"noop\"") <= 3);
+
+  // The same for /classify.
+  const double before = metric(s.port, cancelled);
+  const std::string image = read_file(image_file("digit_7.png"));
+  const int fd = connect_to(s.port);
+  send_all(fd, "POST /classify/noop HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                   std::to_string(image.size()) + "\r\n\r\n" + image);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ::close(fd);
+  for (int i = 0; i < 100 && metric(s.port, cancelled) == before; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(metric(s.port, cancelled) == before + 1);
 }
 
 TEST_CASE("slow readers of large answers leave no memory behind", "[server][memory]") {
