@@ -28,6 +28,10 @@ namespace po = boost::program_options;
 namespace servelab::cli {
 namespace {
 
+// The per-model queue bound of `serve` when neither the command line nor the config file
+// sets one: a server must not grow without limit under requests it cannot serve in time.
+constexpr uint32_t kServeQueueBound = 1024;
+
 po::options_description serve_options() {
   po::options_description d("servelab serve [options]\n\nServes the REST API (POST /register, "
                             "POST /classify/{name}, GET|DELETE /models[/{name}], POST|GET /groups, "
@@ -45,6 +49,10 @@ po::options_description serve_options() {
                                                             "images)")
     ("max-body-bytes", po::value<size_t>()->default_value(256u << 20), "larger request bodies are "
                                                                       "answered 413")
+    ("max-json-body-bytes", po::value<size_t>()->default_value(16u << 20), "larger JSON of a "
+                                     "KServe v2 infer request (the body, or the JSON header "
+                                     "of binary tensors) is answered 413 before it is read; "
+                                     "send large tensors as binary data")
     ("store", po::value<std::string>()->default_value("model-store"), "model store directory: "
                                             "model files and the registry (registry.sqlite). "
                                             "One server at a time: a second one on the same "
@@ -90,8 +98,10 @@ po::options_description serve_options() {
     ("device-bytes", po::value<uint64_t>(), "bytes of models resident on the GPU")
     ("request-timeout-ms", po::value<double>(), "a request still queued this long is answered "
                                                 "504 (default: never)")
-    ("queue-bound", po::value<uint32_t>(), "per-model queue bound; a full queue answers 503 "
-                                           "(default 0: unbounded)")
+    ("queue-bound", po::value<uint32_t>()->default_value(kServeQueueBound), "per-model queue "
+                                     "bound in requests (a v2 batch of N is N); a full queue "
+                                     "answers 503. 0: unbounded. The config file's "
+                                     "engine.queue_bound applies when this is not given")
     ("executor", po::value<std::string>()->default_value("torch"), "torch | profiled")
     ("profile", po::value<std::string>(), "cost profile YAML: the costs of --executor profiled; with torch, the batch-cost priors of SLO-aware batching and group dispatchers")
     ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
@@ -132,6 +142,7 @@ void resolve_weights(PolicySpec& spec, const std::filesystem::path& config_dir) 
 runtime::EngineOptions engine_options(const po::variables_map& vm) {
   check_engine_options(vm);
   runtime::EngineOptions e;
+  bool config_queue_bound = false;
   if (vm.count("config")) {
     const std::string file = vm["config"].as<std::string>();
     const YAML::Node root = config::load_file(file);
@@ -140,6 +151,8 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
     resolve_weights(e.control.batching, std::filesystem::path(file).parent_path());
     e.default_contexts = s.contexts;
     e.slo = s.slo;
+    const YAML::Node engine = root["engine"];
+    config_queue_bound = engine && engine.IsMap() && engine["queue_bound"];
   }
   ControllerConfig& c = e.control;
   if (vm.count("workers")) c.workers = vm["workers"].as<uint32_t>();
@@ -157,7 +170,8 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
   if (vm.count("device-models")) device.models = vm["device-models"].as<uint32_t>();
   if (vm.count("device-bytes")) device.bytes = vm["device-bytes"].as<uint64_t>();
   if (vm.count("request-timeout-ms")) c.request_timeout = vm["request-timeout-ms"].as<double>() / 1e3;
-  if (vm.count("queue-bound")) c.queue_bound = vm["queue-bound"].as<uint32_t>();
+  if (!vm["queue-bound"].defaulted() || !config_queue_bound)
+    c.queue_bound = vm["queue-bound"].as<uint32_t>();
   e.executor = vm["executor"].as<std::string>();
   if (vm.count("profile"))
     e.cost_profile = std::make_shared<const CostProfile>(
@@ -185,6 +199,8 @@ server::ServerOptions server_options(const po::variables_map& vm) {
   check_range<unsigned>("io-threads", so.io_threads, config::kIoThreads.lo, config::kIoThreads.hi);
   so.max_body_bytes = vm["max-body-bytes"].as<size_t>();
   check_range<size_t>("max-body-bytes", so.max_body_bytes, 1024, size_t(4) << 30);
+  so.max_json_body_bytes = vm["max-json-body-bytes"].as<size_t>();
+  check_range<size_t>("max-json-body-bytes", so.max_json_body_bytes, 1024, size_t(4) << 30);
   so.store_dir = vm["store"].as<std::string>();
   so.quarantine_orphans = vm["quarantine-orphans"].as<bool>();
   so.default_top_k = vm["top-k"].as<int>();

@@ -144,9 +144,11 @@ class Engine {
   // model, undecodable image or oversized body is reported synchronously by the
   // return value instead: 404 unknown model, 400 undecodable image, 413 body over
   // max_image_bytes; 0 when accepted. A request for a full queue is refused before its
-  // image is decoded, through `done` (Rejected) like any rejection.
+  // image is decoded, through `done` (Rejected) like any rejection. `id`: set to the queued
+  // request's id, for cancel() (left alone for a refused one).
   int classify(const std::string& model, std::string image_bytes, int top_k,
-               std::function<void(ClassifyResult)> done, const RequestOptions& options = {});
+               std::function<void(ClassifyResult)> done, const RequestOptions& options = {},
+               RequestId* id = nullptr);
 
   // One image to several models (a model group's members), decoded once per distinct
   // preprocessing: members that prepare images alike share the decoded input. Each

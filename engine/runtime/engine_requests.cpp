@@ -81,7 +81,8 @@ bool Engine::Impl::refuse_if_full(const std::shared_ptr<const ModelEntry>& m, in
 }
 
 int Engine::classify(const std::string& model, std::string image_bytes, int top_k,
-                     std::function<void(ClassifyResult)> done, const RequestOptions& ro) {
+                     std::function<void(ClassifyResult)> done, const RequestOptions& ro,
+                     RequestId* id) {
   Impl& s = *impl_;
   auto m = s.find(model);
   if (!m) return 404;
@@ -99,7 +100,7 @@ int Engine::classify(const std::string& model, std::string image_bytes, int top_
     return 400;
   }
   return s.accept(std::make_shared<const Input>(std::move(input)), top_k, std::move(done),
-                  std::move(m), ro);
+                  std::move(m), ro, id);
 }
 
 namespace {

@@ -4,11 +4,14 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "engine/server/client_gone.h"
 
 namespace servelab::server {
 
@@ -25,6 +28,9 @@ struct HttpRequest {
   // only the N bytes of the JSON header; `tensor_split` says so. Otherwise `tensor` is empty.
   std::vector<float> tensor;
   bool tensor_split = false;
+  // Set by the transport: fired when the connection closes before the answer is written.
+  // Null for requests made in-process.
+  std::shared_ptr<ClientGone> client;
 
   // Value of header `name` (lowercase), or nullptr.
   const std::string* header(std::string_view name) const;

@@ -77,7 +77,7 @@ std::optional<HttpResponse> request_failure(const std::string& model,
                           {"status", "dropped"}};
       return json_response(504, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
-    case RequestStatus::Cancelled:  // the engine cancels nothing today; a client gone is 499
+    case RequestStatus::Cancelled:  // its client went, or a sibling v2 item failed: 499
       return error_response(499, "request to model '" + model + "' was cancelled");
     case RequestStatus::Failed:
       return error_response(500, "inference with model '" + model + "' failed" +
@@ -166,6 +166,7 @@ void HttpServer::Impl::add_routes() {
         later.status = -1;
         return later;
       }
+      RequestId id = 0;
       int rc = engine->classify(name, std::move(req.body), top_k,
                                 [this, reply, name](runtime::ClassifyResult r) {
                                   if (r.status == RequestStatus::Failed && removed(name)) {
@@ -173,8 +174,10 @@ void HttpServer::Impl::add_routes() {
                                         404, "model '" + name + "' was removed"));
                                   }
                                   reply(classify_response(name, r));
-                                }, ro);
+                                }, ro, &id);
       if (rc == 0) {  // answered later, from an engine thread
+        if (id != 0 && req.client)  // a client gone takes its queued request with it
+          req.client->on_gone([this, id] { engine->cancel(id); });
         HttpResponse later;
         later.status = -1;
         return later;
@@ -235,6 +238,7 @@ RestoreReport HttpServer::start() {
   t.port = s.options.port;
   t.io_threads = s.options.io_threads;
   t.max_body_bytes = s.options.max_body_bytes;
+  t.max_json_body_bytes = s.options.max_json_body_bytes;
   t.log = [&s](const std::string& line) { s.log(line); };
   t.refused = [&s](int status) { s.metrics.refused(status); };
   s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {

@@ -29,6 +29,9 @@ struct ServerOptions {
   uint16_t port = 0;                 // 0: ephemeral; read the bound port with port()
   unsigned io_threads = 2;           // HTTP IO threads (image decoding runs on them too)
   size_t max_body_bytes = 256u << 20;  // larger bodies are answered 413
+  // The JSON of a v2 infer request (the body, or the JSON header of a binary-tensor body);
+  // larger: 413 before the body is read. Large tensors go as binary data.
+  size_t max_json_body_bytes = 16u << 20;
   ImageLimits image_limits;          // classify bodies, checked from the header before decoding
   std::string store_dir = "model-store";  // model files and registry.sqlite
   int default_top_k = 5;             // /classify without ?top_k=

@@ -7,7 +7,11 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <iterator>
 #include <string_view>
 #include <optional>
@@ -51,6 +55,7 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->body_limit(shared_->options.max_body_bytes);
     parser_->header_limit(64 * 1024);
+    json_limited_ = false;
     deadline_.expires_after(shared_->options.idle_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&Session::on_header, shared_from_this()));
@@ -63,6 +68,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (auto refusal = refuse_header(msg)) return refuse(std::move(*refusal));
     auto cl = parser_->content_length();
     if (cl && *cl > shared_->options.max_body_bytes) return on_error(http::error::body_limit);
+    if (refuse_json(msg, cl)) return write(json_too_large(), true, false);
     auto expect = msg[http::field::expect];
     if (beast::iequals(expect, "100-continue")) {
       auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
@@ -93,6 +99,27 @@ class Session : public std::enable_shared_from_this<Session> {
     return std::nullopt;
   }
 
+  // Whether a v2 infer request's JSON is over max_json_body_bytes: its JSON header (binary
+  // tensors) or its whole body. A chunked JSON body is held to the limit as it is read.
+  bool refuse_json(const http::request<RequestBody>& msg, const boost::optional<uint64_t>& cl) {
+    if (!RequestBody::is_infer(msg)) return false;
+    const size_t limit = shared_->options.max_json_body_bytes;
+    const auto split = RequestBody::split_point(msg);
+    if (!split && !cl) {
+      json_limited_ = true;
+      parser_->body_limit(std::min(limit, shared_->options.max_body_bytes));
+      return false;
+    }
+    return (split ? *split : *cl) > limit;
+  }
+
+  HttpResponse json_too_large() const {
+    return error_response(413, "the JSON of a v2 infer request is larger than the limit of " +
+                                   std::to_string(shared_->options.max_json_body_bytes) +
+                                   " bytes (--max-json-body-bytes); send large tensors as "
+                                   "binary data (Inference-Header-Content-Length)");
+  }
+
   void read_body() {
     // The body often came in with the header: parse it here. Through async_read it would
     // complete without I/O, and Beast posts such a completion (a scheduler round trip that
@@ -111,6 +138,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_error(beast::error_code ec) {
+    if (ec == http::error::body_limit && json_limited_) return write(json_too_large(), true, false);
     if (ec == http::error::body_limit) {
       return refuse(error_response(413, "request body is larger than the limit of " +
                                             std::to_string(shared_->options.max_body_bytes) +
@@ -152,22 +180,65 @@ class Session : public std::enable_shared_from_this<Session> {
     req.tensor_split = msg.body().split;
     deadline_.expires_never();  // the engine bounds the wait (request timeout)
     shared_->in_flight++;
+    counted_ = true;
+    const size_t body_bytes = req.body.capacity() + req.tensor.capacity() * sizeof(float);
+    req.client = client_ = std::make_shared<ClientGone>();
 
     auto called = std::make_shared<std::atomic<bool>>(false);
-    Reply reply = [weak = weak_from_this(), gate = shared_->gate, called](HttpResponse res) {
-      deliver(weak, *gate, *called, std::move(res));
+    Reply reply = [weak = weak_from_this(), gate = shared_->gate, called,
+                   shared = shared_](HttpResponse res) {
+      deliver(weak, *gate, *called, std::move(res), shared);
     };
     try {
       shared_->handler(std::move(req), std::move(reply));  // no copy of the Reply
     } catch (const std::exception& e) {
       deliver(weak_from_this(), *shared_->gate, *called,
-              error_response(500, std::string("internal error: ") + e.what()));
+              error_response(500, std::string("internal error: ") + e.what()), shared_);
     }
+    shared_->trimmer->freed(body_bytes);  // the handler has taken or dropped the body
+    watch_client();
+  }
+
+  // While its request is served, notices the client closing the connection: the handler
+  // hears of it (ClientGone), the answer is no longer awaited and the connection closes.
+  void watch_client() {
+    stream_.socket().async_wait(
+        tcp::socket::wait_read,
+        [self = shared_from_this(), client = client_](beast::error_code ec) {
+          if (!ec && client == self->client_) self->on_readable();
+        });
+  }
+
+  void on_readable() {
+    char c;
+    const ssize_t n = ::recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return;  // bytes of a next request: the client is still there
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+      return watch_client();
+    auto client = std::move(client_);  // end of stream or reset
+    uncount();
+    close();
+    client->fire();
+  }
+
+  // The request in flight is answered or abandoned: no longer counted in in_flight.
+  void uncount() {
+    if (counted_) shared_->in_flight--;
+    counted_ = false;
+  }
+
+  // Gives a large answer buffer back (the heap trimmer hears of it) instead of keeping it.
+  void release_body() {
+    const size_t bytes = out_body_.capacity();
+    if (bytes <= kKeepBodyBytes) return;
+    std::string().swap(out_body_);
+    shared_->trimmer->freed(bytes);
   }
 
   // What a Reply does (any thread): the first call posts `res` to the connection's strand.
+  // `shared` is alive while the gate is open.
   static void deliver(const std::weak_ptr<Session>& weak, Gate& gate,
-                      std::atomic<bool>& called, HttpResponse res) {
+                      std::atomic<bool>& called, HttpResponse res, Shared* shared) {
     if (called.exchange(true)) return;
     std::lock_guard<std::mutex> lock(gate.mu);
     if (!gate.open) return;
@@ -175,6 +246,8 @@ class Session : public std::enable_shared_from_this<Session> {
       net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
         self->write(std::move(res), false, true);
       });
+    } else {  // the connection is gone: the answer is freed here
+      shared->trimmer->freed(res.body.capacity());
     }  // `self` is released under the gate lock: never the last owner after stop()
   }
 
@@ -193,7 +266,11 @@ class Session : public std::enable_shared_from_this<Session> {
     net::async_write(stream_, buffers,
                      [self = shared_from_this(), close_after, counted](beast::error_code ec,
                                                                        size_t) {
-                       if (counted) self->shared_->in_flight--;
+                       if (counted) {
+                         self->client_.reset();
+                         self->uncount();
+                       }
+                       self->release_body();
                        if (ec) return self->close();
                        if (close_after) return self->drain_and_close();
                        self->read_header();
@@ -246,6 +323,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void close() {
     deadline_.stop();
+    release_body();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
@@ -255,6 +333,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // How often a connection checks its deadline: limits hold to within this.
   static constexpr std::chrono::seconds kTick{1};
+  static constexpr size_t kKeepBodyBytes = 64 * 1024;  // answer buffers kept between answers
 
   Stream stream_;  // no Beast expiry: `deadline_` bounds each phase
   Shared* shared_;
@@ -265,6 +344,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string out_head_, out_body_;  // the response being written
   bool keep_alive_ = true;
   bool head_ = false;  // the request being answered is HEAD
+  bool json_limited_ = false;  // a chunked v2 JSON body: its body limit is the JSON one
+  bool counted_ = false;       // a request is in flight (counted in shared_->in_flight)
+  std::shared_ptr<ClientGone> client_;  // the request in flight's; null when none
 };
 
 void start_session(Socket socket, Shared* shared) {

@@ -13,8 +13,10 @@
 #include <boost/beast/core/basic_stream.hpp>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
+#include "engine/server/heap_trim.h"
 #include "engine/server/http_transport.h"
 
 namespace servelab::server::transport {
@@ -43,6 +45,7 @@ struct Shared {
   std::mutex mu;  // guards `sessions`
   std::unordered_map<Session*, std::shared_ptr<Session>> sessions;  // open connections
   std::atomic<int> in_flight{0};  // requests handed to the handler and not yet written
+  std::optional<HeapTrimmer> trimmer;  // told of large request bodies and answers freed
 };
 
 // Serves the connection on `socket` (accepted onto its own strand) until it closes; the

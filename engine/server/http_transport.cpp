@@ -72,6 +72,7 @@ HttpTransport::HttpTransport(TransportOptions options, Handler handler)
     : impl_(std::make_unique<Impl>()) {
   impl_->shared.options = std::move(options);
   impl_->shared.handler = std::move(handler);
+  impl_->shared.trimmer.emplace(impl_->ioc, std::chrono::seconds(1));
 }
 
 HttpTransport::~HttpTransport() { stop(); }

@@ -24,6 +24,10 @@ struct TransportOptions {
   uint16_t port = 0;                // 0: an ephemeral port (see port())
   unsigned io_threads = 2;          // threads running the io_context
   size_t max_body_bytes = 256u << 20;  // larger bodies are answered 413 and the connection closed
+  // The JSON of a KServe v2 infer request (POST .../infer): the whole body, or the
+  // Inference-Header-Content-Length part of a binary-tensor body. Larger: 413, before the
+  // body is read.
+  size_t max_json_body_bytes = 16u << 20;
   std::chrono::seconds idle_timeout{60};  // a keep-alive connection idle this long is closed
   size_t max_target_bytes = 8192;   // longer request targets (URLs) are answered 414
   // Each connection's read buffer. Beast reads at most the buffer's free space (512 bytes

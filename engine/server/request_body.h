@@ -43,17 +43,23 @@ struct RequestBody {
     return body.bytes.size() + body.tensor.size() * sizeof(float);
   }
 
+  // Whether the request is a POST to a path ending in "/infer" (a KServe v2 infer request).
+  template <class Fields>
+  static bool is_infer(const boost::beast::http::header<true, Fields>& h) {
+    if (h.method() != boost::beast::http::verb::post) return false;
+    std::string_view target(h.target().data(), h.target().size());
+    target = target.substr(0, target.find('?'));
+    constexpr std::string_view kInfer = "/infer";
+    return target.size() >= kInfer.size() &&
+           target.substr(target.size() - kInfer.size()) == kInfer;
+  }
+
   // Where a v2 binary-tensor body of this request would be split: the value of its
   // Inference-Header-Content-Length, for POST .../infer; nothing otherwise.
   template <class Fields>
   static std::optional<std::uint64_t> split_point(
       const boost::beast::http::header<true, Fields>& h) {
-    if (h.method() != boost::beast::http::verb::post) return std::nullopt;
-    std::string_view target(h.target().data(), h.target().size());
-    target = target.substr(0, target.find('?'));
-    constexpr std::string_view kInfer = "/infer";
-    if (target.size() < kInfer.size() || target.substr(target.size() - kInfer.size()) != kInfer)
-      return std::nullopt;
+    if (!is_infer(h)) return std::nullopt;
     auto it = h.find("Inference-Header-Content-Length");
     if (it == h.end()) return std::nullopt;
     const auto v = it->value();

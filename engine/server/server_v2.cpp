@@ -196,6 +196,13 @@ HttpResponse HttpServer::Impl::infer_v2(HttpRequest& req, const std::string& nam
   batch->reply = reply;
   batch->rows.resize(r.items.size());
   batch->remaining = r.items.size();
+  if (req.client) {  // a client gone takes its queued items with it, before they run
+    req.client->on_gone([this, batch] {
+      if (!batch->claim()) return;
+      batch->reply(error_response(499, "the client closed the connection"));
+      for (RequestId id : batch->queued_ids()) engine->cancel(id);
+    });
+  }
   for (size_t i = 0; i < r.items.size(); ++i) {
     if (batch->is_answered()) break;  // an item failed already: queue no more
     RequestId item_id = 0;

@@ -1,12 +1,12 @@
 #include "engine/server/v2_protocol.h"
 
 #include <algorithm>
-#include <cfloat>
 #include <cstring>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "engine/server/parse_arena.h"
+#include "engine/server/v2_json_reader.h"
 
 namespace servelab::server {
 // Every document here lives inside parse_v2_infer's ParseArena::Scope.
@@ -15,6 +15,7 @@ using json = ArenaJson;
 namespace {
 
 constexpr int kMaxNesting = 8;  // nested "data" arrays deeper than this are refused
+constexpr size_t kMaxIdBytes = 4096;  // the answer echoes the id: it stays short
 
 [[noreturn]] void bad(const std::string& msg) { throw HttpError(400, msg); }
 
@@ -108,40 +109,19 @@ struct FloatReader {
   bool operator!=(const FloatReader& o) const { return p != o.p; }
 };
 
-// Receives the numbers of "data" in order and cuts them into items of `item_size` values;
-// refuses more than `total`.
-struct ItemSink {
-  std::vector<std::vector<float>>* items;
-  size_t item_size;
-  size_t total;
-  size_t count = 0;
-
-  void push(float v) {
-    if (count == total) bad("input \"data\" has more values than its shape holds");
-    if (items->empty() || items->back().size() == item_size) {
-      items->emplace_back();
-      items->back().reserve(item_size);
-    }
-    items->back().push_back(v);
-    ++count;
+// The items of a batch of `batch` items of `item_size` values from the flattened `values`;
+// a batch of one takes them (moved).
+std::vector<std::vector<float>> json_items(std::vector<float> values, size_t batch,
+                                           size_t item_size) {
+  std::vector<std::vector<float>> items;
+  items.reserve(batch);
+  if (batch == 1) {
+    items.push_back(std::move(values));
+    return items;
   }
-};
-
-// Appends the numbers of a (possibly nested) "data" array to `out`.
-void flatten(const json& data, int depth, ItemSink* out) {
-  if (depth > kMaxNesting) bad("input \"data\" is nested deeper than " +
-                               std::to_string(kMaxNesting) + " arrays");
-  for (const json& v : data) {
-    if (v.is_array()) {
-      flatten(v, depth + 1, out);
-    } else if (v.is_number()) {
-      const double d = v.get<double>();
-      if (!(d >= -FLT_MAX && d <= FLT_MAX)) bad("input \"data\" holds a value outside FP32");
-      out->push(static_cast<float>(d));
-    } else {
-      bad("input \"data\" must hold only numbers (FP32)");
-    }
-  }
+  for (size_t i = 0; i < batch; ++i)
+    items.emplace_back(values.begin() + i * item_size, values.begin() + (i + 1) * item_size);
+  return items;
 }
 
 void check_input_head(const json& in, const TensorSpec& spec, uint32_t max_batch,
@@ -264,12 +244,14 @@ V2InferRequest parse_fresh(std::string_view text, std::string_view binary,
                            const TensorSpec& output, uint32_t max_batch, bool* binary_input) {
   ParseArena::Scope arena;  // first: outlives every json value below
   const std::string& output_name = output.name;
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) bad("the request body is not valid JSON");
+  V2JsonDocument doc = read_v2_json(text, input.name, kMaxNesting, size_t{1} << 28);
+  const json& j = doc.tree;
   if (!j.is_object()) bad("the request must be a JSON object");
   V2InferRequest r;
   if (const json* id = member(j, "id")) {
     if (!id->is_string()) bad("\"id\" must be a string");
+    if (id->get_ref<const std::string&>().size() > kMaxIdBytes)
+      bad("\"id\" is longer than " + std::to_string(kMaxIdBytes) + " bytes");
     r.id = id->get<std::string>();
   }
   parameters_of(j, "request");
@@ -297,22 +279,22 @@ V2InferRequest parse_fresh(std::string_view text, std::string_view binary,
     if (bytes != binary.size())
       bad("input '" + input.name + "': binary_data_size " + std::to_string(bytes) + " but " +
           std::to_string(binary.size()) + " bytes follow the JSON header");
-    if (member(in, "data")) bad("input '" + input.name + "' has both \"data\" and binary data");
+    if (doc.has_data || member(in, "data"))
+      bad("input '" + input.name + "' has both \"data\" and binary data");
     r.items = binary_items(binary, batch, item_size, tensor);
     *binary_input = true;
   } else {
     if (!binary.empty())
       bad(std::to_string(binary.size()) + " bytes after the JSON header belong to no input");
-    const json* data = member(in, "data");
-    if (!data || !data->is_array())
+    if (!doc.has_data)
       bad("input '" + input.name + "' needs \"data\" (an array) or binary_data_size");
-    r.items.reserve(batch);
-    ItemSink sink{&r.items, item_size, static_cast<size_t>(count)};
-    flatten(*data, 1, &sink);
-    if (sink.count != static_cast<size_t>(count))
-      bad("input '" + input.name + "' has " + std::to_string(sink.count) +
+    if (doc.values.size() > static_cast<size_t>(count))
+      bad("input '" + input.name + "' has more values (" + std::to_string(doc.values.size()) +
+          ") than its shape " + shape_text(shape) + " holds (" + std::to_string(count) + ")");
+    if (doc.values.size() != static_cast<size_t>(count))
+      bad("input '" + input.name + "' has " + std::to_string(doc.values.size()) +
           " values; its shape " + shape_text(shape) + " holds " + std::to_string(count));
-    if (item_size == 0) r.items.resize(batch);  // empty items (a zero dimension)
+    r.items = json_items(std::move(doc.values), batch, item_size);
   }
   if (const json* outputs = member(j, "outputs")) {
     if (!outputs->is_array() || outputs->size() > 1)

@@ -42,7 +42,7 @@ TensorSpec v2_input_spec(int height, int width);
 TensorSpec v2_output_spec(uint32_t classes);
 
 struct V2InferRequest {
-  std::string id;              // echoed in the response; may be empty
+  std::string id;              // echoed in the response; may be empty; at most 4096 bytes
   // The batch: one row-major item (the input shape without its first dimension) per element,
   // in request order; at least one.
   std::vector<std::vector<float>> items;

@@ -34,6 +34,7 @@ class ServeProcess {
   // SIGTERM, then waits up to `timeout`; true when it exited with status 0.
   bool stop(std::chrono::milliseconds timeout);
 
+  pid_t pid() const { return pid_; }  // the child's process id (its /proc entry)
   std::string out() const;  // everything it wrote to stdout so far
   std::string err() const;  // everything it wrote to stderr so far
 

@@ -102,6 +102,36 @@ TEST_CASE("v2 parser refuses what the model cannot take", "[server][v2]") {
   CHECK_THAT(error_of(""), Catch::Contains("not valid JSON"));
 }
 
+TEST_CASE("v2 parser streams the data and bounds everything else", "[server][v2]") {
+  std::vector<float> flat = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  // "data" before "shape": read all the same.
+  std::string body = R"({"inputs": [{"data": [0,1,2,3,4,5,6,7,8,9,10,11], "name": "INPUT__0",)"
+                     R"( "datatype": "FP32", "shape": [1, 3, 2, 2]}]})";
+  CHECK(parse_v2_infer(body, nullptr, kInput, kOutput, kMaxBatch).items[0] == flat);
+  // Keys beside the data keep their meaning.
+  json j = {{"id", "x"}, {"inputs", {input_json(flat)}}, {"outputs", {{{"name", "OUTPUT__0"}}}}};
+  CHECK(parse(j).id == "x");
+  // Refused at the first value past the shape, whatever follows.
+  std::string many = R"({"inputs": [{"name": "INPUT__0", "datatype": "FP32", "shape": [1, 3, 2, 2], "data": [0)";
+  for (int i = 0; i < 100000; ++i) many += ",0";
+  CHECK_THAT(error_of(many + "]}]}"), Catch::Contains("more values than its shape holds"));
+  CHECK_THAT(error_of(many), Catch::Contains("more values than its shape holds"));
+  // Numbers outside the data build no tree: more than 4096 values there are refused.
+  std::string pad = json({{"inputs", {input_json(flat)}}}).dump();
+  pad.pop_back();
+  pad += R"(, "pad": [0)";
+  for (int i = 0; i < 5000; ++i) pad += ",0";
+  CHECK_THAT(error_of(pad + "]}"), Catch::Contains("4096 JSON values"));
+  CHECK_THAT(error_of(pad), Catch::Contains("4096 JSON values"));
+  // Data twice, data not an array, an id longer than 4 KiB.
+  std::string twice = json({{"inputs", {input_json(flat)}}}).dump();
+  twice.insert(twice.find("\"name\""), R"("data": [1], )");
+  CHECK_THAT(error_of(twice), Catch::Contains("twice"));
+  CHECK_THAT(error_of(json({{"inputs", {input_json(5)}}}).dump()), Catch::Contains("needs \"data\""));
+  CHECK_THAT(error_of(json({{"id", std::string(5000, 'i')}, {"inputs", {input_json(flat)}}}).dump()),
+             Catch::Contains("4096 bytes"));
+}
+
 TEST_CASE("v2 element counts refuse negative and overflowing shapes", "[server][v2]") {
   CHECK(v2_element_count({1, 3, 224, 224}, 1 << 28) == 150528);
   CHECK(v2_element_count({}, 10) == 1);
