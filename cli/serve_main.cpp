@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/store/digest.h"
 #include "cli/subcommands.h"
 #include "config/bounds.h"
 #include "engine/runtime/allocator.h"
@@ -62,6 +63,13 @@ po::options_description serve_options() {
                                      "STORE/quarantine/<UTC time>/. Without it that start is "
                                      "refused. Files without a row beside a non-empty "
                                      "registry are always moved there, never deleted")
+    ("weight-store", po::value<std::string>(), "keep models' large tensors once, in DIR "
+                                     "(content-addressed blobs mapped read-only): variants "
+                                     "that share tensors, and servers on one machine that "
+                                     "name the same DIR, hold them in memory once, and a "
+                                     "model registered again loads without deserializing "
+                                     "its weights. Without it each model is its TorchScript "
+                                     "file, loaded whole")
     ("top-k", po::value<int>()->default_value(5), "labels returned when ?top_k= is absent")
     ("v2-max-batch", po::value<uint32_t>()->default_value(64), "largest batch (first input "
                                      "dimension) of a KServe v2 infer request; larger: 413")
@@ -185,6 +193,16 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
     throw ConfigError("--executor profiled needs --profile FILE");
   }
   e.max_image_bytes = vm["max-image-bytes"].as<size_t>();
+  if (vm.count("weight-store")) {
+    if (e.executor != "torch") throw ConfigError("--weight-store needs --executor torch");
+    e.weight_store = vm["weight-store"].as<std::string>();
+    if (e.weight_store.empty()) throw ConfigError("--weight-store needs a directory");
+    // This server's models are marked in the weight store under a name of its model store,
+    // the same after a restart: the blobs they hold are never deleted by another server.
+    const std::string store = std::filesystem::weakly_canonical(
+        std::filesystem::absolute(vm["store"].as<std::string>())).string();
+    e.weight_store_holder = "store-" + store::Sha256::hex(store).substr(0, 16);
+  }
   return e;
 }
 

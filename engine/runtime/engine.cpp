@@ -12,7 +12,9 @@ namespace servelab::runtime {
 namespace {
 
 std::unique_ptr<Executor> make_executor(const EngineOptions& o) {
-  if (o.executor == "torch") return make_torch_executor(o.device, o.intra_op_threads);
+  if (o.executor == "torch")
+    return make_torch_executor(o.device, o.intra_op_threads,
+                               {o.weight_store, o.weight_store_holder});
   if (o.executor == "profiled") {
     if (!o.cost_profile)
       throw ConfigError("the profiled executor needs a cost profile (EngineOptions::cost_profile)");

@@ -18,6 +18,7 @@
 #include "engine/control/controller.h"
 #include "engine/control/cost_profile.h"
 #include "engine/control/types.h"
+#include "engine/store/weight_bytes.h"
 
 namespace servelab::runtime {
 
@@ -43,6 +44,9 @@ struct Preprocess {
 struct ModelSpec {
   std::string name;
   std::string file;                 // TorchScript file (already in the model store)
+  // SHA-256 of `file` where the caller knows it (the registry's checksum): with a weight
+  // store, it names the model's skeleton. Empty: hashed when needed.
+  std::string digest;
   std::vector<std::string> labels;  // class labels; may be empty (labels become indices)
   Preprocess preprocess;
   uint32_t contexts = 0;            // 0: the engine default
@@ -68,6 +72,9 @@ struct ModelStatus {
   std::string name;
   std::string file;
   uint64_t param_bytes = 0;       // parameters + buffers
+  // With a weight store (EngineOptions::weight_store): the bytes of the model's blobs, those
+  // no other model uses (what removing it frees) and those shared. All zero without one.
+  store::WeightBytes weights;
   uint64_t workspace_bytes = 0;   // activation workspace at max batch, where measured
   uint64_t size_bytes = 0;        // what the cache accounts: param + workspace
   uint32_t contexts = 1;
@@ -113,6 +120,13 @@ struct EngineOptions {
   std::shared_ptr<const CostProfile> cost_profile;
   std::string device = "auto";      // auto | cpu | cuda
   int intra_op_threads = 1;         // LibTorch intra-op threads per worker
+  // Torch executor: a weight store directory (engine/store): models' large tensors live once
+  // in it, mapped read-only and shared across models and processes. Empty: none (each model
+  // is its TorchScript file, loaded whole). `weight_store_holder` names this engine's models
+  // in the store, so that blobs are deleted only when no model of any process holds them:
+  // stable across restarts (a server passes its model store's); empty: a fresh name.
+  std::string weight_store;
+  std::string weight_store_holder;
   uint32_t default_contexts = 1;    // Rafiqi's context pool size per model
   size_t max_image_bytes = 16 << 20;
   std::optional<double> slo;        // seconds: default SLO of models without one (engine.slo_ms)

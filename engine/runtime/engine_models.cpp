@@ -32,6 +32,7 @@ ModelStatus Engine::Impl::status_of(const ModelEntry& e) {
   s.name = e.spec.name;
   s.file = e.spec.file;
   s.param_bytes = e.measure.param_bytes;
+  s.weights = exec->weight_bytes(e.id);
   s.workspace_bytes = e.measure.workspace_bytes;
   s.size_bytes = e.size_bytes;
   s.contexts = e.contexts;
@@ -192,7 +193,11 @@ std::string Engine::metrics_text() const {
     std::shared_lock lock(s.reg_mu);
     for (const auto& e : s.by_id) names.push_back(e ? e->spec.name : "");
   }
-  return s.query([&](Time) {
+  std::vector<store::WeightBytes> weights;  // asked outside the control lock
+  for (ModelId id = 0; id < names.size(); ++id)
+    weights.push_back(names[id].empty() ? store::WeightBytes{} : s.exec->weight_bytes(id));
+  const std::string weight_text = weight_metrics_text(names, weights);
+  return weight_text + s.query([&](Time) {
     std::vector<ModelState> states;
     for (ModelId id = 0; id < names.size(); ++id)
       states.push_back(names[id].empty() ? ModelState{} : s.ctl->model_state(id));

@@ -12,6 +12,7 @@
 #include "engine/control/cost_profile.h"
 #include "engine/control/types.h"
 #include "engine/runtime/engine.h"
+#include "engine/store/weight_bytes.h"
 
 namespace servelab::runtime {
 
@@ -58,6 +59,9 @@ class Executor {
   virtual void run(ModelId id, Tier exec, const std::vector<const Input*>& inputs,
                    std::vector<std::vector<float>>& outputs) = 0;
 
+  // With a weight store: the bytes of model `id`'s shared weights (zero without one).
+  virtual store::WeightBytes weight_bytes(ModelId id) const { return {}; }
+
   // Called once on each worker thread before its first run(): per-thread library settings.
   virtual void prepare_thread() {}
 
@@ -69,10 +73,18 @@ class Executor {
   virtual Tier exec_tier() const = 0;
 };
 
+// Where the torch executor keeps shared weights (EngineOptions::weight_store): empty dir, none.
+struct WeightStoreOptions {
+  std::string dir;
+  std::string holder;  // this process's name in the store (empty: a fresh one)
+};
+
 // LibTorch executor. `device`: auto | cpu | cuda ("cuda" throws std::runtime_error when
 // torch::cuda::is_available() is false). Sets LibTorch's process-wide intra-op thread count
 // to `intra_op_threads` (at::set_num_threads is global: the last engine created wins).
-std::unique_ptr<Executor> make_torch_executor(const std::string& device, int intra_op_threads);
+// With `weights.dir`, host copies come from the weight store (torch_weight_store.h).
+std::unique_ptr<Executor> make_torch_executor(const std::string& device, int intra_op_threads,
+                                              WeightStoreOptions weights = {});
 
 // Profiled executor: run() sleeps profile.batch_latency(b) (or a noisy draw), load() sleeps
 // load_seconds(from, to); sizes come from the profile. Models are looked up by ModelSpec::name;

@@ -68,6 +68,23 @@ ModelMetrics& EngineMetrics::model(ModelId id) {
   return models_[id];
 }
 
+std::string weight_metrics_text(const std::vector<std::string>& names,
+                                const std::vector<store::WeightBytes>& weights) {
+  std::string out;
+  header(out, "servelab_model_weight_bytes", "gauge",
+         "Bytes of a model's weights in the weight store: all of them (logical), those no other "
+         "model uses (unique: what removing it frees) and those shared with other models.");
+  for (size_t id = 0; id < names.size() && id < weights.size(); ++id) {
+    if (names[id].empty()) continue;
+    const std::string model = "model=\"" + escape(names[id]) + "\"";
+    const store::WeightBytes& w = weights[id];
+    out += "servelab_model_weight_bytes{" + model + ",kind=\"logical\"} " + std::to_string(w.logical) + "\n";
+    out += "servelab_model_weight_bytes{" + model + ",kind=\"unique\"} " + std::to_string(w.unique) + "\n";
+    out += "servelab_model_weight_bytes{" + model + ",kind=\"shared\"} " + std::to_string(w.shared) + "\n";
+  }
+  return out;
+}
+
 void time_split(const RequestOutcome& o, double* queue_s, double* load_s, double* compute_s) {
   auto span = [](Time a, Time b) { return std::isfinite(a) && std::isfinite(b) && b > a ? b - a : 0.0; };
   Time end_of_queue = std::isfinite(o.assigned) ? o.assigned : o.finished;

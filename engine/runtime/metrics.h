@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/store/weight_bytes.h"
 #include "engine/control/controller.h"
 
 namespace servelab::runtime {
@@ -53,6 +54,11 @@ class EngineMetrics {
 };
 
 // Splits an outcome into queue / load wait / compute seconds (zeros where not applicable).
+// Gauges of each model's shared weights (a weight store): logical, unique and shared bytes,
+// servelab_model_weight_bytes{model,kind}. weights[id] belongs to names[id] ("" : none).
+std::string weight_metrics_text(const std::vector<std::string>& names,
+                                const std::vector<store::WeightBytes>& weights);
+
 void time_split(const RequestOutcome& o, double* queue_s, double* load_s, double* compute_s);
 
 }  // namespace servelab::runtime

@@ -30,14 +30,19 @@ TORCH_API bool getGraphExecutorOptimize();
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "engine/runtime/allocator.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/torch_batch.h"
 #include "engine/runtime/torch_tiers.h"
 #include "engine/runtime/workspace_probe.h"
+#ifndef SERVELAB_CORE_ONLY
+#include "engine/runtime/torch_weight_store.h"
+#endif
 
 namespace servelab::runtime {
 namespace {
@@ -46,8 +51,7 @@ struct TorchModel {
   std::string file;
   Preprocess pp;
   ModulePtr tiers[kTierCount];  // [Host], [Device]; [Disk] unused (the file is the copy)
-  // CUDA: uint8 crops become (x - 255 mean) * (1 / (255 std)) on the device; set at add().
-  at::Tensor mean255, inv_std255;
+  DeviceNormalization norm;  // CUDA: set at add()
 };
 
 // Turns TorchScript graph optimization off on this thread for its lifetime (thread-local).
@@ -59,7 +63,7 @@ struct OptimizerOff {
 
 class TorchExecutor final : public Executor {
  public:
-  TorchExecutor(const std::string& device, int intra_op_threads) {
+  TorchExecutor(const std::string& device, int intra_op_threads, const WeightStoreOptions& weights) {
     bool cuda = torch::cuda::is_available();
     if (device == "cuda" && !cuda)
       throw std::runtime_error("device 'cuda' requested but LibTorch sees no CUDA device");
@@ -68,6 +72,7 @@ class TorchExecutor final : public Executor {
     use_cuda_ = cuda && device != "cpu";
     if (intra_op_threads > 0) at::set_num_threads(intra_op_threads);  // process-wide
     keep_freed_memory();  // one allocator regime for the profiler and the server
+    if (!weights.dir.empty()) open_weight_store(weights);
   }
 
   // No TorchScript graph optimization: the profiling executor makes the first two runs of
@@ -94,11 +99,18 @@ class TorchExecutor final : public Executor {
     model->pp = spec.preprocess;
     ModulePtr module;
     try {
-      module = load_from_disk(spec.file);
+      module = weights_ ? weights_add(id, spec) : load_from_disk(spec.file);
     } catch (const std::exception& e) {
       throw ModelError(400, "cannot load '" + spec.file + "' as a TorchScript module: " +
                                 first_line(e.what()));
     }
+    // Registration failing past this point forgets the model's blobs again.
+    struct Forget {
+      TorchExecutor* self;
+      ModelId id;
+      bool armed = true;
+      ~Forget() { if (armed) self->weights_remove(id); }
+    } forget{this, id};
     ModelMeasure m;
     m.param_bytes = tensor_bytes(*module);
     // Check forward + workspace: peak bytes allocated through the CPU allocator on this
@@ -137,15 +149,19 @@ class TorchExecutor final : public Executor {
     uint64_t at_max = peak[0] + per_sample * (max_batch > 1 ? max_batch - 1 : 0);
     m.workspace_bytes = at_max * std::max<uint32_t>(contexts, 1);
     model->tiers[static_cast<int>(Tier::Host)] = std::move(module);
-    if (use_cuda_) set_device_normalization(*model);
+    if (use_cuda_) model->norm = device_normalization(model->pp);
     std::lock_guard lock(mu_);
     models_[id] = std::move(model);
+    forget.armed = false;
     return m;
   }
 
   void remove(ModelId id) override {
-    std::lock_guard lock(mu_);
-    models_.erase(id);
+    {
+      std::lock_guard lock(mu_);
+      models_.erase(id);
+    }
+    weights_remove(id);
   }
 
   void load(ModelId id, Tier from, Tier to) override {
@@ -153,11 +169,11 @@ class TorchExecutor final : public Executor {
     if (!model) throw std::runtime_error("model was removed");
     ModulePtr copy;
     if (to == Tier::Host) {
-      copy = load_from_disk(model->file);  // a real read and deserialization
+      copy = reload(id, *model);  // a real read (and deserialization without a weight store)
     } else if (to == Tier::Device) {
       if (!use_cuda_) throw std::runtime_error("no CUDA device for the device tier");
       ModulePtr host = module_in(*model, Tier::Host);
-      if (!host || from == Tier::Disk) host = load_from_disk(model->file);
+      if (!host || from == Tier::Disk) host = reload(id, *model);
       copy = copy_to_device(*host, torch::Device(torch::kCUDA));
       torch::cuda::synchronize();  // done when the bytes are there (see the file comment)
     } else {
@@ -183,7 +199,7 @@ class TorchExecutor final : public Executor {
     if (!module) throw std::runtime_error(std::string("model is not resident in ") +
                                           tier_name(exec));
     c10::InferenceMode guard;
-    at::Tensor batch = make_batch(*model, exec, inputs);
+    at::Tensor batch = make_batch(model->pp, model->norm, exec == Tier::Device, inputs);
     at::Tensor out;
     try {
       out = module->forward({batch}).toTensor();
@@ -206,130 +222,47 @@ class TorchExecutor final : public Executor {
   Tier exec_tier() const override { return use_cuda_ ? Tier::Device : Tier::Host; }
 
  private:
+#ifndef SERVELAB_CORE_ONLY
+  void open_weight_store(const WeightStoreOptions& w) {
+    std::string holder = w.holder;
+    if (holder.empty()) {
+      std::random_device rd;
+      holder = "engine-" + std::to_string(rd()) + std::to_string(rd());
+    }
+    weights_ = std::make_unique<TorchWeightStore>(w.dir, holder);
+  }
+  ModulePtr weights_add(ModelId id, const ModelSpec& spec) {
+    return weights_->add(id, spec.name, spec.file, spec.digest);
+  }
+  void weights_remove(ModelId id) {
+    if (weights_) weights_->remove(id);
+  }
+  ModulePtr reload(ModelId id, const TorchModel& model) const {
+    return weights_ ? weights_->reload(id) : load_from_disk(model.file);
+  }
+
+ public:
+  store::WeightBytes weight_bytes(ModelId id) const override {
+    return weights_ ? weights_->bytes_of(id) : store::WeightBytes{};
+  }
+
+ private:
+  std::unique_ptr<TorchWeightStore> weights_;  // null: no weight store
+#else  // the GPU checks' build has no weight store (engine/store needs libcrypto, libxxhash)
+  void open_weight_store(const WeightStoreOptions&) {
+    throw std::runtime_error("this build of the engine has no weight store");
+  }
+  ModulePtr weights_add(ModelId, const ModelSpec&) { return nullptr; }
+  void weights_remove(ModelId) {}
+  ModulePtr reload(ModelId, const TorchModel& model) const { return load_from_disk(model.file); }
+  std::nullptr_t weights_ = nullptr;
+#endif
+
   ModulePtr load_from_disk(const std::string& file) const {
     auto m = std::make_shared<torch::jit::Module>(torch::jit::load(file, torch::kCPU));
     m->eval();
     if (use_cuda_) m = packed(*m, /*pinned=*/true);  // one pinned buffer: a load is one DMA
     return m;
-  }
-
-  // CUDA: the constants that normalize a model's uint8 crops on the device.
-  static void set_device_normalization(TorchModel& model) {
-    auto opts = torch::TensorOptions().dtype(torch::kFloat).device(torch::kCUDA);
-    const Preprocess& pp = model.pp;
-    model.mean255 = torch::tensor({255 * pp.mean[0], 255 * pp.mean[1], 255 * pp.mean[2]}, opts)
-                        .view({1, 3, 1, 1});
-    model.inv_std255 = torch::tensor({1 / (255 * pp.std[0]), 1 / (255 * pp.std[1]),
-                                      1 / (255 * pp.std[2])}, opts).view({1, 3, 1, 1});
-  }
-
-  // Stacks the inputs into one batch on the executing device. uint8 crops are normalized
-  // there with LibTorch ops (batched); a batch mixing crops and float inputs normalizes the
-  // crops one by one on the CPU first.
-  at::Tensor make_batch(const TorchModel& model, Tier exec,
-                        const std::vector<const Input*>& inputs) const {
-    const bool all_u8 = std::all_of(inputs.begin(), inputs.end(),
-                                    [](const Input* in) { return !in->hwc.empty(); });
-    const bool all_float = std::none_of(inputs.begin(), inputs.end(),
-                                        [](const Input* in) { return !in->hwc.empty(); });
-    if (exec == Tier::Device && (all_u8 || all_float)) return device_batch(model, inputs, all_u8);
-    const Preprocess& pp = model.pp;
-    torch::Device dev = exec == Tier::Device ? torch::Device(torch::kCUDA) : torch::kCPU;
-    auto normalize = [&](at::Tensor nhwc_u8, torch::Device d) {
-      auto opts = torch::TensorOptions().dtype(torch::kFloat).device(d);
-      at::Tensor mean = torch::tensor({pp.mean[0], pp.mean[1], pp.mean[2]}, opts).view({1, 3, 1, 1});
-      at::Tensor stdv = torch::tensor({pp.std[0], pp.std[1], pp.std[2]}, opts).view({1, 3, 1, 1});
-      return nhwc_u8.permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0f).sub_(mean).div_(stdv);
-    };
-    auto u8 = [](const Input* in) {
-      return torch::from_blob(const_cast<uint8_t*>(in->hwc.data()),
-                              {in->height, in->width, in->channels}, torch::kUInt8);
-    };
-    if (all_float && dev == torch::kCPU) return copied_batch(inputs);
-    std::vector<at::Tensor> items;
-    items.reserve(inputs.size());
-    for (const Input* in : inputs) {
-      if (all_u8)
-        items.push_back(u8(in));
-      else if (!in->hwc.empty())
-        items.push_back(normalize(u8(in).unsqueeze(0), torch::kCPU).squeeze(0));
-      else
-        items.push_back(torch::from_blob(const_cast<float*>(in->chw.data()),
-                                         {in->channels, in->height, in->width}, torch::kFloat));
-    }
-    at::Tensor batch = all_u8 || dev != torch::kCPU ? torch::stack(items) : reused_batch(items);
-    if (dev != torch::kCPU) batch = batch.pin_memory().to(dev, /*non_blocking=*/true);
-    return all_u8 ? normalize(batch, dev) : batch;
-  }
-
-  // A batch for the device: the inputs gathered into a pinned staging buffer (one memcpy
-  // each), copied to the device in one DMA, and uint8 crops normalized there. The buffer
-  // comes from LibTorch's caching host allocator, which reuses a block only once the copies
-  // issued from it are done. (A thread_local buffer crashed at thread exit: its deleter ran
-  // after CUDA's own thread state was gone.)
-  static at::Tensor device_batch(const TorchModel& model, const std::vector<const Input*>& inputs,
-                                 bool u8) {
-    const Input& first = *inputs.front();
-    const size_t item = u8 ? first.hwc.size() : first.chw.size() * sizeof(float);
-    for (const Input* in : inputs)
-      if (in->channels != first.channels || in->height != first.height ||
-          in->width != first.width ||
-          (u8 ? in->hwc.size() : in->chw.size() * sizeof(float)) != item)
-        throw std::runtime_error("the inputs of one batch differ in shape");
-    const int64_t n = static_cast<int64_t>(inputs.size());
-    const auto pinned = torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true);
-    at::Tensor bytes = torch::empty({static_cast<int64_t>(item * inputs.size())}, pinned);
-    uint8_t* dst = bytes.data_ptr<uint8_t>();
-    for (size_t i = 0; i < inputs.size(); ++i)
-      std::memcpy(dst + i * item, u8 ? static_cast<const void*>(inputs[i]->hwc.data())
-                                     : static_cast<const void*>(inputs[i]->chw.data()), item);
-    at::Tensor host =
-        u8 ? bytes.view({n, first.height, first.width, first.channels})
-           : bytes.view(torch::kFloat).view({n, first.channels, first.height, first.width});
-    at::Tensor batch = host.to(torch::kCUDA, /*non_blocking=*/true);
-    if (!u8) return batch;
-    return batch.permute({0, 3, 1, 2}).to(torch::kFloat).sub_(model.mean255).mul_(model.inv_std255);
-  }
-
-  // The float inputs stacked into this worker thread's batch tensor of last time when the
-  // shape matches and nothing else holds it. A fresh multi-megabyte batch per forward made
-  // glibc hand memory back and forth: ~100,000 page faults per 2 s on the worker (in the
-  // conv kernels writing fresh pages) and a third of the throughput of a plain loop.
-  static at::Tensor reused_batch(const std::vector<at::Tensor>& items) {
-    std::vector<int64_t> shape = items.front().sizes().vec();
-    shape.insert(shape.begin(), static_cast<int64_t>(items.size()));
-    at::Tensor batch = batch_tensor(shape);
-    return torch::stack_out(batch, items);
-  }
-
-  // Float inputs on the CPU, copied straight into the reused batch tensor: a tensor per
-  // item, their autograd wrappers and the stack kernel cost about as much as the forward of
-  // a trivial model (profile of `servelab serve` under the bench-server load, noop model).
-  static at::Tensor copied_batch(const std::vector<const Input*>& inputs) {
-    const Input& first = *inputs.front();
-    for (const Input* in : inputs)
-      if (in->channels != first.channels || in->height != first.height ||
-          in->width != first.width || in->chw.size() != first.chw.size())
-        throw std::runtime_error("the inputs of one batch differ in shape");
-    const size_t item = first.chw.size();
-    if (item != static_cast<size_t>(first.channels) * first.height * first.width)
-      throw std::runtime_error("an input's size does not match its shape");
-    at::Tensor batch = batch_tensor({static_cast<int64_t>(inputs.size()), first.channels,
-                                     first.height, first.width});
-    float* out = batch.data_ptr<float>();
-    for (size_t i = 0; i < inputs.size(); ++i)
-      std::memcpy(out + i * item, inputs[i]->chw.data(), item * sizeof(float));
-    return batch;
-  }
-
-  // This worker thread's float batch tensor of last time when its shape matches and nothing
-  // else holds it, else a new one (kept for next time).
-  static at::Tensor batch_tensor(const std::vector<int64_t>& shape) {
-    thread_local at::Tensor cached;
-    if (!cached.defined() || cached.sizes() != at::IntArrayRef(shape) ||
-        cached.storage().use_count() != 1)
-      cached = torch::empty(shape, torch::kFloat);
-    return cached;
   }
 
   std::shared_ptr<TorchModel> find(ModelId id) const {
@@ -369,8 +302,9 @@ class TorchExecutor final : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> make_torch_executor(const std::string& device, int intra_op_threads) {
-  return std::make_unique<TorchExecutor>(device, intra_op_threads);
+std::unique_ptr<Executor> make_torch_executor(const std::string& device, int intra_op_threads,
+                                              WeightStoreOptions weights) {
+  return std::make_unique<TorchExecutor>(device, intra_op_threads, weights);
 }
 
 bool torch_cuda_available() { return torch::cuda::is_available(); }

@@ -4,9 +4,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "engine/server/sha256.h"
+#include "engine/store/digest.h"
 
 namespace servelab::server {
+using store::Sha256;
 
 bool constant_time_equal(std::string_view a, std::string_view b) {
   // Hex digests have a fixed length, so the loop below always runs 64 steps.

@@ -11,9 +11,10 @@
 #include <fstream>
 #include <vector>
 
-#include "engine/server/sha256.h"
+#include "engine/store/digest.h"
 
 namespace servelab::server {
+using store::Sha256;
 namespace fs = std::filesystem;
 
 namespace {

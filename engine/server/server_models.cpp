@@ -57,6 +57,12 @@ json HttpServer::Impl::model_json(const std::string& name, bool full) {
     j["param_bytes"] = st->param_bytes;  // measured now: authoritative
     j["workspace_bytes"] = st->workspace_bytes;
     j["size_bytes"] = st->size_bytes;
+    // Shared weights (a weight store): what the model's blobs take, what only it uses (what
+    // removing it frees) and what it shares with other models, per tier it is resident in.
+    j["weights"] = {{"logical_bytes", st->weights.logical},
+                    {"unique_bytes", st->weights.unique},
+                    {"shared_bytes", st->weights.shared},
+                    {"tiers", {{"host", st->resident_host}, {"device", st->resident_device}}}};
     j["contexts"] = st->contexts;
     j["slo_ms"] = st->slo ? json(*st->slo * 1e3) : json();
     j["resident"] = {{"host", st->resident_host}, {"device", st->resident_device}};
@@ -117,6 +123,7 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   runtime::ModelSpec spec;
   spec.name = r.name;
   spec.file = file.path;
+  spec.digest = file.sha256;
   spec.labels = r.labels;
   spec.preprocess = r.preprocess;
   spec.contexts = r.contexts;

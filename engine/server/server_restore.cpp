@@ -6,9 +6,10 @@
 
 #include "engine/server/register_request.h"
 #include "engine/server/server_impl.h"
-#include "engine/server/sha256.h"
+#include "engine/store/digest.h"
 
 namespace servelab::server {
+using store::Sha256;
 using nlohmann::json;
 
 namespace {
@@ -82,6 +83,7 @@ RestoreReport HttpServer::Impl::restore() {
       runtime::ModelSpec spec;
       spec.name = row.name;
       spec.file = row.file;
+      spec.digest = row.checksum;
       spec.labels = row.labels;
       spec.preprocess = preprocess_from_json(json::parse(row.preprocess_json));
       spec.contexts = row.contexts;

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/server/sha256.h"
+#include "engine/store/digest.h"
 #include "tests/integration/server/server_fixture.h"
 
 using namespace servelab::testing;
@@ -21,7 +21,7 @@ TEST_CASE("register, classify, list and delete models", "[server][api]") {
   INFO(reg.body);
   REQUIRE(reg.status == 201);
   json r = json::parse(reg.body);
-  CHECK(r["checksum"] == servelab::server::Sha256::hex_file(model_file("tiny_cnn")));
+  CHECK(r["checksum"] == servelab::store::Sha256::hex_file(model_file("tiny_cnn")));
   CHECK(r["num_labels"] == 10);
   CHECK(r["param_bytes"].get<uint64_t>() > 0);
   CHECK(fs::exists(r["file"].get<std::string>()));
@@ -30,7 +30,7 @@ TEST_CASE("register, classify, list and delete models", "[server][api]") {
   auto up = c.post_form("/register", register_form("noop", "noop"));
   INFO(up.body);
   REQUIRE(up.status == 201);
-  CHECK(json::parse(up.body)["checksum"] == servelab::server::Sha256::hex_file(model_file("noop")));
+  CHECK(json::parse(up.body)["checksum"] == servelab::store::Sha256::hex_file(model_file("noop")));
 
   json list = json::parse(c.get("/models").body)["models"];
   REQUIRE(list.size() == 2);

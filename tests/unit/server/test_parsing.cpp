@@ -6,10 +6,11 @@
 #include "engine/server/multipart.h"
 #include "engine/server/register_request.h"
 #include "engine/server/router.h"
-#include "engine/server/sha256.h"
+#include "engine/store/digest.h"
 #include "tests/integration/server/http_client.h"
 
 using namespace servelab::server;
+using servelab::store::Sha256;
 
 TEST_CASE("sha256 matches the FIPS 180-4 test vectors", "[server][sha256]") {
   CHECK(Sha256::hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");

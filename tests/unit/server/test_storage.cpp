@@ -7,10 +7,11 @@
 
 #include "engine/server/model_store.h"
 #include "engine/server/registry.h"
-#include "engine/server/sha256.h"
+#include "engine/store/digest.h"
 #include "tests/integration/server/http_client.h"
 
 using namespace servelab::server;
+using servelab::store::Sha256;
 namespace fs = std::filesystem;
 
 namespace {

@@ -1,0 +1,85 @@
+#include "engine/runtime/torch_weight_store.h"
+
+#include <filesystem>
+
+#include "engine/store/digest.h"
+
+namespace servelab::runtime {
+namespace fs = std::filesystem;
+
+namespace {
+std::string key(ModelId id) { return std::to_string(id); }
+}  // namespace
+
+TorchWeightStore::TorchWeightStore(const std::string& dir, const std::string& holder)
+    : dir_(dir), blobs_(dir + "/blobs"), holders_(dir, holder) {}
+
+std::string TorchWeightStore::skeleton_path(const std::string& digest) const {
+  if (!store::BlobStore::valid_id(digest))
+    throw std::runtime_error("'" + digest.substr(0, 80) + "' is not a SHA-256 digest");
+  return dir_ + "/skeletons/" + digest + ".pt";
+}
+
+ModulePtr TorchWeightStore::add(ModelId id, const std::string& name, const std::string& file,
+                                std::string digest) {
+  if (digest.empty()) digest = store::Sha256::hex_file(file);
+  const std::string skeleton = skeleton_path(digest);
+  store::Holders::Lock lock(holders_);
+  SharedModule shared;
+  std::error_code ec;
+  if (fs::exists(skeleton, ec)) {
+    try {
+      shared = load_shared(skeleton, blobs_);
+    } catch (const std::exception&) {
+      shared = {};  // damaged: shared again below from the model file, which rewrites it
+    }
+  }
+  if (!shared.module) {
+    torch::jit::Module m = torch::jit::load(file, torch::kCPU);
+    m.eval();
+    shared = share_weights(m, blobs_, skeleton);
+  }
+  holders_.hold(digest, name, shared.blobs);
+  std::lock_guard guard(mu_);
+  usage_.set(key(id), shared.blobs);
+  held_[id] = {name, digest, skeleton};
+  return shared.module;
+}
+
+ModulePtr TorchWeightStore::reload(ModelId id) {
+  std::string skeleton;
+  {
+    std::lock_guard guard(mu_);
+    auto it = held_.find(id);
+    if (it == held_.end()) throw std::runtime_error("model was removed");
+    skeleton = it->second.skeleton;
+  }
+  return load_shared(skeleton, blobs_).module;
+}
+
+void TorchWeightStore::remove(ModelId id) {
+  store::Holders::Lock lock(holders_);
+  Held held;
+  {
+    std::lock_guard guard(mu_);
+    auto it = held_.find(id);
+    if (it == held_.end()) return;
+    held = it->second;
+    held_.erase(it);
+    usage_.remove(key(id));
+  }
+  holders_.release(held.digest, held.name);
+  holders_.collect(blobs_);
+}
+
+store::WeightBytes TorchWeightStore::bytes_of(ModelId id) const {
+  std::lock_guard guard(mu_);
+  return usage_.bytes_of(key(id));
+}
+
+size_t TorchWeightStore::collect_garbage() {
+  store::Holders::Lock lock(holders_);
+  return holders_.collect(blobs_);
+}
+
+}  // namespace servelab::runtime

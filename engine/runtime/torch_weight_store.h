@@ -1,0 +1,58 @@
+// The LibTorch executor's weight store: a model's host copy comes from its skeleton and the
+// shared blobs (shared_weights.h) instead of a whole TorchScript file. A skeleton is keyed by
+// the SHA-256 of the model file, so a file registered again, by this process or another, or
+// after a restart, loads without deserializing its weights. Every process that uses the
+// store marks the skeletons its models hold (engine/store/holders.h); a model's removal
+// deletes the skeletons and blobs that no model of any process holds any more.
+// Includes LibTorch (torch_executor.cpp).
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "engine/control/types.h"
+#include "engine/runtime/shared_weights.h"
+#include "engine/store/blob_usage.h"
+#include "engine/store/holders.h"
+
+namespace servelab::runtime {
+
+class TorchWeightStore {
+ public:
+  // `dir` holds blobs/, skeletons/ and holders/ (created if needed); `holder` names this
+  // process's models in it (stable across restarts: a server's store).
+  TorchWeightStore(const std::string& dir, const std::string& holder);
+
+  // Model `id` (`name`)'s host copy: through the skeleton of `file` (whose SHA-256 is
+  // `digest`; empty: hashed here) when the store has an intact one, else `file` loaded whole
+  // and shared, which writes its blobs and skeleton. Marks the skeleton as held.
+  ModulePtr add(ModelId id, const std::string& name, const std::string& file,
+                std::string digest);
+  // Model `id`'s host copy again (Disk -> Host), from its skeleton. Throws store::BlobError
+  // for a blob missing or damaged on disk.
+  ModulePtr reload(ModelId id);
+  // Forgets model `id` and deletes what no model of any process holds any more.
+  void remove(ModelId id);
+  store::WeightBytes bytes_of(ModelId id) const;
+  uint64_t mapped_bytes() const { return blobs_.mapped_bytes(); }
+  // Deletes skeletons and blobs that no model holds (left by a crash); returns blobs deleted.
+  size_t collect_garbage();
+
+ private:
+  struct Held {
+    std::string name, digest, skeleton;
+  };
+  std::string skeleton_path(const std::string& digest) const;
+
+  std::string dir_;
+  store::BlobStore blobs_;
+  store::Holders holders_;  // its Lock serializes file changes across processes and threads
+  mutable std::mutex mu_;   // guards usage_ and held_; taken after a holders_ Lock
+  store::BlobUsage usage_;
+  std::map<ModelId, Held> held_;
+};
+
+}  // namespace servelab::runtime

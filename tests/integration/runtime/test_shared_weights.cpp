@@ -1,0 +1,120 @@
+// The engine with a weight store (EngineOptions::weight_store): variants of one backbone
+// (`scripts/make-models --tiny` exports tiny_variant_0..3: one backbone, a head each) keep
+// the backbone once, answer exactly as without the store, and give back what they alone use.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "runtime_test_util.h"
+#include "tests/support/temp_dir.h"
+
+using namespace servelab;
+using namespace servelab::runtime;
+using namespace servelab::runtime::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// TinyVariant (scripts/make-models), by hand: tensors of 4,096 bytes or more are blobs.
+// conv2.weight 64x32x3x3 floats = 73,728 B (the backbone's one blob); head.weight 100x64
+// floats = 25,600 B (the variant's own). conv1.weight (3,456 B) and the biases stay in the
+// skeleton.
+constexpr uint64_t kBackboneBytes = 64 * 32 * 3 * 3 * 4;
+constexpr uint64_t kHeadBytes = 100 * 64 * 4;
+
+size_t files_under(const fs::path& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec)) n += e.is_regular_file();
+  return n;
+}
+
+EngineOptions with_store(const fs::path& dir) {
+  EngineOptions o = options(1);
+  o.weight_store = dir.string();
+  return o;
+}
+
+std::vector<float> logits(Engine& engine, const std::string& model) {
+  std::vector<float> input(3 * 32 * 32);
+  for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
+  Collector c;
+  REQUIRE(engine.infer(model, input, c.callback()) == 0);
+  auto r = c.wait(1);
+  REQUIRE(r[0].status == RequestStatus::Ok);
+  return r[0].output;
+}
+
+}  // namespace
+
+TEST_CASE("variants of one backbone keep it once: unique bytes are their heads",
+          "[runtime][weights]") {
+  servelab::testutil::TempDir dir;
+  Engine engine(with_store(dir.path()));
+  for (int i = 0; i < 4; ++i) engine.register_model(tiny_spec("tiny_variant_" + std::to_string(i)));
+  for (int i = 0; i < 4; ++i) {
+    auto st = engine.model("tiny_variant_" + std::to_string(i));
+    REQUIRE(st);
+    CHECK(st->weights.logical == kBackboneBytes + kHeadBytes);
+    CHECK(st->weights.unique == kHeadBytes);
+    CHECK(st->weights.shared == kBackboneBytes);
+  }
+  CHECK(files_under(dir / "blobs") == 1 + 4);  // one backbone, four heads
+}
+
+TEST_CASE("a model answers the same with and without the weight store", "[runtime][weights]") {
+  servelab::testutil::TempDir dir;
+  Engine plain(options(1));
+  plain.register_model(tiny_spec("tiny_variant_1"));
+  std::vector<float> want = logits(plain, "tiny_variant_1");
+  {
+    Engine stored(with_store(dir.path()));
+    stored.register_model(tiny_spec("tiny_variant_1"));
+    CHECK(logits(stored, "tiny_variant_1") == want);
+  }
+  // Another engine on the same store (as another process would) loads through the skeleton.
+  Engine again(with_store(dir.path()));
+  again.register_model(tiny_spec("tiny_variant_1"));
+  CHECK(logits(again, "tiny_variant_1") == want);
+  CHECK(files_under(dir / "skeletons") == 2);  // the skeleton and its blob list
+}
+
+TEST_CASE("removing a variant deletes only the blobs no other model uses",
+          "[runtime][weights]") {
+  servelab::testutil::TempDir dir;
+  Engine engine(with_store(dir.path()));
+  engine.register_model(tiny_spec("tiny_variant_0"));
+  engine.register_model(tiny_spec("tiny_variant_1"));
+  REQUIRE(files_under(dir / "blobs") == 3);
+  REQUIRE(engine.unregister_model("tiny_variant_0"));
+  CHECK(files_under(dir / "blobs") == 2);  // its head went; the backbone stays for variant 1
+  CHECK(files_under(dir / "skeletons") == 2);  // variant 1's skeleton and blob list
+  auto st = engine.model("tiny_variant_1");
+  REQUIRE(st);
+  CHECK(st->weights.unique == kBackboneBytes + kHeadBytes);  // everything is its own now
+  CHECK_FALSE(logits(engine, "tiny_variant_1").empty());
+  REQUIRE(engine.unregister_model("tiny_variant_1"));
+  CHECK(files_under(dir / "blobs") == 0);
+  CHECK(files_under(dir / "skeletons") == 0);
+}
+
+TEST_CASE("a blob another engine on the store still holds is kept when one deletes it",
+          "[runtime][weights]") {
+  servelab::testutil::TempDir dir;
+  Engine first(with_store(dir.path()));
+  first.register_model(tiny_spec("tiny_variant_2"));
+  {
+    Engine second(with_store(dir.path()));  // another holder, as another server would be
+    second.register_model(tiny_spec("tiny_variant_2"));
+    second.register_model(tiny_spec("tiny_variant_3"));
+    REQUIRE(files_under(dir / "blobs") == 3);
+    REQUIRE(second.unregister_model("tiny_variant_2"));
+    REQUIRE(second.unregister_model("tiny_variant_3"));
+    CHECK(files_under(dir / "blobs") == 2);  // variant 3's head went; first's blobs stayed
+  }
+  CHECK(files_under(dir / "skeletons") == 2);  // variant 2's skeleton and its blob list
+  // A fresh engine on the store loads variant 2 through the skeleton the first one holds.
+  Engine third(with_store(dir.path()));
+  third.register_model(tiny_spec("tiny_variant_2"));
+  CHECK(logits(third, "tiny_variant_2") == logits(first, "tiny_variant_2"));
+}

@@ -1,0 +1,120 @@
+// `servelab serve --weight-store DIR`: variants of one backbone report what they share, and
+// servers on one machine that name the same DIR hold its weights in memory once (TrIMS's
+// sharing across processes), shown by the proportional set size (PSS) of their mappings.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/integration/server/http_client.h"
+#include "tests/integration/server/serve_process.h"
+#include "tests/integration/server/server_fixture.h"
+
+using namespace servelab::testing;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// TinyVariant (scripts/make-models), by hand: its blobs are conv2.weight (64x32x3x3 floats,
+// the shared backbone) and head.weight (100x64 floats, each variant's own).
+constexpr uint64_t kBackboneBytes = 64 * 32 * 3 * 3 * 4;
+constexpr uint64_t kHeadBytes = 100 * 64 * 4;
+
+struct MappedKb {
+  long rss = 0, pss = 0;
+};
+
+// Rss and Pss (kB) of process `pid`'s mappings of files under `dir`, from /proc/PID/smaps.
+MappedKb mapped_under(pid_t pid, const fs::path& dir) {
+  std::ifstream smaps("/proc/" + std::to_string(pid) + "/smaps");
+  REQUIRE(smaps);
+  MappedKb kb;
+  bool inside = false;
+  const std::string prefix = fs::canonical(dir).string() + "/";
+  for (std::string line; std::getline(smaps, line);) {
+    std::istringstream s(line);
+    std::string first;
+    s >> first;
+    if (first.find('-') != std::string::npos && first.back() != ':') {  // a mapping's header
+      std::string perms, offset, dev, inode, path;
+      s >> perms >> offset >> dev >> inode >> path;
+      inside = path.rfind(prefix, 0) == 0;
+    } else if (inside && first == "Rss:") {
+      long v;
+      s >> v;
+      kb.rss += v;
+    } else if (inside && first == "Pss:") {
+      long v;
+      s >> v;
+      kb.pss += v;
+    }
+  }
+  return kb;
+}
+
+void register_and_classify(uint16_t port, const std::string& model) {
+  HttpClient c(port);
+  auto up = c.post_form("/register", register_form(model, model));
+  INFO(up.body);
+  REQUIRE(up.status == 201);
+  auto r = c.request("POST", "/classify/" + model, read_file(image_file("gradient.jpg")),
+                     "image/jpeg");
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+}
+
+}  // namespace
+
+TEST_CASE("models and metrics report the logical, unique and shared bytes of their weights",
+          "[server][weights]") {
+  TempDir dir;
+  TestServer ts((dir.path / "store").string(), [&](auto& eo, auto&) {
+    eo.weight_store = (dir.path / "weights").string();
+  });
+  HttpClient c(ts.port());
+  for (const char* m : {"tiny_variant_0", "tiny_variant_1"})
+    REQUIRE(c.post_form("/register", register_form(m, m)).status == 201);
+  json j = json::parse(c.get("/models/tiny_variant_0").body);
+  CHECK(j["weights"]["logical_bytes"] == kBackboneBytes + kHeadBytes);
+  CHECK(j["weights"]["unique_bytes"] == kHeadBytes);
+  CHECK(j["weights"]["shared_bytes"] == kBackboneBytes);
+  const std::string metrics = c.get("/metrics").body;
+  CHECK(metric_sum(metrics, "servelab_model_weight_bytes{model=\"tiny_variant_1\",kind=\"unique\"") ==
+        kHeadBytes);
+  CHECK(metric_sum(metrics, "servelab_model_weight_bytes{model=\"tiny_variant_1\",kind=\"shared\"") ==
+        kBackboneBytes);
+}
+
+TEST_CASE("two servers on one weight store hold its weights in memory once",
+          "[server][weights][processes]") {
+  TempDir dir;
+  const fs::path weights = dir.path / "weights";
+  auto args = [&](const std::string& store) {
+    return std::vector<std::string>{"--port", "0", "--store", (dir.path / store).string(),
+                                    "--weight-store", weights.string()};
+  };
+  ServeProcess first(args("store-a"), dir.path / "a");
+  const uint16_t port_a = first.wait_port(std::chrono::seconds(120));
+  INFO(first.err());
+  REQUIRE(port_a != 0);
+  register_and_classify(port_a, "tiny_variant_0");
+  const MappedKb alone = mapped_under(first.pid(), weights);
+  // Alone, the first server's mappings of the store are its weights, all resident.
+  CHECK(alone.rss * 1024 >= static_cast<long>(kBackboneBytes + kHeadBytes));
+  CHECK(alone.pss == alone.rss);
+
+  ServeProcess second(args("store-b"), dir.path / "b");
+  const uint16_t port_b = second.wait_port(std::chrono::seconds(120));
+  INFO(second.err());
+  REQUIRE(port_b != 0);
+  register_and_classify(port_b, "tiny_variant_0");
+  const MappedKb a = mapped_under(first.pid(), weights);
+  const MappedKb b = mapped_under(second.pid(), weights);
+  CHECK(b.rss == alone.rss);           // the second maps the same weights...
+  CHECK(a.pss + b.pss <= alone.rss + 4);  // ...and the two together hold them once (+ rounding)
+  CHECK(a.pss < alone.pss);
+}
