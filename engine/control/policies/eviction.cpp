@@ -5,6 +5,7 @@
 //   lfu:  least frequently accessed (TrIMS's LCU), ties by LRU.
 //   fifo: loaded longest ago.
 //   gds:  GreedyDual-Size (Cao and Irani, 1997): the least reload cost per byte, aged.
+//   gdsf: GreedyDual-Size-Frequency (Cherkasova, 1998): gds weighted by uses since the load.
 #include <algorithm>
 #include <vector>
 
@@ -74,15 +75,27 @@ class Fifo final : public TableEviction {
   bool before(const Usage& a, const Usage& b) const override { return a.loaded < b.loaded; }
 };
 
-// GreedyDual-Size: each model carries H = L + cost / size, set when it is loaded or used, where
-// cost is the candidate's reload time (1 s when unknown, which makes it size-aware only) and L
-// the H of the last victim; the least H goes. Cheap-to-reload, large models go first, and the
-// rising L ages models that are no longer used. Ties: the first candidate (lowest ModelId).
+// GreedyDual-Size: each model carries H = L + F * cost / size, set when it is loaded or used,
+// where cost is the candidate's reload time (1 s when unknown, which makes it size-aware only),
+// L the H of the last victim, and F 1 (gds) or, with `frequency` (gdsf), the model's uses
+// since it was loaded, the load included. The least H goes. Cheap-to-reload, large, rarely
+// used models go first, and the rising L ages models that are no longer used. Ties: the first
+// candidate (lowest ModelId).
 class GreedyDualSize final : public EvictionPolicy {
  public:
-  void on_load(ModelId m, Time) override { base(m) = inflation_; }
-  void on_access(ModelId m, Time) override { base(m) = inflation_; }
-  void on_unload(ModelId, Time) override {}
+  explicit GreedyDualSize(bool frequency) : frequency_(frequency) {}
+  void on_load(ModelId m, Time) override {
+    base(m) = inflation_;
+    uses_[m] = 1;
+  }
+  void on_access(ModelId m, Time) override {
+    base(m) = inflation_;
+    ++uses_[m];
+  }
+  void on_unload(ModelId m, Time) override {
+    base(m);  // grows the tables
+    uses_[m] = 0;
+  }
   size_t pick_victim(std::span<const EvictionCandidate> c, Time) override {
     size_t best = 0;
     double best_h = h(c[0]);
@@ -95,17 +108,24 @@ class GreedyDualSize final : public EvictionPolicy {
   }
 
  private:
-  double& base(ModelId m) {
-    if (m >= base_.size()) base_.resize(size_t(m) + 1, 0);
+  double& base(ModelId m) {  // grows both tables
+    if (m >= base_.size()) {
+      base_.resize(size_t(m) + 1, 0);
+      uses_.resize(size_t(m) + 1, 0);
+    }
     return base_[m];
   }
   double h(const EvictionCandidate& c) const {
     double cost = c.reload_seconds > 0 ? c.reload_seconds : 1.0;
     double at = c.model < base_.size() ? base_[c.model] : 0;
-    return at + cost / double(std::max<uint64_t>(c.size_bytes, 1));
+    double f = frequency_ && c.model < uses_.size() ? double(std::max<uint64_t>(uses_[c.model], 1))
+                                                    : 1.0;
+    return at + f * cost / double(std::max<uint64_t>(c.size_bytes, 1));
   }
-  std::vector<double> base_;  // L when the model was last loaded or used
-  double inflation_ = 0;      // L: H of the last victim
+  bool frequency_;
+  std::vector<double> base_;    // L when the model was last loaded or used
+  std::vector<uint64_t> uses_;  // gdsf's F: uses since the load, the load included
+  double inflation_ = 0;        // L: H of the last victim
 };
 
 }  // namespace
@@ -130,7 +150,15 @@ void add_builtin_eviction(PolicyTables& t) {
       "parameters.",
       [](const PolicyParams& p) {
         check_keys(p, {});
-        return std::make_unique<GreedyDualSize>();
+        return std::make_unique<GreedyDualSize>(false);
+      }};
+  t.eviction["gdsf"] = {
+      "GreedyDual-Size-Frequency (Cherkasova): evict the least H = L + F * reload_seconds / "
+      "size_bytes, F the model's uses since its load (the load counts one), H set at each "
+      "load or use, L the last victim's H. No parameters.",
+      [](const PolicyParams& p) {
+        check_keys(p, {});
+        return std::make_unique<GreedyDualSize>(true);
       }};
   t.eviction["fifo"] = {"Evict the model loaded longest ago. No parameters.",
                         [](const PolicyParams& p) {
