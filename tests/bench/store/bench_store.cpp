@@ -1,0 +1,140 @@
+// bench_store MODELS_DIR FAMILY COUNT: see CMakeLists.txt. Prints one `name value` line per
+// measurement (scripts/bench-store reads them).
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+#if __has_include(<torch/csrc/jit/python/update_graph_executor_opt.h>)
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#else
+namespace torch::jit {
+TORCH_API void setGraphExecutorOptimize(bool o);
+}  // namespace torch::jit
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/shared_weights.h"
+#include "engine/store/blob_store.h"
+#include "engine/store/digest.h"
+
+using namespace servelab;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Bytes per second of `hash` over a 256 MiB buffer, best of 3.
+template <class Hash>
+double hash_rate(Hash hash) {
+  std::vector<char> data(size_t(256) << 20);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = char(i * 2654435761u >> 13);
+  double best = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    auto t0 = Clock::now();
+    hash(data.data(), data.size());
+    best = std::min(best, seconds_since(t0));
+  }
+  return double(data.size()) / best;
+}
+
+torch::jit::Module load_file(const std::string& file) {
+  torch::jit::Module m = torch::jit::load(file, torch::kCPU);
+  m.eval();
+  return m;
+}
+
+void answer(torch::jit::Module& m) {
+  c10::InferenceMode guard;
+  m.forward({torch::ones({1, 3, 224, 224})});
+}
+
+// Resident set size of this process, in bytes (/proc/self/smaps_rollup).
+uint64_t rss_bytes() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  for (std::string key; in >> key;) {
+    uint64_t kb = 0;
+    if (key == "Rss:" && in >> kb) return kb * 1024;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: bench_store MODELS_DIR FAMILY COUNT\n");
+    return 2;
+  }
+  const std::string dir = argv[1], family = argv[2];
+  const int count = std::stoi(argv[3]);
+  at::set_num_threads(1);
+  torch::jit::setGraphExecutorOptimize(false);
+  std::printf("sha256_bytes_per_s %.0f\n", hash_rate([](const char* p, size_t n) {
+    store::Sha256 s;
+    s.update(p, n);
+    s.hex_digest();
+  }));
+  std::printf("xxh3_bytes_per_s %.0f\n",
+              hash_rate([](const char* p, size_t n) { store::xxh3_64(p, n); }));
+
+  const fs::path work = fs::temp_directory_path() / ("bench-store-" + std::to_string(getpid()));
+  store::BlobStore blobs((work / "blobs").string());
+  fs::create_directories(work / "skeletons");
+  auto file_of = [&](int i) { return dir + "/" + family + "_" + std::to_string(i) + ".pt"; };
+  auto skeleton_of = [&](int i) { return (work / "skeletons" / (std::to_string(i) + ".pt")).string(); };
+  for (int i = 0; i < count; ++i) runtime::share_weights(load_file(file_of(i)), blobs, skeleton_of(i));
+
+  // A model's first answer: from its file, and through the store with a fresh mapping of
+  // blobs the page cache holds (a second process's case), side by side, 5 rounds each.
+  std::vector<double> from_file, through_store, load_file_s, load_store_s;
+  for (int r = 0; r < 5; ++r) {
+    auto t0 = Clock::now();
+    torch::jit::Module a = load_file(file_of(0));
+    load_file_s.push_back(seconds_since(t0));
+    answer(a);
+    from_file.push_back(seconds_since(t0));
+    store::BlobStore fresh((work / "blobs").string());  // no mapping shared with the above
+    t0 = Clock::now();
+    auto shared = runtime::load_shared(skeleton_of(0), fresh);
+    load_store_s.push_back(seconds_since(t0));
+    answer(*shared.module);
+    through_store.push_back(seconds_since(t0));
+  }
+  std::printf("load_file_s %.4f\nload_store_s %.4f\n", median(load_file_s), median(load_store_s));
+  std::printf("first_answer_file_s %.4f\nfirst_answer_store_s %.4f\n", median(from_file),
+              median(through_store));
+
+  // Resident memory the last variant adds once the others are loaded and have answered.
+  std::vector<runtime::SharedModule> held;
+  for (int i = 0; i + 1 < count; ++i) {
+    held.push_back(runtime::load_shared(skeleton_of(i), blobs));
+    answer(*held.back().module);
+  }
+  const uint64_t before = rss_bytes();
+  held.push_back(runtime::load_shared(skeleton_of(count - 1), blobs));
+  const uint64_t loaded = rss_bytes();
+  answer(*held.back().module);
+  const uint64_t after = rss_bytes();
+  std::printf("last_variant_rss_added_by_load %lld\n", (long long)loaded - (long long)before);
+  uint64_t model_bytes = 0;
+  for (const auto& b : held.back().blobs) model_bytes += b.bytes;
+  std::printf("variant_model_bytes %llu\nlast_variant_rss_added %lld\n",
+              (unsigned long long)model_bytes, (long long)after - (long long)before);
+  held.clear();
+  fs::remove_all(work);
+  return 0;
+}
