@@ -1,27 +1,23 @@
 #include "engine/runtime/shared_weights.h"
 
+#include <caffe2/serialize/inline_container.h>
 #include <unistd.h>
 
-#include <charconv>
+#include <algorithm>
 #include <cstdio>
-#include <map>
+#include <cstring>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
+
+#include "engine/runtime/weight_manifest.h"
+#include "engine/store/digest.h"
 
 namespace servelab::runtime {
 namespace {
 
 constexpr const char* kManifest = "servelab_weights";
-constexpr size_t kMaxManifestLines = 1 << 20;
-
-// One large tensor of a module: where it hangs and which blob holds it.
-struct Entry {
-  std::string path;  // submodule path ("" for the module itself)
-  std::string name;  // attribute name
-  at::ScalarType dtype = at::kFloat;
-  std::vector<int64_t> shape;
-  store::BlobRef ref;
-};
+constexpr size_t kPackAlign = 64;
 
 // Every submodule by its path, the module itself as "". Handles refer to the same objects.
 std::map<std::string, torch::jit::Module> modules_by_path(const torch::jit::Module& m) {
@@ -38,81 +34,59 @@ std::vector<std::pair<std::string, at::Tensor>> own_tensors(const torch::jit::Mo
   return out;
 }
 
-std::string header_of(at::ScalarType dtype, const std::vector<int64_t>& shape) {
-  std::string h = c10::toString(dtype);
-  for (int64_t d : shape) h += " " + std::to_string(d);
-  return h;
-}
-
-at::ScalarType dtype_named(const std::string& name) {
-  static const at::ScalarType kTypes[] = {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16,
-                                          at::kLong,  at::kInt,    at::kShort, at::kChar,
-                                          at::kByte,  at::kBool};
-  for (at::ScalarType t : kTypes)
-    if (name == c10::toString(t)) return t;
-  throw std::runtime_error("unknown tensor type '" + name + "' in a weight manifest");
-}
-
-std::string manifest_line(const Entry& e) {
-  std::string dims;
-  for (int64_t d : e.shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
-  std::ostringstream s;
-  s << (e.path.empty() ? "." : e.path) << '\t' << e.name << '\t' << c10::toString(e.dtype) << '\t'
-    << (dims.empty() ? "-" : dims) << '\t' << e.ref.id << '\t' << e.ref.bytes << '\t'
-    << e.ref.check << '\n';
-  return s.str();
-}
-
-uint64_t number(const std::string& field) {
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-  if (ec != std::errc() || end != field.data() + field.size())
-    throw std::runtime_error("bad number '" + field.substr(0, 40) + "' in a weight manifest");
-  return v;
-}
-
-Entry parse_line(const std::string& line) {
-  std::vector<std::string> f;
-  std::stringstream in(line);
-  for (std::string field; std::getline(in, field, '\t');) f.push_back(field);
-  if (f.size() != 7) throw std::runtime_error("a weight manifest line has " +
-                                              std::to_string(f.size()) + " fields, not 7");
-  Entry e;
-  e.path = f[0] == "." ? "" : f[0];
-  e.name = f[1];
-  e.dtype = dtype_named(f[2]);
-  if (f[3] != "-") {
-    std::stringstream dims(f[3]);
-    for (std::string d; std::getline(dims, d, ',');)
-      e.shape.push_back(static_cast<int64_t>(number(d)));
+// Whether some module of `m` holds a tensor that is neither a parameter nor a buffer: the
+// manifest would not carry it, so a structural copy would keep another model's.
+bool has_other_tensors(const c10::intrusive_ptr<c10::ivalue::Object>& o) {
+  const c10::ClassTypePtr& type = o->type();
+  for (size_t i = 0; i < type->numAttributes(); ++i) {
+    const c10::IValue& v = o->getSlot(i);
+    if (type->is_parameter(i) || type->is_buffer(i)) continue;
+    if (v.isTensor()) return true;
+    if (type->getAttribute(i)->is_module() && has_other_tensors(v.toObject())) return true;
   }
-  e.ref = {f[4], number(f[5]), number(f[6])};
-  if (!store::BlobStore::valid_id(e.ref.id))
-    throw std::runtime_error("a weight manifest names a bad blob id");
-  return e;
+  return false;
 }
 
-// A tensor over blob `e.ref`, keeping the mapping alive while any view of it lives.
-at::Tensor mapped_tensor(const Entry& e, store::BlobStore& blobs) {
-  uint64_t elems = 1;
-  for (int64_t d : e.shape) elems *= static_cast<uint64_t>(d);
-  if (elems * c10::elementSize(e.dtype) != e.ref.bytes)
-    throw std::runtime_error("a weight manifest's shape disagrees with its blob's size");
-  std::shared_ptr<const store::MappedBlob> blob = blobs.map(e.ref);
-  void* data = const_cast<void*>(blob->data());  // read-only pages: inference never writes
-  return torch::from_blob(data, e.shape, [blob](void*) {},
+// SHA-256 of what a skeleton is besides its tensors' bytes: its code, constants and object
+// structure (TorchScript's per-export name mangling removed, so variants exported one after
+// another in one program still match). Empty when `m` cannot be shared safely.
+std::string code_key(const torch::jit::Module& m) {
+  if (has_other_tensors(m._ivalue())) return "";
+  std::stringstream zip;
+  m.save(zip);
+  caffe2::serialize::PyTorchStreamReader reader(&zip);
+  std::vector<std::string> names = reader.getAllRecords();
+  std::sort(names.begin(), names.end());
+  static const std::regex mangle(R"(___torch_mangle_\d+\.)");
+  store::Sha256 sha;
+  for (const std::string& name : names) {
+    if (name.rfind("code/", 0) != 0 && name != "data.pkl" && name != "constants.pkl") continue;
+    auto [data, size] = reader.getRecord(name);
+    std::string text(static_cast<const char*>(data.get()), size);
+    sha.update(name + "\n" + std::regex_replace(text, mangle, "") + "\n");
+  }
+  return sha.hex_digest();
+}
+
+// A tensor over `e`'s bytes in its blob, keeping the mapping alive while any view lives.
+at::Tensor mapped_tensor(const WeightEntry& e, const std::shared_ptr<const store::MappedBlob>& blob) {
+  const char* data = static_cast<const char*>(blob->data()) + e.offset;
+  return torch::from_blob(const_cast<char*>(data), e.shape, [blob](void*) {},
                           torch::TensorOptions().dtype(e.dtype));
 }
 
-void attach(const std::vector<Entry>& entries, const torch::jit::Module& m,
+void attach(const WeightManifest& manifest, const torch::jit::Module& m,
             store::BlobStore& blobs) {
   auto subs = modules_by_path(m);
-  for (const Entry& e : entries) {
+  std::map<std::string, std::shared_ptr<const store::MappedBlob>> mapped;
+  for (const WeightEntry& e : manifest.entries) {
     auto it = subs.find(e.path);
     if (it == subs.end() || !it->second.hasattr(e.name))
       throw std::runtime_error("a weight manifest names '" + e.path + "." + e.name +
                                "', which the module lacks");
-    it->second.setattr(e.name, mapped_tensor(e, blobs));
+    auto& blob = mapped[e.ref.id];
+    if (!blob) blob = blobs.map(e.ref);
+    it->second.setattr(e.name, mapped_tensor(e, blob));
   }
 }
 
@@ -127,47 +101,81 @@ void save_atomically(const torch::jit::Module& m, const std::string& path,
   }
 }
 
+// The small tensors of a module, packed into one buffer that becomes one blob.
+struct Pack {
+  std::string bytes;
+  std::vector<size_t> entries;  // indexes into the manifest's entries
+};
+
 }  // namespace
+
+ModulePtr ArchitectureCache::find(const std::string& code_key) {
+  if (code_key.empty()) return nullptr;
+  std::lock_guard lock(mu_);
+  auto it = by_code_.find(code_key);
+  return it == by_code_.end() ? nullptr : it->second.lock();
+}
+
+void ArchitectureCache::put(const std::string& code_key, const ModulePtr& module) {
+  if (code_key.empty()) return;
+  std::lock_guard lock(mu_);
+  std::erase_if(by_code_, [](const auto& kv) { return kv.second.expired(); });
+  by_code_[code_key] = module;
+}
 
 SharedModule share_weights(torch::jit::Module m, store::BlobStore& blobs,
                            const std::string& skeleton) {
-  std::vector<Entry> entries;
-  std::string manifest;
+  WeightManifest manifest;
+  Pack pack;
   for (auto& [path, sub] : modules_by_path(m)) {
     for (auto& [name, t] : own_tensors(sub)) {
       const size_t n = t.numel() * t.element_size();
-      if (n < kMinBlobBytes || t.device() != torch::kCPU) continue;
+      if (n == 0 || t.device() != torch::kCPU) continue;  // stays in the skeleton
       at::Tensor c = t.contiguous();
-      Entry e{path, name, c.scalar_type(), c.sizes().vec(), {}};
-      std::string id = store::BlobStore::content_id(header_of(e.dtype, e.shape), c.data_ptr(), n);
-      e.ref = blobs.put(id, c.data_ptr(), n);
-      manifest += manifest_line(e);
+      WeightEntry e{path, name, c.scalar_type(), c.sizes().vec(), {}, 0, n};
+      if (n >= kMinBlobBytes) {
+        std::string id = store::BlobStore::content_id(e.header(), c.data_ptr(), n);
+        e.ref = blobs.put(id, c.data_ptr(), n);
+      } else {
+        pack.bytes.resize((pack.bytes.size() + kPackAlign - 1) / kPackAlign * kPackAlign);
+        e.offset = pack.bytes.size();
+        pack.bytes.append(static_cast<const char*>(c.data_ptr()), n);
+        pack.entries.push_back(manifest.entries.size());
+      }
       sub.setattr(name, torch::empty({0}, c.options()));  // emptied in the skeleton
-      entries.push_back(std::move(e));
+      manifest.entries.push_back(std::move(e));
     }
   }
-  save_atomically(m, skeleton, manifest);
-  attach(entries, m, blobs);
-  SharedModule out{std::make_shared<torch::jit::Module>(m), {}};
-  for (Entry& e : entries) out.blobs.push_back(e.ref);
+  if (!pack.bytes.empty()) {
+    std::string id = store::BlobStore::content_id("pack", pack.bytes.data(), pack.bytes.size());
+    store::BlobRef ref = blobs.put(id, pack.bytes.data(), pack.bytes.size());
+    for (size_t i : pack.entries) manifest.entries[i].ref = ref;
+  }
+  manifest.code_key = code_key(m);
+  save_atomically(m, skeleton, manifest.text());
+  attach(manifest, m, blobs);
+  SharedModule out{std::make_shared<torch::jit::Module>(m), manifest.blob_refs(),
+                   manifest.code_key};
   return out;
 }
 
-SharedModule load_shared(const std::string& skeleton, store::BlobStore& blobs) {
-  torch::jit::ExtraFilesMap extra{{kManifest, ""}};
-  auto m = std::make_shared<torch::jit::Module>(torch::jit::load(skeleton, torch::kCPU, extra));
-  std::vector<Entry> entries;
-  std::stringstream in(extra[kManifest]);
-  for (std::string line; std::getline(in, line);) {
-    if (entries.size() >= kMaxManifestLines)
-      throw std::runtime_error("the weight manifest of '" + skeleton + "' is too long");
-    entries.push_back(parse_line(line));
+SharedModule load_shared(const std::string& skeleton, store::BlobStore& blobs,
+                         ArchitectureCache* cache) {
+  WeightManifest manifest;
+  ModulePtr module;
+  {
+    caffe2::serialize::PyTorchStreamReader reader(skeleton);
+    auto [data, size] = reader.getRecord(std::string("extra/") + kManifest);
+    manifest = WeightManifest::parse(std::string(static_cast<const char*>(data.get()), size));
   }
-  attach(entries, *m, blobs);
-  m->eval();
-  SharedModule out{m, {}};
-  for (Entry& e : entries) out.blobs.push_back(e.ref);
-  return out;
+  if (ModulePtr same_code = cache ? cache->find(manifest.code_key) : nullptr)
+    module = structural_copy(*same_code);
+  else
+    module = std::make_shared<torch::jit::Module>(torch::jit::load(skeleton, torch::kCPU));
+  attach(manifest, *module, blobs);
+  module->eval();
+  if (cache) cache->put(manifest.code_key, module);
+  return SharedModule{module, manifest.blob_refs(), manifest.code_key};
 }
 
 }  // namespace servelab::runtime

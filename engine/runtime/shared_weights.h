@@ -1,15 +1,21 @@
 // A TorchScript module as a skeleton file and weight blobs (engine/store): registration puts
-// each large tensor into the blob store and writes the module with those tensors emptied
-// (the skeleton: code, structure and small tensors, plus a manifest naming the blobs); a
-// load reads the small skeleton and attaches read-only mappings of the blobs, so a tensor
-// that several models or processes share lives in memory once. Includes LibTorch: only
-// torch_executor.cpp and shared_weights.cpp include this header.
-// Thread-safety: free functions; the blob store is thread-safe; a module is the caller's.
+// each tensor into the blob store (large ones a blob each, the small ones of a module packed
+// into one) and writes the module with its tensors emptied (the skeleton: code and structure,
+// plus a manifest naming the blobs and a key of its code); a load attaches read-only mappings
+// of the blobs, so a tensor that several models or processes share lives in memory once.
+// Modules whose skeletons have the same code (variants of one architecture) share more in a
+// process: the second and later are structural copies of one already loaded (no code to
+// import, one set of compiled functions and execution plans), with their own tensors.
+// Includes LibTorch: only torch_executor.cpp, torch_weight_store.cpp and shared_weights.cpp
+// include this header.
 #pragma once
 
 #include <torch/script.h>
 
 #include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,24 +24,40 @@
 
 namespace servelab::runtime {
 
-// Tensors smaller than this stay in the skeleton (biases, normalization statistics): a blob
-// each would cost a file, a mapping and a page for a few bytes.
+// Tensors smaller than this share one blob per module (biases, normalization statistics): a
+// blob each would cost a file, a mapping and a page for a few bytes.
 constexpr size_t kMinBlobBytes = 4096;
 
 struct SharedModule {
-  ModulePtr module;                  // its large tensors are views of mapped blobs
-  std::vector<store::BlobRef> blobs; // one per large tensor (tied tensors repeat an id)
+  ModulePtr module;                   // its tensors are views of mapped blobs
+  std::vector<store::BlobRef> blobs;  // the blobs it uses (tied tensors repeat an id)
+  std::string code_key;               // SHA-256 of its code; empty: never shared
 };
 
-// Puts every tensor of `m` of at least kMinBlobBytes into `blobs`, writes `skeleton`
-// atomically, and returns `m` with those tensors replaced by views of the mapped blobs (its
-// own copies are freed). Throws std::runtime_error when a file cannot be written.
+// The modules of this process by the code of their skeletons: where a loaded one has the
+// same code, a new one is its structural copy. Holds them weakly: an architecture whose
+// modules are all gone is imported again. Thread-safe.
+class ArchitectureCache {
+ public:
+  ModulePtr find(const std::string& code_key);
+  void put(const std::string& code_key, const ModulePtr& module);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::weak_ptr<torch::jit::Module>> by_code_;
+};
+
+// Puts every tensor of `m` into `blobs`, writes `skeleton` atomically, and returns `m` with
+// its tensors replaced by views of the mapped blobs (its own copies are freed). Throws
+// std::runtime_error when a file cannot be written.
 SharedModule share_weights(torch::jit::Module m, store::BlobStore& blobs,
                            const std::string& skeleton);
 
-// Loads a skeleton written by share_weights and attaches its blobs. Throws store::BlobError
-// for a blob that is missing or damaged, std::runtime_error for a skeleton that cannot be
-// read or whose manifest does not fit its module.
-SharedModule load_shared(const std::string& skeleton, store::BlobStore& blobs);
+// Loads a skeleton written by share_weights and attaches its blobs; with `cache`, as a copy
+// of a module of the same code when the cache has one (and adds it there). Throws
+// store::BlobError for a blob that is missing or damaged, std::runtime_error for a skeleton
+// that cannot be read or whose manifest does not fit its module.
+SharedModule load_shared(const std::string& skeleton, store::BlobStore& blobs,
+                         ArchitectureCache* cache = nullptr);
 
 }  // namespace servelab::runtime

@@ -86,6 +86,10 @@ at::Tensor view_of(const at::Tensor& bytes, int64_t offset, const at::Tensor& t)
 
 }  // namespace
 
+ModulePtr structural_copy(const torch::jit::Module& m) {
+  return copy_with(m, [](const at::Tensor& t) { return t; });
+}
+
 uint64_t tensor_bytes(const torch::jit::Module& m) {
   std::unordered_set<const void*> seen;  // shared storages count once
   uint64_t total = 0;

@@ -20,6 +20,10 @@ uint64_t tensor_bytes(const torch::jit::Module& m);
 // needs CUDA; unpinned serves the CPU tests of this copy).
 ModulePtr packed(const torch::jit::Module& m, bool pinned);
 
+// A copy of `m`'s module objects sharing its tensors (no tensor is copied) and its code: a
+// new instance of the same types, whose tensors the caller may then replace.
+ModulePtr structural_copy(const torch::jit::Module& m);
+
 // A copy of `host` on `device`: each storage of its tensors is copied once (one copy for a
 // packed module) with a non_blocking copy (from pinned memory: an asynchronous DMA on the
 // current stream; the caller synchronizes), and the copy's tensors are views into the copies.

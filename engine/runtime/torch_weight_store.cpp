@@ -29,7 +29,7 @@ ModulePtr TorchWeightStore::add(ModelId id, const std::string& name, const std::
   std::error_code ec;
   if (fs::exists(skeleton, ec)) {
     try {
-      shared = load_shared(skeleton, blobs_);
+      shared = load_shared(skeleton, blobs_, &architectures_);
     } catch (const std::exception&) {
       shared = {};  // damaged: shared again below from the model file, which rewrites it
     }
@@ -38,6 +38,7 @@ ModulePtr TorchWeightStore::add(ModelId id, const std::string& name, const std::
     torch::jit::Module m = torch::jit::load(file, torch::kCPU);
     m.eval();
     shared = share_weights(m, blobs_, skeleton);
+    architectures_.put(shared.code_key, shared.module);
   }
   holders_.hold(digest, name, shared.blobs);
   std::lock_guard guard(mu_);
@@ -54,7 +55,7 @@ ModulePtr TorchWeightStore::reload(ModelId id) {
     if (it == held_.end()) throw std::runtime_error("model was removed");
     skeleton = it->second.skeleton;
   }
-  return load_shared(skeleton, blobs_).module;
+  return load_shared(skeleton, blobs_, &architectures_).module;
 }
 
 void TorchWeightStore::remove(ModelId id) {

@@ -49,6 +49,7 @@ class TorchWeightStore {
 
   std::string dir_;
   store::BlobStore blobs_;
+  ArchitectureCache architectures_;  // modules by code: variants load as copies of one
   store::Holders holders_;  // its Lock serializes file changes across processes and threads
   mutable std::mutex mu_;   // guards usage_ and held_; taken after a holders_ Lock
   store::BlobUsage usage_;

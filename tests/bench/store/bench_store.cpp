@@ -118,22 +118,49 @@ int main(int argc, char** argv) {
   std::printf("first_answer_file_s %.4f\nfirst_answer_store_s %.4f\n", median(from_file),
               median(through_store));
 
+  // A variant's load and first answer in a process that holds another of its architecture
+  // (a structural copy: no code to import, no weights but its own to map).
+  std::vector<double> load_copy_s, answer_copy_s;
+  for (int r = 0; r < 5; ++r) {
+    runtime::ArchitectureCache cache;
+    store::BlobStore fresh((work / "blobs").string());
+    auto other = runtime::load_shared(skeleton_of(0), fresh, &cache);
+    answer(*other.module);
+    auto t0 = Clock::now();
+    auto copy = runtime::load_shared(skeleton_of(1), fresh, &cache);
+    load_copy_s.push_back(seconds_since(t0));
+    answer(*copy.module);
+    answer_copy_s.push_back(seconds_since(t0));
+  }
+  std::printf("load_same_architecture_s %.4f\nfirst_answer_same_architecture_s %.4f\n",
+              median(load_copy_s), median(answer_copy_s));
+
   // Resident memory the last variant adds once the others are loaded and have answered.
+  runtime::ArchitectureCache cache;
   std::vector<runtime::SharedModule> held;
   for (int i = 0; i + 1 < count; ++i) {
-    held.push_back(runtime::load_shared(skeleton_of(i), blobs));
+    held.push_back(runtime::load_shared(skeleton_of(i), blobs, &cache));
     answer(*held.back().module);
   }
   const uint64_t before = rss_bytes();
-  held.push_back(runtime::load_shared(skeleton_of(count - 1), blobs));
+  held.push_back(runtime::load_shared(skeleton_of(count - 1), blobs, &cache));
   const uint64_t loaded = rss_bytes();
   answer(*held.back().module);
   const uint64_t after = rss_bytes();
   std::printf("last_variant_rss_added_by_load %lld\n", (long long)loaded - (long long)before);
-  uint64_t model_bytes = 0;
-  for (const auto& b : held.back().blobs) model_bytes += b.bytes;
-  std::printf("variant_model_bytes %llu\nlast_variant_rss_added %lld\n",
-              (unsigned long long)model_bytes, (long long)after - (long long)before);
+  uint64_t model_bytes = 0, own_bytes = 0;
+  for (const auto& b : held.back().blobs) {
+    model_bytes += b.bytes;
+    bool shared = std::any_of(held.begin(), held.end() - 1, [&](const runtime::SharedModule& h) {
+      return std::any_of(h.blobs.begin(), h.blobs.end(), [&](const store::BlobRef& r) {
+        return r.id == b.id;
+      });
+    });
+    if (!shared) own_bytes += b.bytes;
+  }
+  std::printf("variant_model_bytes %llu\nvariant_own_bytes %llu\nlast_variant_rss_added %lld\n",
+              (unsigned long long)model_bytes, (unsigned long long)own_bytes,
+              (long long)after - (long long)before);
   held.clear();
   fs::remove_all(work);
   return 0;

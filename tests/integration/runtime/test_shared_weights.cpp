@@ -17,10 +17,12 @@ namespace {
 
 // TinyVariant (scripts/make-models), by hand: tensors of 4,096 bytes or more are blobs.
 // conv2.weight 64x32x3x3 floats = 73,728 B (the backbone's one blob); head.weight 100x64
-// floats = 25,600 B (the variant's own). conv1.weight (3,456 B) and the biases stay in the
-// skeleton.
+// floats = 25,600 B (the variant's own). The small tensors share one pack per module, each
+// at a 64-byte boundary, in submodule order: conv1.weight 3,456 B at 0, conv1.bias 128 at
+// 3,456, conv2.bias 256 at 3,584, head.bias 400 at 3,840: 4,240 bytes, the variant's own
+// (its head's bias differs).
 constexpr uint64_t kBackboneBytes = 64 * 32 * 3 * 3 * 4;
-constexpr uint64_t kHeadBytes = 100 * 64 * 4;
+constexpr uint64_t kHeadBytes = 100 * 64 * 4 + 4240;
 
 size_t files_under(const fs::path& dir) {
   size_t n = 0;
@@ -59,7 +61,7 @@ TEST_CASE("variants of one backbone keep it once: unique bytes are their heads",
     CHECK(st->weights.unique == kHeadBytes);
     CHECK(st->weights.shared == kBackboneBytes);
   }
-  CHECK(files_under(dir / "blobs") == 1 + 4);  // one backbone, four heads
+  CHECK(files_under(dir / "blobs") == 1 + 2 * 4);  // one backbone; four heads and packs
 }
 
 TEST_CASE("a model answers the same with and without the weight store", "[runtime][weights]") {
@@ -85,9 +87,9 @@ TEST_CASE("removing a variant deletes only the blobs no other model uses",
   Engine engine(with_store(dir.path()));
   engine.register_model(tiny_spec("tiny_variant_0"));
   engine.register_model(tiny_spec("tiny_variant_1"));
-  REQUIRE(files_under(dir / "blobs") == 3);
+  REQUIRE(files_under(dir / "blobs") == 5);
   REQUIRE(engine.unregister_model("tiny_variant_0"));
-  CHECK(files_under(dir / "blobs") == 2);  // its head went; the backbone stays for variant 1
+  CHECK(files_under(dir / "blobs") == 3);  // its head went; the backbone stays for variant 1
   CHECK(files_under(dir / "skeletons") == 2);  // variant 1's skeleton and blob list
   auto st = engine.model("tiny_variant_1");
   REQUIRE(st);
@@ -107,10 +109,10 @@ TEST_CASE("a blob another engine on the store still holds is kept when one delet
     Engine second(with_store(dir.path()));  // another holder, as another server would be
     second.register_model(tiny_spec("tiny_variant_2"));
     second.register_model(tiny_spec("tiny_variant_3"));
-    REQUIRE(files_under(dir / "blobs") == 3);
+    REQUIRE(files_under(dir / "blobs") == 5);
     REQUIRE(second.unregister_model("tiny_variant_2"));
     REQUIRE(second.unregister_model("tiny_variant_3"));
-    CHECK(files_under(dir / "blobs") == 2);  // variant 3's head went; first's blobs stayed
+    CHECK(files_under(dir / "blobs") == 3);  // variant 3's head went; first's blobs stayed
   }
   CHECK(files_under(dir / "skeletons") == 2);  // variant 2's skeleton and its blob list
   // A fresh engine on the store loads variant 2 through the skeleton the first one holds.

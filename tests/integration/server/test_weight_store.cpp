@@ -20,9 +20,10 @@ using nlohmann::json;
 namespace {
 
 // TinyVariant (scripts/make-models), by hand: its blobs are conv2.weight (64x32x3x3 floats,
-// the shared backbone) and head.weight (100x64 floats, each variant's own).
+// the shared backbone), head.weight (100x64 floats) and the pack of its small tensors (4,240
+// bytes: see tests/integration/runtime/test_shared_weights.cpp), each variant's own.
 constexpr uint64_t kBackboneBytes = 64 * 32 * 3 * 3 * 4;
-constexpr uint64_t kHeadBytes = 100 * 64 * 4;
+constexpr uint64_t kHeadBytes = 100 * 64 * 4 + 4240;
 
 struct MappedKb {
   long rss = 0, pss = 0;

@@ -1,0 +1,77 @@
+// Variants of one architecture in one process: the second loads as a structural copy of the
+// first (one set of types, compiled code and plans), yet answers with its own weights.
+// LibTorch first: its logging headers define CHECK, which Catch2's must replace.
+#include <torch/script.h>
+
+#include "engine/runtime/shared_weights.h"
+#undef CHECK
+#undef CHECK_FALSE
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "runtime_test_util.h"
+#include "tests/support/temp_dir.h"
+
+using namespace servelab;
+using namespace servelab::runtime;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string variant(int i) {
+  return test::models_dir() + "/tiny_variant_" + std::to_string(i) + ".pt";
+}
+
+at::Tensor logits(torch::jit::Module& m) {
+  c10::InferenceMode guard;
+  return m.forward({torch::linspace(-1, 1, 3 * 32 * 32).view({1, 3, 32, 32})}).toTensor();
+}
+
+torch::jit::Module plain(int i) {
+  torch::jit::Module m = torch::jit::load(variant(i), torch::kCPU);
+  m.eval();
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a variant loaded as a copy of another's architecture answers with its own weights",
+          "[runtime][weights][architecture]") {
+  servelab::testutil::TempDir dir;
+  store::BlobStore blobs((dir / "blobs").string());
+  const std::string s0 = (dir / "s0.pt").string(), s1 = (dir / "s1.pt").string();
+  SharedModule a = share_weights(plain(0), blobs, s0);
+  SharedModule b = share_weights(plain(1), blobs, s1);
+  REQUIRE_FALSE(a.code_key.empty());
+  CHECK(a.code_key == b.code_key);  // same code, whatever names the exports were given
+
+  ArchitectureCache cache;
+  SharedModule first = load_shared(s0, blobs, &cache);
+  SharedModule second = load_shared(s1, blobs, &cache);
+  CHECK(second.module->type() == first.module->type());  // a copy: one class, one code
+  torch::jit::Module want0 = plain(0), want1 = plain(1);
+  CHECK(torch::equal(logits(*second.module), logits(want1)));
+  CHECK(torch::equal(logits(*first.module), logits(want0)));
+  CHECK_FALSE(torch::equal(logits(want0), logits(want1)));  // the heads do differ
+
+  // Without the cache each load imports its own code.
+  SharedModule alone = load_shared(s1, blobs);
+  CHECK(alone.module->type() != first.module->type());
+  CHECK(torch::equal(logits(*alone.module), logits(want1)));
+}
+
+TEST_CASE("models of different code are never copies of each other",
+          "[runtime][weights][architecture]") {
+  servelab::testutil::TempDir dir;
+  store::BlobStore blobs((dir / "blobs").string());
+  const std::string sv = (dir / "v.pt").string(), sc = (dir / "c.pt").string();
+  SharedModule v = share_weights(plain(0), blobs, sv);
+  torch::jit::Module cnn = torch::jit::load(test::models_dir() + "/tiny_cnn.pt", torch::kCPU);
+  SharedModule c = share_weights(cnn, blobs, sc);
+  CHECK(v.code_key != c.code_key);
+  ArchitectureCache cache;
+  SharedModule first = load_shared(sv, blobs, &cache);
+  SharedModule other = load_shared(sc, blobs, &cache);
+  CHECK(other.module->type() != first.module->type());
+}
