@@ -90,8 +90,11 @@ def main(argv=None):
               f"<blockquote>{htmlmod.escape(claim)}</blockquote><ul>"]
         for mode, (overall, results) in verdicts.items():
             failed = [r["says"] for r in results if r["verdict"] == verdict.FAILS]
+            noisy = sum(1 for r in results if r["verdict"] == verdict.WITHIN_NOISE)
+            held = sum(1 for r in results if r["verdict"] == verdict.HOLDS)
             line = f"{plots.MODE_TITLES.get(mode, mode)}: the claim {overall}"
-            line += f" ({len(results) - len(failed)} of {len(results)} checks hold"
+            line += f" ({held} of {len(results)} checks hold"
+            line += f", {noisy} within noise" if noisy else ""
             line += f"; not: {'; '.join(failed)})" if failed else ")"
             md.append(f"- {line}")
             h.append(f"<li>{htmlmod.escape(line)}</li>")

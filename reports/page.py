@@ -77,8 +77,28 @@ def figure_section(exp, fig, files):
     failed = any(v[0] == verdict.FAILS for v in verdicts.values())
     return {"fig": fig, "files": files, "header": header, "rows": rows,
             "mean_abs_err": mean_abs, "claim": " ".join(str(claim).split()),
+            "source": claim_source(exp.spec, fig),
+            "reading": " ".join(str(fig.get("our_reading") or "").split()),
             "verdicts": verdicts,
             "evidence": evidence.figure_evidence(exp, fig, modes) if failed else []}
+
+
+def claim_source(spec, fig):
+    """'Rafiqi, section 5.0.1, figure 5': where in the paper the claim is (the figure's
+    `source:`, else the experiment's paper and figure)."""
+    paper = str(spec.get("paper") or "").capitalize()
+    where = fig.get("source") or (f"figure {spec['figure']}" if spec.get("figure") else "")
+    return ", ".join(p for p in (paper, str(where)) if p)
+
+
+def claim_blocks(sec):
+    """The figure's claim sections, kept apart: [(heading, text)], the paper's first."""
+    blocks = [(f"Paper's claim ({sec['source']})" if sec["source"] else "Paper's claim",
+               sec["claim"])]
+    if sec["reading"]:
+        blocks.append(("Our reading (the project's expectations, not the paper's words)",
+                       sec["reading"]))
+    return blocks
 
 
 def verdict_lines(sec):
@@ -87,7 +107,7 @@ def verdict_lines(sec):
     for mode, (overall, results) in sec["verdicts"].items():
         lines.append(f"Verdict ({plots.MODE_TITLES.get(mode, mode)}): the claim {overall}.")
         for r in results:
-            lines.append(f"- {r['verdict']}: {r['says']}: {r['detail']}.")
+            lines.append(f"- {r['verdict']}: {r['says']}: computed: {r['detail']}.")
     if sec["evidence"]:
         lines.append("Where it does not hold, the measured reason:")
         lines += [f"- {e}" for e in sec["evidence"]]
@@ -145,6 +165,69 @@ def _err_summary(sec):
     return "Simulator vs real, mean absolute relative error: " + ", ".join(parts) + "."
 
 
+def _table_md(sec):
+    return (["| " + " | ".join(sec["header"]) + " |", "|" + "---|" * len(sec["header"])]
+            + ["| " + " | ".join(r) + " |" for r in sec["rows"]] + [""])
+
+
+def _table_html(sec):
+    return (["<table><tr>" + "".join(f"<th>{htmlmod.escape(c)}</th>" for c in sec["header"])
+             + "</tr>"]
+            + ["<tr>" + "".join(f"<td>{htmlmod.escape(c)}</td>" for c in r) + "</tr>"
+               for r in sec["rows"]]
+            + ["</table>"])
+
+
+def _figure_md(sec):
+    """One figure's Markdown: the claim sections apart, the checks, the plot, the table."""
+    name = sec["fig"].get("title") or sec["fig"]["id"]
+    png = next((f for f in sec["files"] if f.endswith(".png")), sec["files"][0])
+    md = [f"## {name}", ""]
+    for heading, text in claim_blocks(sec):
+        md += [f"### {heading}", "", f"> {text}", ""]
+    vlines = verdict_lines(sec)
+    if vlines:
+        md += ["### Checks (computed from these results)", ""]
+    for i, line in enumerate(vlines):  # blank lines around each list, for Markdown
+        if i and line.startswith("- ") != vlines[i - 1].startswith("- "):
+            md.append("")
+        md.append(line)
+    md += [""] if vlines else []
+    md += [f"![{name}]({png})", ""]
+    summary = _err_summary(sec)
+    md += [summary, ""] if summary else []
+    return md + (_table_md(sec) if sec["rows"] else [])  # no empty tables
+
+
+def _figure_html(sec):
+    """One figure's HTML, as _figure_md."""
+    name = sec["fig"].get("title") or sec["fig"]["id"]
+    png = next((f for f in sec["files"] if f.endswith(".png")), sec["files"][0])
+    h = [f"<h2>{htmlmod.escape(name)}</h2>"]
+    for heading, text in claim_blocks(sec):
+        h += [f"<h3>{htmlmod.escape(heading)}</h3>",
+              f"<blockquote>{htmlmod.escape(text)}</blockquote>"]
+    vlines = verdict_lines(sec)
+    if vlines:
+        h.append("<h3>Checks (computed from these results)</h3>")
+    items = []
+    for line in vlines:
+        if line.startswith("- "):
+            items.append(f"<li>{htmlmod.escape(line[2:])}</li>")
+            continue
+        if items:
+            h.append("<ul>" + "".join(items) + "</ul>")
+            items = []
+        h.append(f"<p><b>{htmlmod.escape(line)}</b></p>")
+    if items:
+        h.append("<ul>" + "".join(items) + "</ul>")
+    h.append(f"<img src='{htmlmod.escape(png)}' alt='{htmlmod.escape(name)}'>")
+    h.append("<p>" + " ".join(f"<a href='{f}'>{f}</a>" for f in sec["files"]) + "</p>")
+    summary = _err_summary(sec)
+    h += [f"<p>{htmlmod.escape(summary)}</p>"] if summary else []
+    return h + (_table_html(sec) if sec["rows"] else [])
+
+
 def render(exp, sections):
     """Returns (markdown, html) for the whole report."""
     title = exp.spec.get("title") or exp.spec.get("name", "ServeLab report")
@@ -157,46 +240,11 @@ def render(exp, sections):
          f"<h1>{htmlmod.escape(title)}</h1>"]
     h += [f"<p>{htmlmod.escape(line).replace('**', '')}</p>" for line in _intro(exp)]
     for sec in sections:
-        fig = sec["fig"]
-        name = fig.get("title") or fig["id"]
-        png = next((f for f in sec["files"] if f.endswith(".png")), sec["files"][0])
-        md += [f"## {name}", "", f"> Paper's claim: {sec['claim']}", ""]
-        h += [f"<h2>{htmlmod.escape(name)}</h2>",
-              f"<blockquote>Paper's claim: {htmlmod.escape(sec['claim'])}</blockquote>"]
-        vlines = verdict_lines(sec)
-        for i, line in enumerate(vlines):  # blank lines around each list, for Markdown
-            if i and line.startswith("- ") != vlines[i - 1].startswith("- "):
-                md.append("")
-            md.append(line)
-        md += [""] if vlines else []
-        items = []
-        for line in vlines:
-            if line.startswith("- "):
-                items.append(f"<li>{htmlmod.escape(line[2:])}</li>")
-                continue
-            if items:
-                h.append("<ul>" + "".join(items) + "</ul>")
-                items = []
-            h.append(f"<p><b>{htmlmod.escape(line)}</b></p>")
-        if items:
-            h.append("<ul>" + "".join(items) + "</ul>")
-        md += [f"![{name}]({png})", ""]
-        h.append(f"<img src='{htmlmod.escape(png)}' alt='{htmlmod.escape(name)}'>")
-        h.append("<p>" + " ".join(f"<a href='{f}'>{f}</a>" for f in sec["files"]) + "</p>")
-        summary = _err_summary(sec)
-        if summary:
-            md += [summary, ""]
-            h.append(f"<p>{htmlmod.escape(summary)}</p>")
-        md.append("| " + " | ".join(sec["header"]) + " |")
-        md.append("|" + "---|" * len(sec["header"]))
-        md += ["| " + " | ".join(r) + " |" for r in sec["rows"]]
-        md.append("")
-        h.append("<table><tr>" + "".join(f"<th>{htmlmod.escape(c)}</th>" for c in sec["header"])
-                 + "</tr>")
-        h += ["<tr>" + "".join(f"<td>{htmlmod.escape(c)}</td>" for c in r) + "</tr>"
-              for r in sec["rows"]]
-        h.append("</table>")
-    md.append("Errors are (simulated - real) / real per point, over the mean of repetitions.")
-    h.append("<p>Errors are (simulated - real) / real per point, over the mean of "
-             "repetitions.</p></body></html>")
+        md += _figure_md(sec)
+        h += _figure_html(sec)
+    if len(exp.modes) == 2:  # a simulation-only page has no sim-vs-real errors
+        note = "Errors are (simulated - real) / real per point, over the mean of repetitions."
+        md.append(note)
+        h.append(f"<p>{note}</p>")
+    h.append("</body></html>")
     return "\n".join(md) + "\n", "\n".join(h) + "\n"

@@ -37,10 +37,10 @@ with tempfile.TemporaryDirectory() as tmp:
     assert cells[2] == f"{sim:.1f} ± {sd:.1f}", f"sim throughput cell {cells[2]}"
     assert "2 repetitions per point" in md
     assert "first 0.5 s are run and recorded" in md, "the page says the warm-up is left out"
-    assert "Paper's claim: throughput grows" in md
+    assert "> throughput grows" in md
     assert "Verdict (simulated): the claim holds." in md, "verdict where the claim holds"
     assert "Verdict (real (engine over HTTP)): the claim holds." in md
-    assert "- holds: batching beats none at 16 in flight: throughput_rps at " in md
+    assert "- holds: batching beats none at 16 in flight: computed: throughput (req/s) at " in md
     assert "the measured reason" not in md, "no reason needed where the claim holds"
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -53,7 +53,7 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "Verdict (simulated): the claim does not hold here." in md, md
     line = next(x for x in md.splitlines() if "batching beats none at 16" in x)
     assert line.startswith("- does not hold here:"), line
-    assert "(the claim needs >= 1.2)" in line, line
+    assert "(the claim needs >= 1.2; noise: ± " in line, line
     assert "- holds: no batching: flat throughput" in md, "the checks are judged one by one"
     # The reason: the profile's per-image cost rises with the batch (10 ms alone, 13.8 at 16).
     assert "per-image cost (ms) by batch size 1: 10.0, 2: 11.0, 4: 12.0, 8: 12.5, 16: 13.8" in md
