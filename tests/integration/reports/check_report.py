@@ -40,7 +40,7 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "> throughput grows" in md
     assert "Verdict (simulated): the claim holds." in md, "verdict where the claim holds"
     assert "Verdict (real (engine over HTTP)): the claim holds." in md
-    assert "- holds: batching beats none at 16 in flight: computed: throughput (req/s) at " in md
+    assert "- holds: Rafiqi batching beats none at 16 in flight in throughput: computed: throughput (req/s) at " in md
     assert "the measured reason" not in md, "no reason needed where the claim holds"
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -83,7 +83,7 @@ with tempfile.TemporaryDirectory() as tmp:
     pays = next(x for x in sections if "Report: pays/report/report.html" in x)
     fails = next(x for x in sections if "Report: does-not-pay/report/report.html" in x)
     assert "- simulated: the claim holds (2 of 2 checks hold)" in pays, index
-    assert "- simulated: the claim does not hold here (1 of 2 checks hold; not: batching " \
-           "beats none at 16 in flight)" in fails, index
+    assert "- simulated: the claim does not hold here (1 of 2 checks hold; not: Rafiqi " \
+           "batching beats none at 16 in flight in throughput)" in fails, index
     assert os.path.getsize(os.path.join(tmp, "index.html")) > 0
 print("index ok")
