@@ -77,7 +77,7 @@ def figure_section(exp, fig, files):
     failed = any(v[0] == verdict.FAILS for v in verdicts.values())
     return {"fig": fig, "files": files, "header": header, "rows": rows,
             "mean_abs_err": mean_abs, "claim": " ".join(str(claim).split()),
-            "source": claim_source(exp.spec, fig),
+            "source": claim_source(exp.spec, fig), "speed_matched": matched,
             "reading": " ".join(str(fig.get("our_reading") or "").split()),
             "verdicts": verdicts,
             "evidence": evidence.figure_evidence(exp, fig, modes) if failed else []}
@@ -146,7 +146,13 @@ def _intro(exp):
         lines.append("Run with overrides of the config below (servelab run --set): "
                      + ", ".join(str(x) for x in spec["command_line_set"]) + ".")
     if spec.get("scaled_down"):
-        lines.append("Scaled down from the paper: " + " ".join(str(spec["scaled_down"]).split()))
+        said = "Scaled down from the paper"
+        if spec.get("command_line_set"):
+            said += " (as the config file says; the line below is what this run used)"
+        lines.append(said + ": " + " ".join(str(spec["scaled_down"]).split()))
+    used = as_run(exp)
+    if used:
+        lines.append(used)
     for r in failed[:5]:
         lines.append(f"Failed run {r.get('dir')}: {r.get('error')}")
     # A note written next to the results by whoever chose the setting (scripts/demo: the
@@ -158,11 +164,57 @@ def _intro(exp):
     return lines
 
 
+def _run_config(exp):
+    """The resolved config.yaml of the experiment's first successful run, or {}."""
+    import yaml
+    for r in exp.runs:
+        if r.get("status") == "ok" and exp.dir and r.get("dir"):
+            path = os.path.join(exp.dir, r["dir"], "config.yaml")
+            if os.path.exists(path):
+                with open(path) as f:
+                    return yaml.safe_load(f) or {}
+    return {}
+
+
+def as_run(exp):
+    """'This run used: ...': the models, engine and workload size the runs were given (their
+    resolved config), and the repetitions per point, whatever the config file's text says."""
+    cfg = _run_config(exp)
+    if not cfg:
+        return None
+    models = [m if isinstance(m, str) else (m or {}).get("name", "?")
+              for m in cfg.get("models") or []]
+    eng, wl = cfg.get("engine") or {}, cfg.get("workload") or {}
+    sweep = exp.spec.get("sweep") or {}
+    parts = [("model " if len(models) == 1 else "models ") + ", ".join(models)] if models else []
+    for key, words in (("workers", "workers"), ("max_batch", "max batch"),
+                       ("quantum_ms", "quantum (ms)")):
+        swept = sweep.get(f"engine.{key}")
+        if swept:
+            parts.append(f"{words} swept over {', '.join(str(v) for v in swept)}")
+        elif eng.get(key) is not None:
+            parts.append(f"{words} {eng[key]}")
+    if wl.get("requests") is not None and not sweep.get("workload.requests"):
+        parts.append(f"{wl['requests']} requests a run")
+    reps = {}
+    for r in exp.runs:
+        if r.get("status") == "ok":
+            key = (r.get("point_id"), r.get("mode"))
+            reps[key] = reps.get(key, 0) + 1
+    if reps:
+        lo, hi = min(reps.values()), max(reps.values())
+        parts.append(f"{lo} repetition{'s' if lo > 1 else ''} per point" if lo == hi
+                     else f"{lo} to {hi} repetitions per point")
+    return "This run used: " + "; ".join(parts) + "." if parts else None
+
+
 def _err_summary(sec):
     if not sec["mean_abs_err"]:
         return None
     parts = [f"{METRIC_LABELS.get(m, m)} {v * 100:.1f}%" for m, v in sec["mean_abs_err"].items()]
-    return "Simulator vs real, mean absolute relative error: " + ", ".join(parts) + "."
+    fed = (" (each point simulated at the machine speed its real run saw, --match-speed: the "
+           "simulation was fed the real run's speed)") if sec.get("speed_matched") else ""
+    return "Simulator vs real, mean absolute relative error" + fed + ": " + ", ".join(parts) + "."
 
 
 def _table_md(sec):

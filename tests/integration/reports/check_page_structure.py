@@ -87,6 +87,20 @@ def main():
     assert empty_tables("| a | b |\n|---|---|\n\ntext\n"), "an empty table passed"
     bad = dict(fig["checks"][1], says="batching beats none at 16 in flight")
     assert check_lines(md, [bad]), "a check whose words miss its metric passed"
+    # The run's own setting is generated from its resolved config, whatever the file's text.
+    import page
+    from results_db import Experiment
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "runs", "p0"))
+        with open(os.path.join(tmp, "runs", "p0", "config.yaml"), "w") as f:
+            f.write("models: [mobilenet_v3_small]\nengine: {max_batch: 4, workers: 1}\n"
+                    "workload: {requests: 400}\n")
+        runs = [{"status": "ok", "dir": "runs/p0", "point_id": 0, "mode": "sim"}]
+        exp = Experiment({"scaled_down": "squeezenet1_1, max batch 32, 800 requests x 3"},
+                         {0: {"params": {}, "label": "p"}}, {}, runs, tmp)
+        used = page.as_run(exp)
+    assert used == ("This run used: model mobilenet_v3_small; workers 1; max batch 4; "
+                    "400 requests a run; 1 repetition per point."), used
     print("page structure ok")
 
 
