@@ -108,6 +108,6 @@ with tempfile.TemporaryDirectory() as tmp:
     exp = results_db.load(tmp)
     assert math.isnan(exp.value("sim", 1, "accuracy")[0])
     md = report(tmp)
-    cells = row(md, "fixed members=['b']")
+    cells = row(md, "fixed, members b")
     assert cells[4] == "-" and cells[5] == "0.900", cells   # accuracy sim, slo_attainment sim
 print("ok")
