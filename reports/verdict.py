@@ -169,6 +169,15 @@ def _single(exp, mode, check, res):
         res["band"] = noise.value_band(a)
 
 
+def _point_words(exp, pid, among):
+    """A point in words, by the sweep values that tell it apart from the others compared
+    ('least-loaded, k 2'), with the experiment's `labels:` where they name a value."""
+    import plots  # matplotlib: only where a check is evaluated
+    params = exp.points[pid]["params"]
+    paths = [k for k in params if len({str(exp.points[q]["params"].get(k)) for q in among}) > 1]
+    return "; ".join(plots.words(exp, k, params[k]) for k in paths) or exp.points[pid]["label"]
+
+
 def _extreme(exp, mode, check, res):
     """highest / lowest: whether `at` is the max (min) of the points `where` picks; within
     noise where it is not but its gap to the best is inside their noise band."""
@@ -182,7 +191,7 @@ def _extreme(exp, mode, check, res):
         return
     pick = max if check["test"] == "highest" else min
     best = pick(stats, key=lambda p: stats[p][0])
-    others = ", ".join(f"{exp.points[p]['label']} {_fmt(s[0])}" for p, s in stats.items())
+    others = "; ".join(f"{_point_words(exp, p, stats)}: {_fmt(s[0])}" for p, s in stats.items())
     res["detail"] = f"{metric_words(res['metric'])}: {others}"
     t = stats[target[0]]
     if t[0] == stats[best][0]:
