@@ -80,7 +80,23 @@ def figure_section(exp, fig, files):
             "source": claim_source(exp.spec, fig), "speed_matched": matched,
             "reading": " ".join(str(fig.get("our_reading") or "").split()),
             "verdicts": verdicts,
-            "evidence": evidence.figure_evidence(exp, fig, modes) if failed else []}
+            "evidence": evidence.figure_evidence(exp, fig, modes, failed_points(exp, fig, verdicts))
+            if failed else []}
+
+
+def failed_points(exp, fig, verdicts):
+    """The point ids that the figure's failed checks read (their of, over and at)."""
+    failed = {r["says"] for _, results in verdicts.values() for r in results
+              if r["verdict"] == verdict.FAILS}
+    out = []
+    for c in fig.get("checks") or []:
+        if " ".join(str(c.get("says")).split()) not in failed:
+            continue
+        where = dict(c.get("where") or {})
+        for k in ("of", "over", "at"):
+            if c.get(k) is not None:
+                out += [p for p in verdict.select(exp, {**where, **c[k]}) if p not in out]
+    return out
 
 
 def claim_source(spec, fig):
