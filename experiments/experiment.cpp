@@ -226,6 +226,28 @@ void set_experiment_key(ExperimentSpec& spec, const std::string& key, const std:
   for (uint32_t r = 0; r < most_repetitions(spec); ++r) spec.doc["seeds"].push_back(spec.seeds[r]);
 }
 
+// --set PATH=[a, b] where the config holds one value at PATH (engine.max_batch: 32): a new
+// sweep axis, innermost, rather than a list written where one value belongs (which would
+// fail every run). False where PATH holds no single value or VALUE is not a list.
+bool add_sweep_axis(ExperimentSpec& spec, const std::string& path, const std::string& value) {
+  YAML::Node v;
+  try {
+    v = YAML::Load(value);
+  } catch (const YAML::Exception&) {
+    return false;  // apply_override says what is wrong with it
+  }
+  const YAML::Node current = get_path(spec.base, path);
+  if (!v.IsSequence() || !current.IsDefined() || !current.IsScalar()) return false;
+  if (v.size() == 0)
+    throw ExperimentError("--set " + path + ": a sweep axis needs a non-empty list [a, b]");
+  SweepAxis axis{path, {}};
+  for (const auto& x : v) axis.values.push_back(x);
+  spec.sweep.push_back(std::move(axis));
+  spec.doc["sweep"][path] = v;
+  check_run_count(spec);
+  return true;
+}
+
 }  // namespace
 
 void apply_set(ExperimentSpec& spec, const std::string& assignment) {
@@ -249,8 +271,11 @@ void apply_set(ExperimentSpec& spec, const std::string& assignment) {
       throw ExperimentError("--set " + path + ": a sweep axis needs a non-empty list [a, b]");
     axis.values.clear();
     for (const auto& x : v) axis.values.push_back(x);
+    spec.doc["sweep"][path] = v;  // OUT/experiment.yaml says what ran
+    check_run_count(spec);
     return;
   }
+  if (add_sweep_axis(spec, path, assignment.substr(eq + 1))) return;
   try {
     config::apply_override(spec.base, assignment);
   } catch (const ConfigError& e) {

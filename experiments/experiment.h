@@ -80,8 +80,10 @@ ExperimentSpec load_experiment(const std::string& file);
 ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file);
 
 // Applies "dotted.path=VALUE" (VALUE is YAML) to the experiment: a path that is a sweep axis
-// with a list VALUE replaces the axis values; `repetitions` (then for every point) and `seeds`
-// change the experiment's own keys; anything else changes the base config.
+// with a list VALUE replaces the axis values; a list VALUE at a path where the config holds one
+// value (engine.max_batch=[8,32,128]) adds a sweep axis, innermost; `repetitions` (then for
+// every point) and `seeds` change the experiment's own keys; anything else changes the base
+// config. The sweep's run count is checked again.
 // Throws ExperimentError on a malformed assignment.
 void apply_set(ExperimentSpec& spec, const std::string& assignment);
 

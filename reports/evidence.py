@@ -108,7 +108,33 @@ def engine_batch_costs(exp, mode):
     return [(b, statistics.median(v)) for b, v in sorted(by_size.items()) if len(v) >= 8]
 
 
-def batch_cost(exp, fig, modes):
+def _batches_run(exp, fig, mode, means, points, xs, series):
+    """The batches the runs made: at the points the failed checks read where given (so the
+    reason is about those checks), else each series at its highest load."""
+    ran = []
+    if points:
+        for pid in points:
+            b = exp.value(mode, pid, "mean_batch_size")[0]
+            if not math.isnan(b) and b > 0:
+                name = ", ".join(f"{plots.short(k)} {v:g}" if plots._is_number(v)
+                                 else plots.words(exp, k, v)
+                                 for k, v in exp.points[pid]["params"].items())
+                ran.append(f"{name}: mean batch {b:.1f}, "
+                           f"{per_image(means, max(1, round(b))):.1f} ms per image")
+        return (" At the points the failed checks read: " + "; ".join(ran) + ".") if ran else ""
+    for label, by_x in series.items():
+        top = max((x for x in xs if x in by_x), default=None,
+                  key=lambda x: x if plots._is_number(x) else 0)
+        if top is None:
+            continue
+        b = exp.value(mode, by_x[top], "mean_batch_size")[0]
+        if not math.isnan(b) and b > 0:
+            ran.append(f"{label or 'runs'} at {plots.value_label(top)}: mean batch {b:.1f}, "
+                       f"{per_image(means, max(1, round(b))):.1f} ms per image")
+    return (" At the highest load: " + "; ".join(ran) + ".") if ran else ""
+
+
+def batch_cost(exp, fig, modes, points=None):
     lines = []
     for mode in modes:
         config = _run_config(exp, mode)
@@ -133,18 +159,7 @@ def batch_cost(exp, fig, modes):
             text += (f", {one / per_image(means, best):.2f}x cheaper per image than a single "
                      f"request ({one:.1f} ms).")
         xs, series = plots.figure_series(exp, fig)
-        ran = []
-        for label, by_x in series.items():
-            top = max((x for x in xs if x in by_x), default=None,
-                      key=lambda x: x if plots._is_number(x) else 0)
-            if top is None:
-                continue
-            b = exp.value(mode, by_x[top], "mean_batch_size")[0]
-            if not math.isnan(b) and b > 0:
-                ran.append(f"{label or 'runs'} at {plots.value_label(top)}: mean batch {b:.1f}, "
-                           f"{per_image(means, max(1, round(b))):.1f} ms per image")
-        if ran:
-            text += " At the highest load: " + "; ".join(ran) + "."
+        text += _batches_run(exp, fig, mode, means, points, xs, series)
         over = entry.get("request_overhead_ms") or {}
         outside = float(over.get("before") or 0) + float(over.get("after") or 0)
         quantum = float((config.get("engine") or {}).get("quantum_ms") or 0)
@@ -186,7 +201,7 @@ def batch_cost(exp, fig, modes):
     return lines
 
 
-def load_cost(exp, fig, modes):
+def load_cost(exp, fig, modes, points=None):
     lines = []
     for mode in modes:
         config = _run_config(exp, mode)
@@ -226,12 +241,13 @@ def load_cost(exp, fig, modes):
 KINDS = {"batch_cost": batch_cost, "load_cost": load_cost}
 
 
-def figure_evidence(exp, fig, modes):
-    """Sentences for each evidence kind the figure names; unknown kinds are an error."""
+def figure_evidence(exp, fig, modes, points=None):
+    """Sentences for each evidence kind the figure names; unknown kinds are an error.
+    `points`: the point ids the failed checks read, where the evidence is about them."""
     lines = []
     for kind in fig.get("evidence") or []:
         if kind not in KINDS:
             raise ValueError(f"figure {fig.get('id')}: unknown evidence '{kind}' "
                              f"(known: {', '.join(KINDS)})")
-        lines += KINDS[kind](exp, fig, modes)
+        lines += KINDS[kind](exp, fig, modes, points)
     return lines

@@ -17,13 +17,23 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import page as page_mod  # noqa: E402
 import plots  # noqa: E402
 import results_db  # noqa: E402
 import verdict  # noqa: E402
 
 
+def _order(row):
+    """Papers in alphabetical order, then each paper's figures by their first number."""
+    import re
+    spec = row[1].spec
+    fig = str(row[2].get("title") or spec.get("figure") or "")
+    nums = [int(n) for n in re.findall(r"\d+", str(spec.get("figure") or fig))] or [10 ** 6]
+    return (str(spec.get("paper") or "~"), nums[0], row[0], fig)
+
+
 def entries(out_dir):
-    """[(folder name, experiment, figure, {mode: (overall, results)})] in folder order."""
+    """[(folder name, experiment, figure, {mode: (overall, results)})] by paper, then figure."""
     rows = []
     for db in sorted(glob.glob(os.path.join(out_dir, "*", "results.db"))):
         d = os.path.dirname(db)
@@ -31,7 +41,30 @@ def entries(out_dir):
         modes = [m for m in ("sim", "real") if m in exp.modes]
         for fig in exp.spec.get("figures") or plots.default_figures(exp):
             rows.append((os.path.basename(d), exp, fig, verdict.figure_verdicts(exp, fig, modes)))
-    return rows
+    return sorted(rows, key=_order)
+
+
+COLOURS = {verdict.HOLDS: "#c8f0c8", verdict.HOLDS_WITHIN_NOISE: "#f6e7a8",
+           verdict.FAILS: "#f6c4c4", verdict.UNKNOWN: "#e4e4e4"}
+
+
+def summary_table(rows):
+    """Markdown and HTML lines: one row per figure and mode, its verdict (coloured in HTML)."""
+    md = ["| paper | figure | mode | verdict |", "|---|---|---|---|"]
+    h = ["<table><tr><th>paper</th><th>figure</th><th>mode</th><th>verdict</th></tr>"]
+    for name, exp, fig, verdicts in rows:
+        paper = str(exp.spec.get("paper") or "-").capitalize()
+        title = str(fig.get("title") or exp.spec.get("title") or name)
+        page = f"{name}/report/report.html"
+        for mode, (overall, _) in verdicts.items():
+            m = plots.MODE_TITLES.get(mode, mode)
+            md.append(f"| {paper} | {title} | {m} | {overall} |")
+            colour = COLOURS.get(overall.replace(" where measured", ""), "#ffffff")
+            h.append(f"<tr><td>{htmlmod.escape(paper)}</td><td><a href='{htmlmod.escape(page)}'>"
+                     f"{htmlmod.escape(title)}</a></td><td>{htmlmod.escape(m)}</td>"
+                     f"<td style='background:{colour}'>{htmlmod.escape(overall)}</td></tr>")
+    h.append("</table>")
+    return md + [""], h
 
 
 def trainings(out_dir):
@@ -77,12 +110,18 @@ def main(argv=None):
         sys.exit(f"index: no results folders under {out_dir}")
     md = ["# ServeLab results: the papers' claims and what these runs say", ""]
     h = ["<!doctype html><html><head><meta charset='utf-8'><title>ServeLab results</title>"
-         "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}</style></head><body>",
+         "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:"
+         "collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}</style>"
+         "</head><body>",
          "<h1>ServeLab results: the papers' claims and what these runs say</h1>"]
+    s_md, s_h = summary_table(rows)
+    md += s_md
+    h += s_h
     for name, exp, fig, verdicts in rows:
         title = fig.get("title") or exp.spec.get("title") or exp.spec.get("name", name)
         page = f"{name}/report/report.html"
         claim = " ".join(str(fig.get("claim") or exp.spec.get("claim") or "").split())
+        claim = f"Paper's claim ({page_mod.claim_source(exp.spec, fig)}): {claim}"
         heading = exp.spec.get("title") or exp.spec.get("name") or name
         md += [f"## {heading}", "", f"{title}. Report: {page}", "", f"> {claim}", ""]
         h += [f"<h2><a href='{htmlmod.escape(page)}'>{htmlmod.escape(heading)}</a></h2>",
@@ -90,8 +129,11 @@ def main(argv=None):
               f"<blockquote>{htmlmod.escape(claim)}</blockquote><ul>"]
         for mode, (overall, results) in verdicts.items():
             failed = [r["says"] for r in results if r["verdict"] == verdict.FAILS]
+            noisy = sum(1 for r in results if r["verdict"] == verdict.WITHIN_NOISE)
+            held = sum(1 for r in results if r["verdict"] == verdict.HOLDS)
             line = f"{plots.MODE_TITLES.get(mode, mode)}: the claim {overall}"
-            line += f" ({len(results) - len(failed)} of {len(results)} checks hold"
+            line += f" ({held} of {len(results)} checks hold"
+            line += f", {noisy} within noise" if noisy else ""
             line += f"; not: {'; '.join(failed)})" if failed else ")"
             md.append(f"- {line}")
             h.append(f"<li>{htmlmod.escape(line)}</li>")

@@ -77,8 +77,44 @@ def figure_section(exp, fig, files):
     failed = any(v[0] == verdict.FAILS for v in verdicts.values())
     return {"fig": fig, "files": files, "header": header, "rows": rows,
             "mean_abs_err": mean_abs, "claim": " ".join(str(claim).split()),
+            "source": claim_source(exp.spec, fig), "speed_matched": matched,
+            "reading": " ".join(str(fig.get("our_reading") or "").split()),
             "verdicts": verdicts,
-            "evidence": evidence.figure_evidence(exp, fig, modes) if failed else []}
+            "evidence": evidence.figure_evidence(exp, fig, modes, failed_points(exp, fig, verdicts))
+            if failed else []}
+
+
+def failed_points(exp, fig, verdicts):
+    """The point ids that the figure's failed checks read (their of, over and at)."""
+    failed = {r["says"] for _, results in verdicts.values() for r in results
+              if r["verdict"] == verdict.FAILS}
+    out = []
+    for c in fig.get("checks") or []:
+        if " ".join(str(c.get("says")).split()) not in failed:
+            continue
+        where = dict(c.get("where") or {})
+        for k in ("of", "over", "at"):
+            if c.get(k) is not None:
+                out += [p for p in verdict.select(exp, {**where, **c[k]}) if p not in out]
+    return out
+
+
+def claim_source(spec, fig):
+    """'Rafiqi, section 5.0.1, figure 5': where in the paper the claim is (the figure's
+    `source:`, else the experiment's paper and figure)."""
+    paper = str(spec.get("paper") or "").capitalize()
+    where = fig.get("source") or (f"figure {spec['figure']}" if spec.get("figure") else "")
+    return ", ".join(p for p in (paper, str(where)) if p)
+
+
+def claim_blocks(sec):
+    """The figure's claim sections, kept apart: [(heading, text)], the paper's first."""
+    blocks = [(f"Paper's claim ({sec['source']})" if sec["source"] else "Paper's claim",
+               sec["claim"])]
+    if sec["reading"]:
+        blocks.append(("Our reading (the project's expectations, not the paper's words)",
+                       sec["reading"]))
+    return blocks
 
 
 def verdict_lines(sec):
@@ -87,7 +123,7 @@ def verdict_lines(sec):
     for mode, (overall, results) in sec["verdicts"].items():
         lines.append(f"Verdict ({plots.MODE_TITLES.get(mode, mode)}): the claim {overall}.")
         for r in results:
-            lines.append(f"- {r['verdict']}: {r['says']}: {r['detail']}.")
+            lines.append(f"- {r['verdict']}: {r['says']}: computed: {r['detail']}.")
     if sec["evidence"]:
         lines.append("Where it does not hold, the measured reason:")
         lines += [f"- {e}" for e in sec["evidence"]]
@@ -126,7 +162,13 @@ def _intro(exp):
         lines.append("Run with overrides of the config below (servelab run --set): "
                      + ", ".join(str(x) for x in spec["command_line_set"]) + ".")
     if spec.get("scaled_down"):
-        lines.append("Scaled down from the paper: " + " ".join(str(spec["scaled_down"]).split()))
+        said = "Scaled down from the paper"
+        if spec.get("command_line_set"):
+            said += " (as the config file says; the line below is what this run used)"
+        lines.append(said + ": " + " ".join(str(spec["scaled_down"]).split()))
+    used = as_run(exp)
+    if used:
+        lines.append(used)
     for r in failed[:5]:
         lines.append(f"Failed run {r.get('dir')}: {r.get('error')}")
     # A note written next to the results by whoever chose the setting (scripts/demo: the
@@ -138,11 +180,120 @@ def _intro(exp):
     return lines
 
 
+def _run_config(exp):
+    """The resolved config.yaml of the experiment's first successful run, or {}."""
+    import yaml
+    for r in exp.runs:
+        if r.get("status") == "ok" and exp.dir and r.get("dir"):
+            path = os.path.join(exp.dir, r["dir"], "config.yaml")
+            if os.path.exists(path):
+                with open(path) as f:
+                    return yaml.safe_load(f) or {}
+    return {}
+
+
+def as_run(exp):
+    """'This run used: ...': the models, engine and workload size the runs were given (their
+    resolved config), and the repetitions per point, whatever the config file's text says."""
+    cfg = _run_config(exp)
+    if not cfg:
+        return None
+    models = [m if isinstance(m, str) else (m or {}).get("name", "?")
+              for m in cfg.get("models") or []]
+    eng, wl = cfg.get("engine") or {}, cfg.get("workload") or {}
+    sweep = exp.spec.get("sweep") or {}
+    parts = [("model " if len(models) == 1 else "models ") + ", ".join(models)] if models else []
+    for key, words in (("workers", "workers"), ("max_batch", "max batch"),
+                       ("quantum_ms", "quantum (ms)")):
+        swept = sweep.get(f"engine.{key}")
+        if swept:
+            parts.append(f"{words} swept over {', '.join(str(v) for v in swept)}")
+        elif eng.get(key) is not None:
+            parts.append(f"{words} {eng[key]}")
+    if wl.get("requests") is not None and not sweep.get("workload.requests"):
+        parts.append(f"{wl['requests']} requests a run")
+    reps = {}
+    for r in exp.runs:
+        if r.get("status") == "ok":
+            key = (r.get("point_id"), r.get("mode"))
+            reps[key] = reps.get(key, 0) + 1
+    if reps:
+        lo, hi = min(reps.values()), max(reps.values())
+        parts.append(f"{lo} repetition{'s' if lo > 1 else ''} per point" if lo == hi
+                     else f"{lo} to {hi} repetitions per point")
+    return "This run used: " + "; ".join(parts) + "." if parts else None
+
+
 def _err_summary(sec):
     if not sec["mean_abs_err"]:
         return None
     parts = [f"{METRIC_LABELS.get(m, m)} {v * 100:.1f}%" for m, v in sec["mean_abs_err"].items()]
-    return "Simulator vs real, mean absolute relative error: " + ", ".join(parts) + "."
+    fed = (" (each point simulated at the machine speed its real run saw, --match-speed: the "
+           "simulation was fed the real run's speed)") if sec.get("speed_matched") else ""
+    return "Simulator vs real, mean absolute relative error" + fed + ": " + ", ".join(parts) + "."
+
+
+def _table_md(sec):
+    return (["| " + " | ".join(sec["header"]) + " |", "|" + "---|" * len(sec["header"])]
+            + ["| " + " | ".join(r) + " |" for r in sec["rows"]] + [""])
+
+
+def _table_html(sec):
+    return (["<table><tr>" + "".join(f"<th>{htmlmod.escape(c)}</th>" for c in sec["header"])
+             + "</tr>"]
+            + ["<tr>" + "".join(f"<td>{htmlmod.escape(c)}</td>" for c in r) + "</tr>"
+               for r in sec["rows"]]
+            + ["</table>"])
+
+
+def _figure_md(sec):
+    """One figure's Markdown: the claim sections apart, the checks, the plot, the table."""
+    name = sec["fig"].get("title") or sec["fig"]["id"]
+    png = next((f for f in sec["files"] if f.endswith(".png")), sec["files"][0])
+    md = [f"## {name}", ""]
+    for heading, text in claim_blocks(sec):
+        md += [f"### {heading}", "", f"> {text}", ""]
+    vlines = verdict_lines(sec)
+    if vlines:
+        md += ["### Checks (computed from these results)", ""]
+    for i, line in enumerate(vlines):  # blank lines around each list, for Markdown
+        if i and line.startswith("- ") != vlines[i - 1].startswith("- "):
+            md.append("")
+        md.append(line)
+    md += [""] if vlines else []
+    md += [f"![{name}]({png})", ""]
+    summary = _err_summary(sec)
+    md += [summary, ""] if summary else []
+    return md + (_table_md(sec) if sec["rows"] else [])  # no empty tables
+
+
+def _figure_html(sec):
+    """One figure's HTML, as _figure_md."""
+    name = sec["fig"].get("title") or sec["fig"]["id"]
+    png = next((f for f in sec["files"] if f.endswith(".png")), sec["files"][0])
+    h = [f"<h2>{htmlmod.escape(name)}</h2>"]
+    for heading, text in claim_blocks(sec):
+        h += [f"<h3>{htmlmod.escape(heading)}</h3>",
+              f"<blockquote>{htmlmod.escape(text)}</blockquote>"]
+    vlines = verdict_lines(sec)
+    if vlines:
+        h.append("<h3>Checks (computed from these results)</h3>")
+    items = []
+    for line in vlines:
+        if line.startswith("- "):
+            items.append(f"<li>{htmlmod.escape(line[2:])}</li>")
+            continue
+        if items:
+            h.append("<ul>" + "".join(items) + "</ul>")
+            items = []
+        h.append(f"<p><b>{htmlmod.escape(line)}</b></p>")
+    if items:
+        h.append("<ul>" + "".join(items) + "</ul>")
+    h.append(f"<img src='{htmlmod.escape(png)}' alt='{htmlmod.escape(name)}'>")
+    h.append("<p>" + " ".join(f"<a href='{f}'>{f}</a>" for f in sec["files"]) + "</p>")
+    summary = _err_summary(sec)
+    h += [f"<p>{htmlmod.escape(summary)}</p>"] if summary else []
+    return h + (_table_html(sec) if sec["rows"] else [])
 
 
 def render(exp, sections):
@@ -157,46 +308,11 @@ def render(exp, sections):
          f"<h1>{htmlmod.escape(title)}</h1>"]
     h += [f"<p>{htmlmod.escape(line).replace('**', '')}</p>" for line in _intro(exp)]
     for sec in sections:
-        fig = sec["fig"]
-        name = fig.get("title") or fig["id"]
-        png = next((f for f in sec["files"] if f.endswith(".png")), sec["files"][0])
-        md += [f"## {name}", "", f"> Paper's claim: {sec['claim']}", ""]
-        h += [f"<h2>{htmlmod.escape(name)}</h2>",
-              f"<blockquote>Paper's claim: {htmlmod.escape(sec['claim'])}</blockquote>"]
-        vlines = verdict_lines(sec)
-        for i, line in enumerate(vlines):  # blank lines around each list, for Markdown
-            if i and line.startswith("- ") != vlines[i - 1].startswith("- "):
-                md.append("")
-            md.append(line)
-        md += [""] if vlines else []
-        items = []
-        for line in vlines:
-            if line.startswith("- "):
-                items.append(f"<li>{htmlmod.escape(line[2:])}</li>")
-                continue
-            if items:
-                h.append("<ul>" + "".join(items) + "</ul>")
-                items = []
-            h.append(f"<p><b>{htmlmod.escape(line)}</b></p>")
-        if items:
-            h.append("<ul>" + "".join(items) + "</ul>")
-        md += [f"![{name}]({png})", ""]
-        h.append(f"<img src='{htmlmod.escape(png)}' alt='{htmlmod.escape(name)}'>")
-        h.append("<p>" + " ".join(f"<a href='{f}'>{f}</a>" for f in sec["files"]) + "</p>")
-        summary = _err_summary(sec)
-        if summary:
-            md += [summary, ""]
-            h.append(f"<p>{htmlmod.escape(summary)}</p>")
-        md.append("| " + " | ".join(sec["header"]) + " |")
-        md.append("|" + "---|" * len(sec["header"]))
-        md += ["| " + " | ".join(r) + " |" for r in sec["rows"]]
-        md.append("")
-        h.append("<table><tr>" + "".join(f"<th>{htmlmod.escape(c)}</th>" for c in sec["header"])
-                 + "</tr>")
-        h += ["<tr>" + "".join(f"<td>{htmlmod.escape(c)}</td>" for c in r) + "</tr>"
-              for r in sec["rows"]]
-        h.append("</table>")
-    md.append("Errors are (simulated - real) / real per point, over the mean of repetitions.")
-    h.append("<p>Errors are (simulated - real) / real per point, over the mean of "
-             "repetitions.</p></body></html>")
+        md += _figure_md(sec)
+        h += _figure_html(sec)
+    if len(exp.modes) == 2:  # a simulation-only page has no sim-vs-real errors
+        note = "Errors are (simulated - real) / real per point, over the mean of repetitions."
+        md.append(note)
+        h.append(f"<p>{note}</p>")
+    h.append("</body></html>")
     return "\n".join(md) + "\n", "\n".join(h) + "\n"

@@ -11,6 +11,8 @@ import textwrap
 import matplotlib
 import yaml
 
+import wording
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -30,6 +32,8 @@ def short(path):
 
 def _file_stem(x):
     """'weights/rafiki-rl-single.json' -> 'rafiki-rl-single'; other values as they are."""
+    if isinstance(x, list):
+        return " ".join(str(_file_stem(v)) for v in x)
     if isinstance(x, str) and x.endswith((".json", ".yaml", ".pt")):
         return os.path.splitext(os.path.basename(x))[0]
     return x
@@ -44,10 +48,46 @@ def value_label(v):
             return v
         if isinstance(m, dict):
             first = [str(m.pop(k)) for k in ("type", "name") if k in m][:1]
-            # Files (a learned policy's weights) would crowd a legend: their stem stands in.
-            rest = [f"{k}={_file_stem(x)}" for k, x in m.items()]
-            return " ".join(first + rest)
+            # Files (a learned policy's weights) would crowd a legend: their stem stands in;
+            # a flag reads as its name ("partial"), not "partial=True".
+            rest = [(k if x else f"no {k}") if isinstance(x, bool) else f"{k} {_file_stem(x)}"
+                    for k, x in m.items()]
+            return ", ".join([" ".join(first)] + rest) if first else ", ".join(rest)
     return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def words(exp, path, v):
+    """A sweep value as the page names it: the experiment's `labels:` where it gives one."""
+    return wording.label_of(exp.spec.get("labels"), path, v) or value_label(v)
+
+
+MARKERS = ["o", "s", "^", "D", "v", "x", "P", "*"]
+
+
+def _coinciding(panel):
+    """Pairs of series labels whose values agree within 1% at every shared x (drawn on top of
+    each other, so the panel says so)."""
+    out = []
+    names = [n for n in panel if panel[n]]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            shared = [x for x in panel[a] if x in panel[b]]
+            if len(shared) >= 2 and all(math.isclose(panel[a][x], panel[b][x], rel_tol=0.01)
+                                        for x in shared):
+                out.append((a, b))
+    return out
+
+
+def _finish_panel(ax, metric, panel):
+    """Log scale where one panel's values span decades; a note where series coincide."""
+    vals = [v for ys in panel.values() for v in ys.values() if v > 0 and not math.isnan(v)]
+    if metric not in ZOOMED_METRICS and metric not in ("slo_attainment",) and vals and \
+            max(vals) / min(vals) >= 100:
+        ax.set_yscale("log")
+    pairs = _coinciding(panel)
+    if pairs:
+        ax.text(0.01, 0.97, "; ".join(f"{a} and {b} coincide" for a, b in pairs),
+                transform=ax.transAxes, fontsize=7, va="top", color="#444")
 
 
 def _is_number(v):
@@ -75,8 +115,8 @@ def figure_series(exp, fig):
         x = params.get(x_path) if x_path else pt["label"]
         if x not in xs:
             xs.append(x)
-        label = ", ".join(f"{short(p)}={value_label(params.get(p))}" for p in others) \
-            if len(others) > 1 else (value_label(params.get(others[0])) if others else "")
+        label = "; ".join(f"{short(p)} {words(exp, p, params.get(p))}" for p in others) \
+            if len(others) > 1 else (words(exp, others[0], params.get(others[0])) if others else "")
         series.setdefault(label, {})[x] = pid
     if all(_is_number(x) for x in xs):
         xs.sort()
@@ -110,6 +150,7 @@ def render(exp, fig, out_base, formats=("png", "svg")):
     for ci, mode in enumerate(modes):
         for ri, metric in enumerate(metrics):
             ax = axes[ri][ci]
+            panel = {}
             for si, (label, by_x) in enumerate(series.items()):
                 ys, es, xv = [], [], []
                 for xi, x in enumerate(xs):
@@ -122,9 +163,10 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                     ys.append(mean)
                     es.append(std if n > 1 else 0)
                 color = colors[si % len(colors)]
+                panel[label] = dict(zip(xv, ys))
                 if numeric:
-                    ax.errorbar(xv, ys, yerr=es, marker="o", ms=4, capsize=2, color=color,
-                                label=label or None)
+                    ax.errorbar(xv, ys, yerr=es, marker=MARKERS[si % len(MARKERS)], ms=4,
+                                capsize=2, color=color, label=label or None)
                 else:
                     width = 0.8 / max(1, len(series))
                     pos = [x + (si - (len(series) - 1) / 2) * width for x in xv]
@@ -140,6 +182,8 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                 ax.set_xticks(xs)
                 ax.set_xticklabels([f"{x:g}" for x in xs], fontsize=8)
                 ax.minorticks_off()
+            if fig.get("y_scale") != "linear":
+                _finish_panel(ax, metric, panel)
             if metric in ZOOMED_METRICS:
                 _zoom(ax, [exp.value(mode, pid, metric)[0] for by_x in series.values()
                            for pid in by_x.values()])
@@ -148,7 +192,8 @@ def render(exp, fig, out_base, formats=("png", "svg")):
             if not numeric:
                 ax.set_xticks(range(len(xs)))
                 # Long labels (a policy with parameters) wrap instead of running into each other.
-                ax.set_xticklabels([textwrap.fill(value_label(x), 12) for x in xs], fontsize=9)
+                ax.set_xticklabels([textwrap.fill(words(exp, fig.get("x"), x), 12) for x in xs],
+                                   fontsize=8, rotation=30 if len(xs) > 4 else 0)
             if ri == len(metrics) - 1:
                 ax.set_xlabel(fig.get("x_label") or fig.get("x") or "point")
     if any(series.keys()):

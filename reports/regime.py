@@ -15,7 +15,7 @@ batch costs more per image.
 With --pilots, DIR/<model> is a results folder of a short real run of each candidate at its
 max batch (both batching policies at one concurrency): the engine's own batches can cost more
 per image than the profiler measured through the same executor, so the final choice is the
-candidate whose rafiqi-ewma throughput over none's was highest on the engine.
+candidate whose rafiqi-ewma throughput over the baseline's (gre) was highest on the engine.
 Prints the `servelab run` overrides (one `--set` argument per line) and writes a note for the
 report page saying what was chosen and why, with the numbers. Exit status 1 when no model
 gains by batching (the note says so; the overrides are printed anyway).
@@ -51,8 +51,9 @@ def choose(models, max_batch, tolerance=0.1):
 
 
 def pilot_gain(results_dir):
-    """(rafiqi-ewma throughput / none's, rafiqi-ewma's, none's, concurrency) of a pilot's real
-    runs, or None when the folder lacks them."""
+    """(rafiqi-ewma throughput / the baseline's, rafiqi-ewma's, the baseline's, concurrency) of
+    a pilot's real runs, or None when the folder lacks them. The baseline is gre (the GPU REST
+    Engine), or none in pilots run before gre was in the sweep."""
     try:
         exp = results_db.load(results_dir)
     except SystemExit:
@@ -63,10 +64,11 @@ def pilot_gain(results_dir):
         c = pt["params"].get("workload.arrival.concurrency") or 0
         if pol not in thr or c > thr[pol][1]:
             thr[pol] = (exp.value("real", pid, "throughput_rps")[0], c)
-    if "rafiqi-ewma" not in thr or "none" not in thr or not thr["none"][0] > 0:
+    base = "gre" if "gre" in thr else "none"
+    if "rafiqi-ewma" not in thr or base not in thr or not thr[base][0] > 0:
         return None
-    return (thr["rafiqi-ewma"][0] / thr["none"][0], thr["rafiqi-ewma"][0], thr["none"][0],
-            thr["none"][1])
+    return (thr["rafiqi-ewma"][0] / thr[base][0], thr["rafiqi-ewma"][0], thr[base][0],
+            thr[base][1])
 
 
 def _costs(per, chosen):
@@ -89,7 +91,7 @@ def note(ranked, profile_path, source, tolerance, pilots=None):
                      f"({p[b]:.1f} ms per image).")
     if pilots:
         lines.append("Then a short pilot of each on the real engine (one run of each policy: "
-                     "a rough measure on a shared machine), rafiqi-ewma against none at its max "
+                     "a rough measure on a shared machine), rafiqi-ewma against the GPU REST Engine baseline at its max "
                      "batch, chose by the engine's own throughput: " + "; ".join(
                          f"{n}: {p[1]:.0f} against {p[2]:.0f} req/s at {p[3]} in flight, "
                          f"{p[0]:.2f}x" if p else f"{n}: no pilot result"

@@ -7,6 +7,7 @@ per point the simulator's relative error against the real run (throughput, mean,
 Run with Debian's /usr/bin/python3 (it has matplotlib).
 """
 import argparse
+import csv
 import os
 import sys
 
@@ -18,12 +19,31 @@ import results_db  # noqa: E402
 import timeline  # noqa: E402
 
 
+def write_table_csv(sec, path):
+    """A figure's results table as CSV (the page's columns and cells)."""
+    if not sec["rows"]:
+        return
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(sec["header"])
+        w.writerows(sec["rows"])
+    sec["files"].append(os.path.basename(path))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="servelab report", description=__doc__.split("\n")[0])
     ap.add_argument("results_dir", help="folder written by `servelab run`")
     ap.add_argument("--out", help="report folder (default: RESULTS_DIR/report)")
     ap.add_argument("--formats", default="png,svg", help="figure formats (default png,svg)")
+    ap.add_argument("--compare", metavar="RUN_B",
+                    help="put this results folder beside RESULTS_DIR instead: summaries, "
+                         "differences and plots side by side, the table as compare.csv "
+                         "(default --out: RESULTS_DIR/compare)")
     args = ap.parse_args(argv)
+    if args.compare:
+        import compare
+        return compare.main(args.results_dir, args.compare,
+                            args.out or os.path.join(args.results_dir, "compare"))
 
     exp = results_db.load(args.results_dir)
     if not exp.stats:
@@ -46,6 +66,7 @@ def main(argv=None):
         else:
             files = plots.render(exp, fig, base, formats=args.formats.split(","))
         sections.append(page.figure_section(exp, fig, [os.path.basename(p) for p in files]))
+        write_table_csv(sections[-1], base + ".csv")
     md, html = page.render(exp, sections)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(md)

@@ -29,7 +29,7 @@ import yaml
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from plots import MODE_TITLES, short, value_label  # noqa: E402
+from plots import MODE_TITLES, short, words  # noqa: E402
 from verdict import select  # noqa: E402
 
 
@@ -120,7 +120,7 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                 if not folder:
                     continue
                 t, rate, late, accuracy = binned(folder, bin_s)
-                label = value_label(exp.points[pid]["params"].get(series_path, pid))
+                label = words(exp, series_path, exp.points[pid]["params"].get(series_path, pid))
                 y = late if metric == "overdue" else [
                     math.nan if a is None else a for a in accuracy]
                 ax.plot(t, y, color=colors[si % len(colors)], lw=1.2, label=label)
@@ -132,7 +132,9 @@ def render(exp, fig, out_base, formats=("png", "svg")):
             rate_ax.set_ylabel("arrivals / s", color="gray")
             title = MODE_TITLES.get(mode, mode)
             if rows_path:
-                title += f", {short(rows_path)} = {value_label(row)}"
+                title += f", {short(rows_path)} {row}" + (
+                    f" ({words(exp, rows_path, row)})" if words(exp, rows_path, row) != str(row)
+                    else "")
             ax.set_title(title, fontsize=10)
             ax.grid(True, alpha=0.3)
             if ri == len(rows) - 1:

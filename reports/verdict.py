@@ -1,7 +1,10 @@
-"""Verdicts: whether a figure's paper claim holds in the stored results.
+"""Verdicts: whether the checks of a figure's claim hold in the stored results.
 
-A figure of an experiment YAML states its claim in prose (`claim:`) and, next to it, in
-machine-readable `checks:`, each one testable statement about the results:
+A figure of an experiment YAML states the paper's claim (`claim:`, the paper's words or a
+close paraphrase, and `source:`, its section and figure), the project's own reading of it
+(`our_reading:`: expectations, inferences, what the model lacks) and machine-readable
+`checks:`, each one testable statement about the results whose words name the quantity it
+computes (wording.py lints that):
 
     checks:
       - says: "no batching: throughput stays flat as concurrency grows"
@@ -9,7 +12,7 @@ machine-readable `checks:`, each one testable statement about the results:
         metric: throughput_rps
         where: {policies.batching.name: none}
         max: 1.3
-      - says: "adaptive batching: throughput at 128 in flight over 1 in flight"
+      - says: "Rafiqi: throughput at 128 in flight over 1 in flight at least 2"
         test: ratio                                  # value(of) / value(over) within [min, max]
         metric: throughput_rps
         where: {policies.batching.name: rafiqi-ewma}
@@ -20,19 +23,31 @@ machine-readable `checks:`, each one testable statement about the results:
         test: highest                                # `at` is the max (lowest: the min)
         metric: latency_mean_ms
         at: {workload.access: {type: sequential}}
+      - says: "greedy, all models: SLO attainment at least 0.95 at r_l"
+        test: value                                  # value(at) within [min, max]
+        metric: slo_attainment
+        at: {...}
+        min: 0.95
 
 `where`, `of`, `over` and `at` select points by their sweep parameters (a list is "any of";
-`of`, `over` and `at` must pick one point; `of` and `over` may also name their own `metric`, e.g. p99 over p80 at one point). A check is evaluated in each
-mode (sim, real) on the mean over repetitions, from results.db; nothing here is hard-coded
-per figure. A check lists `modes:` to apply to some modes only.
+`of`, `over` and `at` must pick one point; `of` and `over` may also name their own `metric`,
+e.g. p99 over p80 at one point). A check is evaluated in each mode (sim, real) on the mean
+over repetitions, from results.db; nothing here is hard-coded per figure. A check lists
+`modes:` to apply to some modes only. A check that misses its bound by less than the
+run-to-run spread of the points it reads is "within noise", not failed (noise.py).
 """
 import math
 
 import yaml
 
+import noise
+from results_db import METRIC_LABELS
+
 HOLDS = "holds"
 FAILS = "does not hold here"
+WITHIN_NOISE = "within noise"   # missed, but by less than the run-to-run spread (noise.py)
 UNKNOWN = "not measured"
+HOLDS_WITHIN_NOISE = "holds within noise"   # a figure whose misses are all within noise
 
 
 def _norm(v):
@@ -85,12 +100,12 @@ def select(exp, sel):
     return out
 
 
-def _value(exp, mode, sel, metric):
-    """The mean of `metric` over the repetitions of the single point `sel` picks, or NaN."""
+def _stat(exp, mode, sel, metric):
+    """(mean, sd, n) of `metric` over the repetitions of the single point `sel` picks."""
     pids = select(exp, sel)
     if len(pids) != 1:
-        return math.nan
-    return exp.value(mode, pids[0], metric)[0]
+        return (math.nan, math.nan, 0)
+    return exp.value(mode, pids[0], metric)
 
 
 def _fmt(v):
@@ -110,62 +125,116 @@ def _within(v, check):
     return (lo is None or v >= lo) and (hi is None or v <= hi)
 
 
-def evaluate(exp, check, mode):
-    """One check in one mode: {'says', 'mode', 'verdict', 'detail', 'value'}."""
-    test = check.get("test")
-    metric = check.get("metric", "throughput_rps")
+def metric_words(metric):
+    """'throughput_rps' -> 'throughput (req/s)': a metric as the page names it."""
+    return METRIC_LABELS.get(metric, metric)
+
+
+def _ratio(exp, mode, check, res):
     where = dict(check.get("where") or {})
-    res = {"says": " ".join(str(check.get("says", test)).split()), "mode": mode,
-           "verdict": UNKNOWN, "detail": "", "value": math.nan}
-    if test == "ratio":
-        of = {**where, **(check.get("of") or {})}
-        over = {**where, **(check.get("over") or {})}
-        m_of = of.pop("metric", metric)
-        m_over = over.pop("metric", metric)
-        a, b = _value(exp, mode, of, m_of), _value(exp, mode, over, m_over)
-        res["detail"] = (f"{m_of} at {_label(of)} / {m_over} at {_label(over)} = "
-                         f"{_fmt(a)} / {_fmt(b)}")
-        if not (math.isnan(a) or math.isnan(b) or b == 0):
-            res["value"] = a / b
-            res["detail"] += f" = {_fmt(a / b)}"
-    elif test == "flat":
-        pids = select(exp, where)
-        vals = [exp.value(mode, p, metric)[0] for p in pids]
-        vals = [v for v in vals if not math.isnan(v)]
-        res["detail"] = f"{metric} at {_label(where) or 'every point'}: max / min = "
-        if len(vals) >= 2 and min(vals) > 0:
-            res["value"] = max(vals) / min(vals)
-            res["detail"] += f"{_fmt(max(vals))} / {_fmt(min(vals))} = {_fmt(res['value'])}"
-        else:
-            res["detail"] += "-"
-    elif test in ("highest", "lowest"):
-        at = check.get("at") or {}
-        pids = select(exp, where)
-        vals = {p: exp.value(mode, p, metric)[0] for p in pids}
-        vals = {p: v for p, v in vals.items() if not math.isnan(v)}
-        target = [p for p in select(exp, {**where, **at}) if p in vals]
-        pick = max if test == "highest" else min
-        if len(target) == 1 and len(vals) >= 2:
-            best = pick(vals, key=vals.get)
-            others = ", ".join(f"{exp.points[p]['label']} {_fmt(v)}" for p, v in vals.items())
-            res["detail"] = f"{metric}: {others}"
-            res["verdict"] = HOLDS if vals[target[0]] == vals[best] else FAILS
-            return res
-        res["detail"] = f"{metric} at {_label(at)}: not in the results"
-        return res
+    of = {**where, **(check.get("of") or {})}
+    over = {**where, **(check.get("over") or {})}
+    m_of = of.pop("metric", res["metric"])
+    m_over = over.pop("metric", res["metric"])
+    a, b = _stat(exp, mode, of, m_of), _stat(exp, mode, over, m_over)
+    res["detail"] = (f"{metric_words(m_of)} at {_label(of)} / {metric_words(m_over)} at "
+                     f"{_label(over)} = {_fmt(a[0])} / {_fmt(b[0])}")
+    if not (math.isnan(a[0]) or math.isnan(b[0]) or b[0] == 0):
+        res["value"] = a[0] / b[0]
+        res["band"] = noise.ratio_band(a, b)
+        res["detail"] += f" = {_fmt(res['value'])}"
+
+
+def _flat(exp, mode, check, res):
+    where = dict(check.get("where") or {})
+    stats = [exp.value(mode, p, res["metric"]) for p in select(exp, where)]
+    stats = [s for s in stats if not math.isnan(s[0])]
+    res["detail"] = (f"{metric_words(res['metric'])} at {_label(where) or 'every point'}: "
+                     "max / min = ")
+    if len(stats) >= 2 and min(s[0] for s in stats) > 0:
+        hi, lo = max(stats, key=lambda s: s[0]), min(stats, key=lambda s: s[0])
+        res["value"] = hi[0] / lo[0]
+        res["band"] = noise.ratio_band(hi, lo)
+        res["detail"] += f"{_fmt(hi[0])} / {_fmt(lo[0])} = {_fmt(res['value'])}"
     else:
+        res["detail"] += "-"
+
+
+def _single(exp, mode, check, res):
+    at = {**dict(check.get("where") or {}), **(check.get("at") or {})}
+    a = _stat(exp, mode, at, res["metric"])
+    res["detail"] = f"{metric_words(res['metric'])} at {_label(at)} = {_fmt(a[0])}"
+    if not math.isnan(a[0]):
+        res["value"] = a[0]
+        res["band"] = noise.value_band(a)
+
+
+def _point_words(exp, pid, among):
+    """A point in words, by the sweep values that tell it apart from the others compared
+    ('least-loaded, k 2'), with the experiment's `labels:` where they name a value."""
+    import plots  # matplotlib: only where a check is evaluated
+    params = exp.points[pid]["params"]
+    paths = [k for k in params if len({str(exp.points[q]["params"].get(k)) for q in among}) > 1]
+    return "; ".join(plots.words(exp, k, params[k]) for k in paths) or exp.points[pid]["label"]
+
+
+def _extreme(exp, mode, check, res):
+    """highest / lowest: whether `at` is the max (min) of the points `where` picks; within
+    noise where it is not but its gap to the best is inside their noise band."""
+    where = dict(check.get("where") or {})
+    at = check.get("at") or {}
+    stats = {p: exp.value(mode, p, res["metric"]) for p in select(exp, where)}
+    stats = {p: s for p, s in stats.items() if not math.isnan(s[0])}
+    target = [p for p in select(exp, {**where, **at}) if p in stats]
+    if len(target) != 1 or len(stats) < 2:
+        res["detail"] = f"{metric_words(res['metric'])} at {_label(at)}: not in the results"
+        return
+    pick = max if check["test"] == "highest" else min
+    best = pick(stats, key=lambda p: stats[p][0])
+    others = "; ".join(f"{_point_words(exp, p, stats)}: {_fmt(s[0])}" for p, s in stats.items())
+    res["detail"] = f"{metric_words(res['metric'])}: {others}"
+    t = stats[target[0]]
+    if t[0] == stats[best][0]:
+        res["verdict"] = HOLDS
+        return
+    band = noise.difference_band(t, stats[best])
+    gap = abs(stats[best][0] - t[0])
+    res["detail"] += f"; gap to the {check['test']} {_fmt(gap)}"
+    res["verdict"] = WITHIN_NOISE if not math.isnan(band) and gap <= band else FAILS
+    res["detail"] += f" ({noise.describe(band)})"
+
+
+TESTS = {"ratio": _ratio, "flat": _flat, "value": _single, "highest": _extreme,
+         "lowest": _extreme}
+
+
+def evaluate(exp, check, mode):
+    """One check in one mode: {'says', 'mode', 'verdict', 'detail', 'value', 'band'}."""
+    test = check.get("test")
+    res = {"says": " ".join(str(check.get("says", test)).split()), "mode": mode,
+           "verdict": UNKNOWN, "detail": "", "value": math.nan, "band": math.nan,
+           "metric": check.get("metric", "throughput_rps")}
+    if test not in TESTS:
         raise ValueError(f"check '{res['says']}': unknown test '{test}' "
-                         "(known: ratio, flat, highest, lowest)")
-    if not math.isnan(res["value"]):
-        res["verdict"] = HOLDS if _within(res["value"], check) else FAILS
-        res["detail"] += f" (the claim needs {_bounds(check)})"
+                         f"(known: {', '.join(TESTS)})")
+    TESTS[test](exp, mode, check, res)
+    if test in ("highest", "lowest") or math.isnan(res["value"]):
+        return res
+    if _within(res["value"], check):
+        res["verdict"] = HOLDS
+    elif noise.bound_within(res["value"], res["band"], check.get("min"), check.get("max")):
+        res["verdict"] = WITHIN_NOISE
+    else:
+        res["verdict"] = FAILS
+    res["detail"] += f" (the claim needs {_bounds(check)}; {noise.describe(res['band'])})"
     return res
 
 
 def figure_verdicts(exp, fig, modes):
     """Per mode: (overall verdict, [check results]) for the figure's `checks:`.
 
-    Overall: holds when every check holds, does not hold when one fails, not measured when
+    Overall: holds when every check holds, holds within noise when the others hold and some
+    miss by less than the run-to-run spread, does not hold when one fails, not measured when
     none could be evaluated. Empty when the figure states no checks.
     """
     checks = fig.get("checks") or []
@@ -181,7 +250,8 @@ def figure_verdicts(exp, fig, modes):
         elif verdicts == {UNKNOWN}:
             overall = UNKNOWN
         else:
-            overall = HOLDS if UNKNOWN not in verdicts else f"{HOLDS} where measured"
+            overall = HOLDS_WITHIN_NOISE if WITHIN_NOISE in verdicts else HOLDS
+            overall += " where measured" if UNKNOWN in verdicts else ""
         out[mode] = (overall, results)
     return out
 
@@ -208,13 +278,14 @@ def problems(spec, fig):
         test = c.get("test")
         if not c.get("says"):
             out.append(f"{name}: no 'says'")
-        if test not in ("ratio", "flat", "highest", "lowest"):
+        if test not in TESTS:
             out.append(f"{name}: unknown test '{test}'")
             continue
-        if c.get("min") is None and c.get("max") is None and test in ("ratio", "flat"):
+        if c.get("min") is None and c.get("max") is None and test in ("ratio", "flat", "value"):
             out.append(f"{name}: neither min nor max")
         where = dict(c.get("where") or {})
-        keys = {"ratio": ["of", "over"], "highest": ["at"], "lowest": ["at"]}.get(test, [])
+        keys = {"ratio": ["of", "over"], "highest": ["at"], "lowest": ["at"],
+                "value": ["at"]}.get(test, [])
         for k in keys:
             sel = {**where, **(c.get(k) or {})}
             n = len(select(grid, sel))

@@ -60,6 +60,7 @@ void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_t
   m.contexts = std::max<uint32_t>(1, info.contexts);
   m.batching = std::move(batching);
   m.observes_batches = m.batching->observes_batches();
+  m.on_events = m.batching->decides_on_events();
   m.arrivals_in_quantum = 0;
   m.quanta_seen = s.tick_index;
   m.wait_until = kNever;
@@ -118,9 +119,9 @@ void Controller::on_arrivals(std::span<const Request> rs, Time now, ActionBuffer
   s.advance_to(now, out);
   bool queued = false;
   for (const Request& r : rs) queued = s.enqueue(r, now, out) || queued;
-  if (queued && !s.quantum_mode())
-    for (const Request& r : rs)
-      if (r.model < s.models.size()) s.decide(r.model, now);  // a no-op once it is ready
+  if (queued)
+    for (const Request& r : rs)  // decide() is a no-op once the model is ready
+      if (r.model < s.models.size() && s.decides_on_events(r.model)) s.decide(r.model, now);
   s.pump(now, out);
 }
 
@@ -165,7 +166,7 @@ void Controller::on_batch_done(BatchId batch, bool ok, Time now, ActionBuffer& o
   ModelId id = s.workers[w].model;
   s.finish_worker(w, ok ? RequestStatus::Ok : RequestStatus::Failed, now, out);
   s.retire_if_removed(id, now, out);
-  if (!s.quantum_mode()) s.decide(id, now);
+  if (s.decides_on_events(id)) s.decide(id, now);
   s.pump(now, out);
 }
 
@@ -173,7 +174,7 @@ void Controller::on_load_done(ModelId model, Tier to, bool ok, Time now, ActionB
   Impl& s = *impl_;
   s.advance_to(now, out);
   s.load_finished(model, to, ok, now, out);
-  if (!s.quantum_mode()) s.decide(model, now);
+  if (s.decides_on_events(model)) s.decide(model, now);
   s.pump(now, out);
 }
 

@@ -152,7 +152,7 @@ void Controller::Impl::assign(ModelId id, Time now, ActionBuffer& out) {
       (void)started;
     }
   }
-  if (!quantum_mode()) decide(id, now);
+  if (decides_on_events(id)) decide(id, now);
 }
 
 void Controller::Impl::emit_dispatch(WorkerId w, Time now, ActionBuffer& out) {

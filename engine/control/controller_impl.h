@@ -40,6 +40,7 @@ struct ModelSlot {
   ModelQueue queue;
   std::unique_ptr<BatchingPolicy> batching;
   bool observes_batches = true;  // batching->observes_batches(), asked once
+  bool on_events = false;        // batching->decides_on_events(), asked once
   uint64_t quanta_seen = 0;  // ticks the batching policy has been given (quiet ones as a count)
   Time wait_until = kNever;  // event mode: the batching policy asked to be asked again then
   Time last_dispatch = -kNever;
@@ -109,6 +110,9 @@ struct Controller::Impl {
   std::vector<EvictionCandidate> candidates;  // scratch, reused
 
   bool quantum_mode() const { return cfg.quantum > 0; }
+  // Whether model `id` is decided on events (arrivals, finished batches, loads) rather than
+  // at quantum ticks only: in event mode, or when its batching policy has no quantum.
+  bool decides_on_events(ModelId id) const { return !quantum_mode() || models[id].on_events; }
   Tier exec() const { return cfg.exec_tier; }
   Time next_tick() const {
     return quantum_mode() ? static_cast<Time>(tick_index + 1) * cfg.quantum : kNever;

@@ -67,6 +67,10 @@ class BatchingPolicy {
   // skips them (each costs a view of the model, per batch, on the hot path). Asked once, when
   // the model is added.
   virtual bool observes_batches() const { return true; }
+  // True: the controller asks decide() on every arrival, finished batch and load even in
+  // quantum mode, as in event mode: a policy that has no quantum (the GPU REST Engine serves
+  // each request as it arrives). Asked once, when the model is added.
+  virtual bool decides_on_events() const { return false; }
 };
 
 // What an eviction policy sees of one candidate victim: a model resident in the tier, not in

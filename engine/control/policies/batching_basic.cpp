@@ -1,5 +1,5 @@
-// Batching policies without adaptation: none (GPU REST Engine baseline), fixed size, and
-// max-delay (Triton's dynamic batcher).
+// Batching policies without adaptation: none, gre (the GPU REST Engine baseline), fixed size,
+// and max-delay (Triton's dynamic batcher).
 #include <algorithm>
 
 #include "engine/control/policies/builtin.h"
@@ -7,11 +7,20 @@
 namespace servelab::detail {
 namespace {
 
-// One request a batch, ready as soon as anything is queued.
+// One request a batch, ready as soon as anything is queued (in quantum mode: at a tick).
 class NoBatching final : public BatchingPolicy {
  public:
   BatchDecision decide(const ModelView& m, Time) override { return {m.queued > 0 ? 1u : 0u}; }
   bool observes_batches() const override { return false; }
+};
+
+// NVIDIA's GPU REST Engine: one request a batch, served as soon as it arrives and a worker
+// is free, with no quantum even where the controller runs one for the other models.
+class GpuRestEngine final : public BatchingPolicy {
+ public:
+  BatchDecision decide(const ModelView& m, Time) override { return {m.queued > 0 ? 1u : 0u}; }
+  bool observes_batches() const override { return false; }
+  bool decides_on_events() const override { return true; }
 };
 
 // Ready when `size` requests are queued; with max_wait > 0 also when the oldest request has
@@ -54,11 +63,19 @@ class MaxDelayBatching final : public BatchingPolicy {
 
 void add_builtin_batching(PolicyTables& t) {
   t.batching["none"] = {
-      "One request a batch, dispatched as soon as a worker is free (GPU REST Engine "
-      "baseline). No parameters.",
+      "One request a batch, dispatched as soon as a worker is free; under a quantum "
+      "(engine.quantum_ms > 0) decided at the ticks like every other policy. No parameters.",
       [](const PolicyParams& p, const ModelInfo&) {
         check_keys(p, {});
         return std::make_unique<NoBatching>();
+      }};
+  t.batching["gre"] = {
+      "NVIDIA's GPU REST Engine (Rafiqi figure 5's baseline): one request a batch, served as "
+      "soon as it arrives and a worker is free, without batching and without waiting for a "
+      "quantum tick even when engine.quantum_ms > 0. No parameters.",
+      [](const PolicyParams& p, const ModelInfo&) {
+        check_keys(p, {});
+        return std::make_unique<GpuRestEngine>();
       }};
   t.batching["fixed"] = {
       "Fixed-size batches. size (int, default 8): ready when this many are queued. "

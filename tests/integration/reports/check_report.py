@@ -37,10 +37,10 @@ with tempfile.TemporaryDirectory() as tmp:
     assert cells[2] == f"{sim:.1f} ± {sd:.1f}", f"sim throughput cell {cells[2]}"
     assert "2 repetitions per point" in md
     assert "first 0.5 s are run and recorded" in md, "the page says the warm-up is left out"
-    assert "Paper's claim: throughput grows" in md
+    assert "> throughput grows" in md
     assert "Verdict (simulated): the claim holds." in md, "verdict where the claim holds"
     assert "Verdict (real (engine over HTTP)): the claim holds." in md
-    assert "- holds: batching beats none at 16 in flight: throughput_rps at " in md
+    assert "- holds: Rafiqi batching beats none at 16 in flight in throughput: computed: throughput (req/s) at " in md
     assert "the measured reason" not in md, "no reason needed where the claim holds"
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -53,12 +53,14 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "Verdict (simulated): the claim does not hold here." in md, md
     line = next(x for x in md.splitlines() if "batching beats none at 16" in x)
     assert line.startswith("- does not hold here:"), line
-    assert "(the claim needs >= 1.2)" in line, line
+    assert "(the claim needs >= 1.2; noise: ± " in line, line
     assert "- holds: no batching: flat throughput" in md, "the checks are judged one by one"
     # The reason: the profile's per-image cost rises with the batch (10 ms alone, 13.8 at 16).
     assert "per-image cost (ms) by batch size 1: 10.0, 2: 11.0, 4: 12.0, 8: 12.5, 16: 13.8" in md
     assert "The cheapest is batch 1 at 10.0 ms" in md
-    assert "rafiqi-ewma at 16: mean batch 16.0, 13.8 ms per image" in md
+    # The batches at the points the failed check read, not every series at its highest load.
+    assert ("At the points the failed checks read: concurrency 16, rafiqi-ewma: mean batch "
+            "16.0, 13.8 ms per image; concurrency 16, none: mean batch 1.0") in md
     assert "does not hold here" in html
 print("report ok")
 
@@ -83,7 +85,13 @@ with tempfile.TemporaryDirectory() as tmp:
     pays = next(x for x in sections if "Report: pays/report/report.html" in x)
     fails = next(x for x in sections if "Report: does-not-pay/report/report.html" in x)
     assert "- simulated: the claim holds (2 of 2 checks hold)" in pays, index
-    assert "- simulated: the claim does not hold here (1 of 2 checks hold; not: batching " \
-           "beats none at 16 in flight)" in fails, index
+    assert "- simulated: the claim does not hold here (1 of 2 checks hold; not: Rafiqi " \
+           "batching beats none at 16 in flight in throughput)" in fails, index
     assert os.path.getsize(os.path.join(tmp, "index.html")) > 0
+    # A summary table first: a row per figure and mode, its verdict coloured in HTML.
+    assert "| paper | figure | mode | verdict |" in index, index
+    assert "| Rafiqi | Figure 5 (fixture) | simulated | does not hold here |" in index, index
+    html = open(os.path.join(tmp, "index.html")).read()
+    assert "background:#f6c4c4'>does not hold here" in html
+    assert "> Paper's claim (Rafiqi, section 5.0.1, figure 5): " in index, index
 print("index ok")

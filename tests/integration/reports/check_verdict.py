@@ -51,3 +51,31 @@ assert all(r["verdict"] == U for r in out["real"][1]), out["real"]
 out = verdict.figure_verdicts(experiment([30.0, 12.0, 36.0]), fig, ["sim"])
 assert out["sim"][0] == F, out
 print("verdict ok")
+
+# Within noise: a miss smaller than two standard errors of the repetitions is not a failure,
+# a larger one is, and one run per point (no spread) can never be within noise.
+def spread(values, sd, n):
+    points = {i: {"params": {ACCESS: p}, "label": p} for i, p in enumerate(PATTERNS)}
+    stats = {("sim", i): {"latency_mean_ms": (v, sd, n), "latency_p99_ms": (2 * v, sd, n)}
+             for i, v in enumerate(values)}
+    return Experiment({}, points, stats, [])
+
+
+W = verdict.WITHIN_NOISE
+highest = CHECKS[0]
+# sequential 30 vs zipf 31, sd 1 over 4 runs: gap 1 < 2 * sqrt(2 * 0.25) = 1.41.
+assert verdict.evaluate(spread([30.0, 12.0, 31.0], 1.0, 4), highest, "sim")["verdict"] == W
+assert verdict.evaluate(spread([30.0, 12.0, 33.0], 1.0, 4), highest, "sim")["verdict"] == F
+assert verdict.evaluate(spread([30.0, 12.0, 31.0], 0.0, 1), highest, "sim")["verdict"] == F
+flat = CHECKS[3]  # uniform 12 vs zipf 18.2: 1.52 > 1.5, inside the band with sd 2 over 4 runs
+r = verdict.evaluate(spread([30.0, 12.0, 18.2], 2.0, 4), flat, "sim")
+assert r["verdict"] == W and "noise: ± " in r["detail"], r
+fig = {"checks": [highest, flat]}
+out = verdict.figure_verdicts(spread([30.0, 12.0, 18.2], 2.0, 4), fig, ["sim"])
+assert out["sim"][0] == verdict.HOLDS_WITHIN_NOISE, out
+# test: value reads one point's metric against its bounds.
+value = {"says": "uniform mean latency at most 11", "test": "value", "metric": "latency_mean_ms",
+         "at": {ACCESS: {"type": "uniform"}}, "max": 11}
+assert verdict.evaluate(experiment([30.0, 12.0, 10.0]), value, "sim")["verdict"] == F
+assert verdict.evaluate(experiment([30.0, 10.0, 10.0]), value, "sim")["verdict"] == H
+print("noise ok")

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <span>
+#include <string>
 
 #include "engine/control/controller.h"
 #include "engine/control/policy_registry.h"
@@ -176,6 +177,26 @@ TEST_CASE("quantum mode: a ready model stays ready until a worker takes a batch"
   REQUIRE(s.batches.size() == 2);
   CHECK(s.batches[0].at == Approx(1.0));
   CHECK(s.batches[1].at == Approx(3.5));
+}
+
+TEST_CASE("gre under a quantum serves each request as it arrives, none waits for the ticks") {
+  for (const char* name : {"gre", "none"}) {
+    ControllerConfig cfg = config(name);
+    cfg.quantum = 1.0;
+    Controller c(cfg);
+    c.add_model(0, model(), Tier::Host);
+    MiniSim s(c, 0.25);
+    s.arrive(0.2, 1, 0);
+    s.arrive(0.3, 2, 0);  // the worker is busy until 0.45: taken when it frees
+    s.arrive(2.6, 3, 0);
+    s.run(10);
+    REQUIRE(s.batches.size() == 3);
+    bool gre = std::string(name) == "gre";
+    CHECK(s.batches[0].at == Approx(gre ? 0.2 : 1.0));
+    CHECK(s.batches[1].at == Approx(gre ? 0.45 : 2.0));  // none: one batch a tick
+    CHECK(s.batches[2].at == Approx(gre ? 2.6 : 3.0));
+    for (const auto& b : s.batches) CHECK(b.batch.requests.size() == 1);
+  }
 }
 
 TEST_CASE("request timeout fires at exactly arrival + timeout for queued requests only") {

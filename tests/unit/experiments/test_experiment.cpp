@@ -69,6 +69,20 @@ TEST_CASE("set overrides replace a sweep axis or change the base config") {
   CHECK_THROWS_AS(apply_set(spec, "novalue"), ExperimentError);
 }
 
+TEST_CASE("set with a list where the config holds one value adds a sweep axis") {
+  auto spec = parse(kSpec);
+  apply_set(spec, "engine.workers=[1, 2, 4]");
+  REQUIRE(spec.sweep.size() == 3);
+  CHECK(spec.sweep.back().path == "engine.workers");
+  CHECK(expand_sweep(spec).size() == 18);
+  CHECK(spec.doc["sweep"]["engine.workers"].size() == 3);  // OUT/experiment.yaml says so
+  CHECK(spec.base["engine"]["workers"].as<int>() == 1);     // the base keeps its one value
+  apply_set(spec, "models=[b]");  // a list where the config holds a list stays a value
+  CHECK(spec.sweep.size() == 3);
+  CHECK(spec.base["models"][0].as<std::string>() == "b");
+  CHECK_THROWS_AS(apply_set(spec, "engine.quantum_ms=[]"), ExperimentError);
+}
+
 
 TEST_CASE("set repetitions and seeds change the experiment, not the base config") {
   auto spec = parse(kSpec);  // repetitions: 2, seeds not given: 1, 2

@@ -1,0 +1,65 @@
+"""Run-to-run noise: how far apart two results may be and still be the same result.
+
+A point's value is the mean over its repetitions (each with its own seed); its spread is
+their sample standard deviation. The standard error of that mean is sd / sqrt(n). A check
+whose bound lies within two standard errors of the value it computed is judged "within
+noise" rather than failed: another set of seeds could land on either side of the bound.
+A point with one repetition has no measured spread, so no check on it can be within noise.
+"""
+import math
+
+# How many standard errors a difference must exceed before it counts (about 95% for a
+# normal mean).
+Z = 2.0
+
+
+def stderr(stat):
+    """Standard error of a (mean, sd, n) value; NaN where the spread is unmeasured (n < 2)."""
+    mean, sd, n = stat
+    if n is None or n < 2 or sd is None or math.isnan(sd):
+        return math.nan
+    return sd / math.sqrt(n)
+
+
+def ratio_band(a, b):
+    """Half-width of the noise band of a / b for (mean, sd, n) values a and b (propagated
+    relative standard errors); NaN when either spread is unmeasured or a mean is zero."""
+    if a[0] == 0 or b[0] == 0:
+        return math.nan
+    ea, eb = stderr(a), stderr(b)
+    if math.isnan(ea) or math.isnan(eb):
+        return math.nan
+    r = a[0] / b[0]
+    return Z * abs(r) * math.sqrt((ea / a[0]) ** 2 + (eb / b[0]) ** 2)
+
+
+def difference_band(a, b):
+    """Half-width of the noise band of a - b; NaN when either spread is unmeasured."""
+    ea, eb = stderr(a), stderr(b)
+    if math.isnan(ea) or math.isnan(eb):
+        return math.nan
+    return Z * math.sqrt(ea ** 2 + eb ** 2)
+
+
+def value_band(a):
+    """Half-width of the noise band of one point's mean."""
+    e = stderr(a)
+    return math.nan if math.isnan(e) else Z * e
+
+
+def bound_within(value, band, lo, hi):
+    """Whether a value outside [lo, hi] misses it by less than its noise band."""
+    if math.isnan(band):
+        return False
+    if lo is not None and value < lo:
+        return lo - value <= band
+    if hi is not None and value > hi:
+        return value - hi <= band
+    return False
+
+
+def describe(band):
+    """The band in words for a check's detail ('' when unmeasured)."""
+    if math.isnan(band):
+        return "one run per point: no run-to-run spread to judge noise by"
+    return f"noise: ± {band:.3g} (2 standard errors over the repetitions)"
