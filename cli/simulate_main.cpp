@@ -19,7 +19,7 @@
 #include "engine/control/policy_registry.h"
 #include "results/records.h"
 #include "simulator/event_list.h"
-#include "simulator/router.h"
+#include "engine/route/router.h"
 #include "simulator/sim_config.h"
 #include "simulator/simulator.h"
 #include "workloads/workload.h"
@@ -41,7 +41,7 @@ void print_policies(std::ostream& out) {
   list("eviction", PolicyRegistry::eviction_names());
   list("scheduling", PolicyRegistry::scheduling_names());
   out << "Routers (cluster.router, with cluster.servers > 1):\n";
-  for (const sim::RouterInfo& r : sim::routers()) out << "  " << r.name << ": " << r.help << "\n";
+  for (const route::RouterInfo& r : route::routers()) out << "  " << r.name << ": " << r.help << "\n";
   out << "Subset policies of model groups (groups.NAME.subset):\n";
   for (const SubsetPolicyInfo& p : subset_policies()) out << "  " << p.name << ": " << p.help << "\n";
   out << "Ensemble dispatchers of model groups (groups.NAME.dispatch):\n";

@@ -19,7 +19,7 @@ namespace servelab::config {
 using SpeedWindow = servelab::SpeedWindow;
 
 // `cluster:` N servers, each with the whole engine, and the router that picks one per request.
-// The router's name and parameters are the simulator's to check (simulator/router.h).
+// The router's name and parameters are the simulator's to check (engine/route/router.h).
 struct ClusterSection {
   uint32_t servers = 1;
   PolicySpec router{"round-robin", {}};

@@ -11,10 +11,10 @@
 #include <memory>
 #include <vector>
 
+#include "engine/route/router.h"
 #include "simulator/clients.h"
 #include "simulator/front_end.h"
 #include "simulator/group_requests.h"
-#include "simulator/router.h"
 #include "simulator/server.h"
 
 namespace servelab::sim {
@@ -58,8 +58,8 @@ class Cluster final : public RequestSink, public OutcomeSink {
   GroupRequests groups_;  // before the front ends, which fan group requests out through it
   std::vector<std::unique_ptr<Server>> servers_;
   std::vector<std::unique_ptr<FrontEnd>> front_ends_;
-  std::unique_ptr<Router> router_;
-  std::vector<ServerView> views_;       // scratch for the router
+  std::unique_ptr<route::Router> router_;
+  std::vector<route::ServerView> views_;       // scratch for the router
   uint64_t completed_ = 0;
   Time last_progress_ = 0;
 };

@@ -106,7 +106,7 @@ struct SimulationSetup {
   // real run's speeds hold it already. No points: none.
   IdleSlowdown idle_slowdown{};
   // simulation.cluster: N servers, each with the whole engine above (its own controller,
-  // workers, tiers and IO threads), and the router (router.h) that picks one per request.
+  // workers, tiers and IO threads), and the router (engine/route/router.h) that picks one per request.
   using Cluster = config::ClusterSection;
   Cluster cluster;
   // simulation.client_timeout_s: a client that has no answer this long after sending gives
