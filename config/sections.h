@@ -18,11 +18,13 @@ namespace servelab::config {
 // One window of simulation.speed_trace (calibration/terms/speed_trace.h).
 using SpeedWindow = servelab::SpeedWindow;
 
-// `cluster:` N servers, each with the whole engine, and the router that picks one per request.
-// The router's name and parameters are the simulator's to check (engine/route/router.h).
+// `cluster:` N servers, each with the whole engine, which servers host which models (the
+// placement), and the router that picks one of a model's hosts per request. The names and
+// parameters are engine/route's to check (router.h, placement.h).
 struct ClusterSection {
   uint32_t servers = 1;
   PolicySpec router{"round-robin", {}};
+  PolicySpec placement{"everywhere", {}};
 };
 
 // `simulation.machine`: the simulated machine (calibration/terms/machine_model.h) named as a

@@ -1,5 +1,7 @@
 #include "simulator/cluster.h"
 
+#include "simulator/cluster_placement.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -28,7 +30,14 @@ Cluster::Cluster(RunContext& ctx) : ctx_(ctx), groups_(ctx, *this) {
         std::make_unique<FrontEnd>(ctx, *servers_.back(), groups_, seed ^ 0xc2b2ae3d27d4eb4fULL));
   }
   if (servers_.size() > 1) router_ = route::make_router(s.cluster.router, s.seed ^ 0x94d049bb133111ebULL);
-  for (auto& server : servers_) server->add_models();
+  // Only a placement by load reads the schedule's counts; everywhere needs none.
+  placement_ = place_models(s, s.cluster.placement.name == "everywhere" ? nullptr : &ctx.schedule);
+  everywhere_ = placement_.everywhere();
+  for (auto& server : servers_) {
+    const uint32_t k = server->index();
+    if (everywhere_) server->add_models();
+    else server->add_models([this, k](ModelId m) { return placement_.hosts_model(m, k); });
+  }
 }
 
 Cluster::~Cluster() = default;
@@ -42,15 +51,17 @@ void Cluster::start(Clients& clients) {
 size_t Cluster::pick_server(RequestId id, Time now) {
   if (servers_.size() == 1) return 0;
   views_.clear();
+  const ModelId model = ctx_.model_of(id);
   for (const auto& s : servers_)
-    views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
-  size_t k = router_->route(id, ctx_.model_of(id), views_, now);
-  if (k >= servers_.size()) {
+    if (everywhere_ || placement_.hosts_model(model, s->index()))
+      views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
+  size_t k = router_->route(id, model, views_, now);
+  if (k >= views_.size()) {
     ctx_.violation("router picked server " + std::to_string(k) + " of " +
-                   std::to_string(servers_.size()));
+                   std::to_string(views_.size()));
     k = 0;
   }
-  return k;
+  return views_[k].index;
 }
 
 void Cluster::submit(RequestId id, Time now) {

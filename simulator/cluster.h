@@ -1,5 +1,6 @@
-// The cluster: N simulated servers, each with its front end, and the router that sends each
-// client request to one of them. It keeps the request-level bookkeeping of a run: which
+// The cluster: N simulated servers, each with its front end and the models the placement
+// gives it (cluster_placement.h), and the router that sends each client request to one of its
+// model's hosts. It keeps the request-level bookkeeping of a run: which
 // server holds a request, its outcome in the records, the answer handed back to its client,
 // client give-ups (simulation.client_timeout_s) and the cancellations they send to the server
 // (arriving simulation.cancel_delay_s later: a queued request is removed, a running one's
@@ -11,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/route/placement.h"
 #include "engine/route/router.h"
 #include "simulator/clients.h"
 #include "simulator/front_end.h"
@@ -58,6 +60,8 @@ class Cluster final : public RequestSink, public OutcomeSink {
   GroupRequests groups_;  // before the front ends, which fan group requests out through it
   std::vector<std::unique_ptr<Server>> servers_;
   std::vector<std::unique_ptr<FrontEnd>> front_ends_;
+  route::Placement placement_;  // which servers host which models (cluster.placement)
+  bool everywhere_ = true;      // every model on every server: route over all servers
   std::unique_ptr<route::Router> router_;
   std::vector<route::ServerView> views_;       // scratch for the router
   uint64_t completed_ = 0;

@@ -34,8 +34,9 @@ Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the
 // setup's preload tier (the controller's initial placement, as in the engine).
-void Server::add_models() {
+void Server::add_models(const std::function<bool(ModelId)>& hosts) {
   for (ModelId id = 0; id < ctx_.setup.models.size(); ++id) {
+    if (hosts && !hosts(id)) continue;
     const SimModel& m = ctx_.setup.models[id];
     ModelInfo info{m.name, m.profile.size_bytes, m.contexts, m.max_batch};
     for (int u = int(Tier::Host); u < kTierCount; ++u)  // eviction policies' cost prior

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <span>
@@ -44,8 +45,9 @@ class Server {
   Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed);
 
   uint32_t index() const { return index_; }
-  // Registers every model, resident as far as the tier budgets allow (initial placement).
-  void add_models();
+  // Registers every model it hosts (`hosts(id)`; empty: all), resident as far as the tier
+  // budgets allow (initial placement).
+  void add_models(const std::function<bool(ModelId)>& hosts = {});
   void start() { arm_timer(0); }
 
   // Request `id` reaches the controller at `now`.

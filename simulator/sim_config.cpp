@@ -7,6 +7,7 @@
 #include "config/profile_yaml.h"
 #include "config/yaml_util.h"
 #include "simulator/event_list.h"
+#include "simulator/cluster_placement.h"
 #include "engine/route/router.h"
 
 namespace servelab::sim {
@@ -117,6 +118,7 @@ SimulationSetup build_setup(const config::RunConfig& run) {
   scale_costs(s, run.simulation.cost_scale);
   add_groups(run, s);
   s.cluster = run.cluster;
+  check_key(run, "cluster.placement", [&] { check_placement(s); });
   return s;
 }
 
