@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <new>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "cli/serve_option_checks.h"
 #include "cli/subcommands.h"
 #include "engine/route/http/route_server.h"
+#include "engine/route/placement.h"
 #include "engine/route/router.h"
 
 namespace po = boost::program_options;
@@ -38,6 +40,10 @@ po::options_description route_options() {
     ("router", po::value<std::string>()->default_value("least-outstanding"), "router name")
     ("router-param", po::value<std::vector<std::string>>()->composing(),
                      "a router parameter key=value (repeatable), e.g. choices=3")
+    ("hosts", po::value<std::vector<std::string>>()->composing(),
+              "MODEL=I,J,...: the backends (0-based, in --backends order) that host MODEL "
+              "(repeatable; a static placement). Requests for a model go only to its hosts, "
+              "for a model not listed 404. None given: every model on every backend")
     ("seed", po::value<uint64_t>()->default_value(1), "the router's random seed")
     ("bind", po::value<std::string>()->default_value("127.0.0.1"), "listen address")
     ("port", po::value<unsigned>()->default_value(8090), "listen port; 0 picks a free one. The "
@@ -68,6 +74,28 @@ PolicySpec router_spec(const po::variables_map& vm) {
   return spec;
 }
 
+// --hosts MODEL=I,J,...: the static placement of engine/route/placement.h, so its checks (a
+// server out of range, an empty entry) and messages are the simulator's.
+std::map<std::string, std::vector<uint32_t>> hosts_from(const po::variables_map& vm,
+                                                        size_t backends) {
+  std::map<std::string, std::vector<uint32_t>> hosts;
+  if (!vm.count("hosts")) return hosts;
+  PolicySpec spec{"static", {}};
+  std::vector<route::PlacedModel> models;
+  for (const std::string& entry : vm["hosts"].as<std::vector<std::string>>()) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("--hosts must be MODEL=I,J,... (got '" + entry.substr(0, 64) + "')");
+    const std::string model = entry.substr(0, eq);
+    if (spec.params.has(model)) throw ConfigError("--hosts names model '" + model + "' twice");
+    spec.params.set(model, entry.substr(eq + 1));
+    models.push_back({model});
+  }
+  const route::Placement p = route::make_placement(spec, models, uint32_t(backends));
+  for (size_t i = 0; i < models.size(); ++i) hosts[models[i].name] = p.hosts[i];
+  return hosts;
+}
+
 route::RouteServerOptions options_from(const po::variables_map& vm) {
   if (!vm.count("backends")) throw ConfigError("--backends is required (host:port,...)");
   route::RouteServerOptions o;
@@ -81,6 +109,7 @@ route::RouteServerOptions options_from(const po::variables_map& vm) {
   check_range<size_t>("max-body-bytes", o.max_body_bytes, 1, size_t(4) << 30);
   route::ForwarderOptions& f = o.forwarder;
   f.backends = route::parse_backends(vm["backends"].as<std::string>());
+  f.hosts = hosts_from(vm, f.backends.size());
   f.router = router_spec(vm);
   (void)route::make_router(f.router, 1);  // an unknown name or bad parameter: a usage error
   f.seed = vm["seed"].as<uint64_t>();

@@ -2,6 +2,7 @@
 // the thread, and the reports (/metrics, /backends).
 #include "engine/route/http/forwarder.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -39,6 +40,12 @@ Forwarder::Forwarder(ForwarderOptions options) : impl_(std::make_unique<Impl>())
   if (options.max_held == 0) throw std::invalid_argument("max_held must be at least 1");
   s.options = std::move(options);
   s.router = make_router(s.options.router, s.options.seed);
+  for (auto& [model, hosts] : s.options.hosts) {
+    std::sort(hosts.begin(), hosts.end());
+    if (hosts.empty() || hosts.back() >= s.options.backends.size())
+      throw std::invalid_argument("model '" + model + "' must be hosted on backends 0.." +
+                                  std::to_string(s.options.backends.size() - 1));
+  }
   std::set<tcp::endpoint> endpoints;
   s.backends.reserve(s.options.backends.size());
   for (const BackendAddress& a : s.options.backends) {

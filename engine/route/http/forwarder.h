@@ -1,6 +1,6 @@
 // The real front end's forwarding: each classify or KServe v2 infer request goes to one of N
 // backends (`servelab serve` processes), chosen by a router of the shared registry
-// (engine/route/router.h) among the backends that are up. It holds at most `max_held`
+// (engine/route/router.h) among the backends that are up and host the request's model. It holds at most `max_held`
 // requests at once; one more is answered 503 at once, before anything is forwarded. A backend
 // that refuses, breaks a connection or gives no answer within `backend_timeout_s` is marked
 // down and the request is sent to another backend that is up and not yet tried; a down
@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -28,6 +29,10 @@ namespace servelab::route {
 struct ForwarderOptions {
   std::vector<BackendAddress> backends;
   PolicySpec router{"least-outstanding", {}};
+  // Which backends (indices into `backends`) host each model (a placement,
+  // engine/route/placement.h); a request goes only to its model's hosts, and a model not
+  // listed is answered 404. Empty: every model on every backend.
+  std::map<std::string, std::vector<uint32_t>> hosts;
   uint64_t seed = 1;                    // the router's random stream
   size_t max_held = 1024;               // requests held at once; one more: 503
   double backend_timeout_s = 30;        // no whole answer within this: the backend is down

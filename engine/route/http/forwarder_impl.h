@@ -42,6 +42,8 @@ struct Backend {
 struct Pending {
   uint64_t id = 0;
   ModelId model = 0;
+  std::string model_name;
+  const std::vector<uint32_t>* hosts = nullptr;  // its model's backends; null: all
   std::shared_ptr<BackendRequest> request;
   server::Reply reply;
   std::vector<uint32_t> tried;  // backends sent to, in order

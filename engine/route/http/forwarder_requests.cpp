@@ -3,6 +3,7 @@
 // Runs on the forwarder's thread (forwarder_impl.h).
 #include <boost/asio/post.hpp>
 #include <boost/beast/core/string.hpp>
+#include <algorithm>
 #include <cstring>
 
 #include "engine/route/http/forwarder_impl.h"
@@ -65,8 +66,16 @@ void Forwarder::Impl::begin(std::string model, server::HttpRequest req, server::
   auto p = std::make_shared<Pending>();
   p->id = next_id++;
   p->model = model_id(model);
-  p->request = backend_request(req);
   p->reply = std::move(reply);
+  if (!options.hosts.empty()) {
+    auto it = options.hosts.find(model);
+    if (it == options.hosts.end())
+      return fail(*p, 404, "model '" + server::echo_value(model, 64) +
+                               "' is not placed on any backend");
+    p->hosts = &it->second;
+  }
+  p->model_name = std::move(model);
+  p->request = backend_request(req);
   attempt(std::move(p));
 }
 
@@ -76,11 +85,15 @@ void Forwarder::Impl::attempt(std::shared_ptr<Pending> p) {
   for (uint32_t i = 0; i < backends.size(); ++i) {
     const Backend& b = backends[i];
     if (!b.up || std::find(p->tried.begin(), p->tried.end(), i) != p->tried.end()) continue;
+    if (p->hosts && !std::binary_search(p->hosts->begin(), p->hosts->end(), i)) continue;
     views.push_back({i, b.outstanding, 0, 0});
   }
   if (views.empty()) {
     if (p->tried.empty()) {
       ++no_backend;
+      if (p->hosts)
+        return fail(*p, 503, "no backend hosting model '" + p->model_name + "' is up (" +
+                                 std::to_string(p->hosts->size()) + " host it)");
       return fail(*p, 503, "no backend is up (" + std::to_string(backends.size()) +
                                " backends, all marked down)");
     }

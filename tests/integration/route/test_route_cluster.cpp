@@ -178,7 +178,9 @@ TEST_CASE("servelab route prints its port, forwards, stops on SIGTERM, and refus
            {{"--backends", "127.0.0.1:9", "--router", "nearest"}, "unknown router 'nearest'"},
            {{"--backends", "127.0.0.1:9", "--router-param", "choices"}, "key=value"},
            {{"--port", "0"}, "--backends is required"},
-           {{"--backends", "127.0.0.1:9", "--max-held", "-1"}, "must not be negative"}}) {
+           {{"--backends", "127.0.0.1:9", "--max-held", "-1"}, "must not be negative"},
+           {{"--backends", "127.0.0.1:9", "--hosts", "cnn=1"}, "server '1' is not one of 0..0"},
+           {{"--backends", "127.0.0.1:9", "--hosts", "cnn"}, "MODEL=I,J"}}) {
     ServeProcess bad("route", args, dir.path / "bad");
     CHECK(bad.wait_exit(std::chrono::seconds(30)) == 2);
     CHECK(bad.err().find(message) != std::string::npos);

@@ -119,3 +119,33 @@ TEST_CASE("paths the front end does not forward are 404 and it counts its answer
   CHECK(c.get("/classify/m").status == 405);
   CHECK(hang.held() == 0);
 }
+
+TEST_CASE("with a placement requests go only to their model's hosts and others are 404",
+          "[route][placement]") {
+  HoldingBackend b0, b1;
+  route::RouteServerOptions o = options_for({b0.port(), b1.port()}, 0.3);
+  o.forwarder.hosts = {{"a", {1}}, {"b", {0, 1}}};
+  o.forwarder.probe_interval_s = 60;  // a backend marked down stays down for the test
+  route::RouteServer front(o);
+  REQUIRE(front.start().empty());
+  HttpClient c(front.port());
+  CHECK(c.request("POST", "/classify/a", "x", "image/jpeg").status == 504);  // b1 holds it
+  CHECK(b0.held() == 0);
+  CHECK(b1.held() == 1);
+  // b1 is down now (no answer in time): a's only host is down, b still has b0.
+  const auto down = c.request("POST", "/classify/a", "x", "image/jpeg");
+  CHECK(down.status == 503);
+  CHECK(down.body.find("no backend hosting model 'a' is up") != std::string::npos);
+  CHECK(c.request("POST", "/v2/models/b/infer", "{}", "application/json").status == 504);
+  CHECK(b0.held() == 1);
+  const auto unknown = c.request("POST", "/classify/c", "x", "image/jpeg");
+  CHECK(unknown.status == 404);
+  CHECK(unknown.body.find("model 'c' is not placed on any backend") != std::string::npos);
+  CHECK(b0.held() + b1.held() == 2);
+}
+
+TEST_CASE("a placement naming a backend that does not exist is refused", "[route][placement]") {
+  route::RouteServerOptions o = options_for({closed_port()}, 1);
+  o.forwarder.hosts = {{"a", {1}}};
+  CHECK_THROWS_WITH(route::RouteServer(o), Catch::Contains("model 'a' must be hosted on backends 0..0"));
+}
