@@ -4,7 +4,9 @@
 // kill -9 marked down and up again, and the `servelab route` binary itself.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -155,6 +157,35 @@ TEST_CASE("a backend killed with kill -9 is marked down, its requests are served
     reached = reached || c.request("POST", "/classify/cnn", jpg, "image/jpeg")
                                  .headers["x-servelab-backend"] == b1->address();
   CHECK(reached);
+}
+
+TEST_CASE("requests in flight when a backend is killed are answered by the other backend",
+          "[route][cluster][faults]") {
+  TempDir dir;
+  Backend b0(dir.path, "b0"), b1(dir.path, "b1");
+  b0.register_cnn();
+  b1.register_cnn();
+  route::RouteServer front(front_options({&b0, &b1}, "round-robin"));
+  REQUIRE(front.start().empty());
+  const std::string jpg = read_file(image_file("gradient.jpg"));
+  constexpr int kClients = 4, kEach = 15;
+  std::atomic<int> answered{0};
+  std::vector<std::future<std::vector<int>>> clients;
+  for (int i = 0; i < kClients; ++i)
+    clients.push_back(std::async(std::launch::async, [&] {
+      HttpClient c(front.port());
+      std::vector<int> statuses;
+      for (int k = 0; k < kEach; ++k) {
+        statuses.push_back(c.request("POST", "/classify/cnn", jpg, "image/jpeg").status);
+        ++answered;
+      }
+      return statuses;
+    }));
+  while (answered < 8) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  b1.process.kill9();  // while the clients keep sending
+  for (auto& f : clients)
+    for (int status : f.get()) CHECK(status == 200);
+  CHECK_FALSE(backend_up(front.port(), 1));
 }
 
 TEST_CASE("servelab route prints its port, forwards, stops on SIGTERM, and refuses bad options",
