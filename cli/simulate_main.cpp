@@ -160,6 +160,11 @@ class RunOutputs : public results::RecordSink {
                              {"lost", result.lost},
                              {"virtual_time_s", result.end_time},
                              {"violations", result.violations}};
+    if (std::isfinite(cfg.setup.cluster.backup_after))  // only where backups were on
+      summary["backups"] = {{"sent", result.backups_sent},
+                            {"copies_cancelled", result.copies_cancelled},
+                            {"copies_wasted", result.copies_wasted},
+                            {"wasted_seconds", result.wasted_seconds}};
     output_step([&] {
       results::write_json(args_.out_dir + "/summary.json", summary);
       std::ofstream yaml(args_.out_dir + "/config.yaml");

@@ -33,6 +33,7 @@ Cluster::Cluster(RunContext& ctx) : ctx_(ctx), groups_(ctx, *this) {
   // Only a placement by load reads the schedule's counts; everywhere needs none.
   placement_ = place_models(s, s.cluster.placement.name == "everywhere" ? nullptr : &ctx.schedule);
   everywhere_ = placement_.everywhere();
+  start_backups();
   for (auto& server : servers_) {
     const uint32_t k = server->index();
     if (everywhere_) server->add_models();
@@ -69,12 +70,14 @@ void Cluster::submit(RequestId id, Time now) {
   ctx_.window.server(id) = uint32_t(k);
   if (ctx_.setup.client_timeout < kNever)
     ctx_.sim.schedule<&Cluster::on_give_up>(now + ctx_.setup.client_timeout, this, id);
+  if (backups_) watch_for_backup(id, uint32_t(k), now);
   front_ends_[k]->receive(id, now);
 }
 
 void Cluster::on_outcome(Server& server, const RequestOutcome& o, Time now) {
   RequestId id = o.request.id;
   if (is_member_request(id)) return on_member_outcome(server, o, now);
+  if (backups_ && copy_outcome(server, o, now)) return;
   if (!ctx_.window.holds(id) || ctx_.window.state(id) == kDone) {
     ctx_.violation("request " + std::to_string(id) + " completed twice or unknown");
     return;
@@ -164,7 +167,13 @@ void Cluster::finish(RequestId id, Time now) {
   const Time answered = ctx_.window.at(id).finish;
   ctx_.window.finalize(id);
   clients_->answered(id, answered);
-  if (clients_->exhausted() && completed_ == ctx_.window.end()) ctx_.sim.stop();
+  stop_when_done();
+}
+
+// Every request answered, and no backup copy still out (its work counts as wasted): the end.
+void Cluster::stop_when_done() {
+  if (clients_->exhausted() && completed_ == ctx_.window.end() && copies_.empty())
+    ctx_.sim.stop();
 }
 
 bool Cluster::quiet() const {

@@ -147,7 +147,10 @@ void Server::carry_out(Time now) {
 void Server::check_requests(const Batch& b) {
   for (const Request& r : b.requests) {
     const RequestId w = ctx_.workload_request_of(r.id);  // a member's group request
-    if (!ctx_.window.holds(w) || ctx_.window.state(w) == RunContext::Done)
+    // A finished request may still be dispatched while it is held: a backup copy whose
+    // other copy answered (its cancellation on the way, or none sent).
+    if (!ctx_.window.holds(w) ||
+        (ctx_.window.state(w) == RunContext::Done && !ctx_.window.held(w)))
       ctx_.violation("batch " + std::to_string(b.id) + " carries finished or unknown request " +
                      std::to_string(r.id));
   }
@@ -166,6 +169,8 @@ void Server::dispatch(const Batch& b, Time now) {
                                         w.idle_since, emptied_at_ >= w.idle_since);
   ++ctx_.in_flight;
   ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
+  if (notify_dequeues_)
+    for (const Request& r : b.requests) sink_.on_dequeued(*this, r.id, now);
 }
 
 // The loader is one FIFO server, as the engine's loader thread is: a costed eviction (the

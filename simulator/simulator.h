@@ -132,6 +132,10 @@ struct SimulationResult {
   uint64_t timers = 0;            // controller timer calls
   uint64_t lost = 0;              // requests never completed (stall or max_time)
   Time end_time = 0;              // virtual time of the last event
+  // Backup requests (cluster.backup_after_s): copies sent, copies cancelled by the other's
+  // dequeue, losing copies that ran anyway and the server time they took.
+  uint64_t backups_sent = 0, copies_cancelled = 0, copies_wasted = 0;
+  Time wasted_seconds = 0;
   // Contract violations the simulated executor observed (dispatch of a model not resident,
   // eviction of a model in use, duplicate completion, too many loads in flight, ...).
   // Empty for a correct controller.
