@@ -119,7 +119,9 @@ route::RouteServerOptions options_from(const po::variables_map& vm) {
   check_range<double>("backend-timeout-s", f.backend_timeout_s, 0.001, 86400);
   f.probe_interval_s = vm["probe-interval-s"].as<double>();
   check_range<double>("probe-interval-s", f.probe_interval_s, 0.001, 3600);
-  f.log = [](const std::string& line) { std::fprintf(stderr, "servelab route: %s\n", line.c_str()); };
+  f.log = [](const std::string& line) {
+    std::fprintf(stderr, "servelab route: %s\n", line.c_str());
+  };
   return o;
 }
 

@@ -64,8 +64,8 @@ std::vector<BackendAddress> parse_backends(std::string_view list) {
   size_t start = 0;
   for (;;) {
     const size_t comma = list.find(',', start);
-    const std::string_view entry =
-        list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const size_t length = comma == std::string_view::npos ? std::string_view::npos : comma - start;
+    const std::string_view entry = list.substr(start, length);
     BackendAddress a = parse_entry(entry);
     if (!seen.insert(a.text()).second)
       throw std::invalid_argument("backend " + a.text() + " is listed twice");

@@ -1,11 +1,12 @@
 // The real front end's forwarding: each classify or KServe v2 infer request goes to one of N
 // backends (`servelab serve` processes), chosen by a router of the shared registry
-// (engine/route/router.h) among the backends that are up and host the request's model. It holds at most `max_held`
-// requests at once; one more is answered 503 at once, before anything is forwarded. A backend
-// that refuses, breaks a connection or gives no answer within `backend_timeout_s` is marked
-// down and the request is sent to another backend that is up and not yet tried; a down
-// backend's GET /health is asked every `probe_interval_s` and a 200 marks it up again. No
-// request waits for ever: every one is answered (the backend's answer, or 502/503/504).
+// (engine/route/router.h) among the backends that are up and host the request's model. It
+// holds at most `max_held` requests at once; one more is answered 503 at once, before
+// anything is forwarded. A backend that refuses, breaks a connection or gives no answer within
+// `backend_timeout_s` is marked down and the request is sent to another backend that is up,
+// hosts the model and was not yet tried; a down backend's GET /health is asked every
+// `probe_interval_s` and a 200 marks it up again. No request waits for ever: every one is
+// answered (the backend's answer, or 404/502/503/504).
 // Thread-safety: forward(), metrics_text() and backends_json() from any thread; all backend
 // state lives on the forwarder's one thread. start()/stop() from the owning thread.
 #pragma once

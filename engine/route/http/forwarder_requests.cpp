@@ -92,7 +92,8 @@ void Forwarder::Impl::attempt(std::shared_ptr<Pending> p) {
     if (p->tried.empty()) {
       ++no_backend;
       if (p->hosts)
-        return fail(*p, 503, "no backend hosting model '" + p->model_name + "' is up (" +
+        return fail(*p, 503, "no backend hosting model '" + server::echo_value(p->model_name, 64) +
+                                 "' is up (" +
                                  std::to_string(p->hosts->size()) + " host it)");
       return fail(*p, 503, "no backend is up (" + std::to_string(backends.size()) +
                                " backends, all marked down)");
@@ -113,8 +114,8 @@ void Forwarder::Impl::attempt(std::shared_ptr<Pending> p) {
   ++b.forwarded;
   auto conn = connection(b);
   b.in_use.insert(conn);
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(options.backend_timeout_s));
+  const auto timeout = std::chrono::duration<double>(options.backend_timeout_s);
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
   conn->send(p->request, deadline, [this, p, bi, conn](BackendAnswer a) {
     on_answer(p, bi, conn, std::move(a));
   });

@@ -147,5 +147,6 @@ TEST_CASE("with a placement requests go only to their model's hosts and others a
 TEST_CASE("a placement naming a backend that does not exist is refused", "[route][placement]") {
   route::RouteServerOptions o = options_for({closed_port()}, 1);
   o.forwarder.hosts = {{"a", {1}}};
-  CHECK_THROWS_WITH(route::RouteServer(o), Catch::Contains("model 'a' must be hosted on backends 0..0"));
+  CHECK_THROWS_WITH(route::RouteServer(o),
+                    Catch::Contains("model 'a' must be hosted on backends 0..0"));
 }

@@ -45,7 +45,8 @@ TEST_CASE("a static placement sends each model's requests only to its hosts",
   SimulationResult all = simulate(s, w);
   REQUIRE(all.violations.empty());
   CHECK(finishes(all) == std::vector<double>{0.100, 0.010, 0.110, 0.110});
-  s.cluster.placement = {"static", PolicyParams({{s.models[0].name, "0"}, {s.models[1].name, "1"}})};
+  s.cluster.placement = {"static",
+                         PolicyParams({{s.models[0].name, "0"}, {s.models[1].name, "1"}})};
   SimulationResult placed = simulate(s, w);
   REQUIRE(placed.violations.empty());
   REQUIRE(placed.lost == 0);
@@ -79,7 +80,8 @@ TEST_CASE("every placement keeps the controller contract on a cluster",
       s.cluster.router = {"least-outstanding", {}};
       PolicyParams params;
       if (name == "static")
-        for (size_t i = 0; i < s.models.size(); ++i) params.set(s.models[i].name, std::to_string(i % 3));
+        for (size_t i = 0; i < s.models.size(); ++i)
+          params.set(s.models[i].name, std::to_string(i % 3));
       s.cluster.placement = {name, params};
       workloads::Workload w = test::poisson(3000, 400, 4, 9);
       SimulationResult a = simulate(s, w), b = simulate(s, w);
