@@ -32,6 +32,11 @@ struct Command {
 #else
 #define SERVELAB_LOAD nullptr
 #endif
+#ifdef SERVELAB_HAS_ROUTE
+#define SERVELAB_ROUTE servelab::cli::route_main
+#else
+#define SERVELAB_ROUTE nullptr
+#endif
 #ifdef SERVELAB_HAS_SERVER
 #define SERVELAB_SERVE servelab::cli::serve_main
 #else
@@ -56,6 +61,7 @@ const Command kCommands[] = {
     {"simulate", "run a simulation config in virtual time", SERVELAB_SIMULATE},
     {"serve", "start the HTTP inference server", SERVELAB_SERVE},
     {"load", "drive a running server with a workload over HTTP", SERVELAB_LOAD},
+    {"route", "front end forwarding to N servers (a cluster on HTTP)", SERVELAB_ROUTE},
     {"profile", "measure model cost profiles on this machine", SERVELAB_PROFILE},
     {"run", "run an experiment config (sim, real or both)", SERVELAB_RUN},
     {"report", "turn a results folder into plots and a report", SERVELAB_REPORT},

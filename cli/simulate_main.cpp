@@ -19,7 +19,7 @@
 #include "engine/control/policy_registry.h"
 #include "results/records.h"
 #include "simulator/event_list.h"
-#include "simulator/router.h"
+#include "engine/route/router.h"
 #include "simulator/sim_config.h"
 #include "simulator/simulator.h"
 #include "workloads/workload.h"
@@ -41,7 +41,7 @@ void print_policies(std::ostream& out) {
   list("eviction", PolicyRegistry::eviction_names());
   list("scheduling", PolicyRegistry::scheduling_names());
   out << "Routers (cluster.router, with cluster.servers > 1):\n";
-  for (const sim::RouterInfo& r : sim::routers()) out << "  " << r.name << ": " << r.help << "\n";
+  for (const route::RouterInfo& r : route::routers()) out << "  " << r.name << ": " << r.help << "\n";
   out << "Subset policies of model groups (groups.NAME.subset):\n";
   for (const SubsetPolicyInfo& p : subset_policies()) out << "  " << p.name << ": " << p.help << "\n";
   out << "Ensemble dispatchers of model groups (groups.NAME.dispatch):\n";
@@ -160,6 +160,11 @@ class RunOutputs : public results::RecordSink {
                              {"lost", result.lost},
                              {"virtual_time_s", result.end_time},
                              {"violations", result.violations}};
+    if (std::isfinite(cfg.setup.cluster.backup_after))  // only where backups were on
+      summary["backups"] = {{"sent", result.backups_sent},
+                            {"copies_cancelled", result.copies_cancelled},
+                            {"copies_wasted", result.copies_wasted},
+                            {"wasted_seconds", result.wasted_seconds}};
     output_step([&] {
       results::write_json(args_.out_dir + "/summary.json", summary);
       std::ofstream yaml(args_.out_dir + "/config.yaml");

@@ -8,6 +8,7 @@ namespace servelab::cli {
 int simulate_main(int argc, char** argv);  // simulate_main.cpp: simulator/
 int serve_main(int argc, char** argv);     // serve_main.cpp: engine/server/
 int load_main(int argc, char** argv);      // load_main.cpp: workloads/loadgen/
+int route_main(int argc, char** argv);     // route_main.cpp: engine/route/http/
 int profile_main(int argc, char** argv);   // experiments_main.cpp: experiments/
 int run_main(int argc, char** argv);       // experiments_main.cpp: experiments/
 int report_main(int argc, char** argv);    // experiments_main.cpp (calls reports/)

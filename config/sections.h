@@ -4,6 +4,8 @@
 // knows (routers, event lists). No YAML here; value types, thread-compatible.
 #pragma once
 
+#include <limits>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,11 +20,19 @@ namespace servelab::config {
 // One window of simulation.speed_trace (calibration/terms/speed_trace.h).
 using SpeedWindow = servelab::SpeedWindow;
 
-// `cluster:` N servers, each with the whole engine, and the router that picks one per request.
-// The router's name and parameters are the simulator's to check (simulator/router.h).
+// `cluster:` N servers, each with the whole engine, which servers host which models (the
+// placement), and the router that picks one of a model's hosts per request. The names and
+// parameters are engine/route's to check (router.h, placement.h).
 struct ClusterSection {
   uint32_t servers = 1;
   PolicySpec router{"round-robin", {}};
+  PolicySpec placement{"everywhere", {}};
+  // Backup requests (DLIS, "The Tail at Scale"): a request not answered this long after it
+  // was sent goes a second time to another host of its model; kNever: none.
+  double backup_after = std::numeric_limits<double>::infinity();
+  // With backups: the server that dequeues a copy first has the other copy cancelled
+  // (simulation.cancel_delay_s later): queued, it is removed; running, its result discarded.
+  bool cancel_copies = true;
 };
 
 // `simulation.machine`: the simulated machine (calibration/terms/machine_model.h) named as a

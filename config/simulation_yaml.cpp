@@ -171,13 +171,14 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
   return s;
 }
 
-// `cluster:` {servers: N, router: NAME or {name, parameters}}; absent: one server. The router's
-// name and parameters are the simulator's to check (sim::check_names).
+// `cluster:` {servers: N, router: NAME or {name, parameters}, placement: NAME or {name,
+// parameters}}; absent: one server. The names and parameters are the simulator's to check
+// (sim::check_simulator_names, build_setup).
 ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w) {
   ClusterSection c;
   if (!n) return c;
   require_map(n, w);
-  check_keys(n, w, {"servers", "router"});
+  check_keys(n, w, {"servers", "router", "placement", "backup_after_s", "cancel_copies"});
   if (n["servers"]) {
     const uint64_t k = as_uint(n["servers"], w.child("servers"));
     if (k < 1 || k > kMaxServers)
@@ -185,6 +186,10 @@ ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w) {
     c.servers = uint32_t(k);
   }
   c.router = parse_policy(n["router"], w.child("router"), c.router);
+  c.placement = parse_policy(n["placement"], w.child("placement"), c.placement);
+  if (const YAML::Node& b = n["backup_after_s"]; b && !is_none(b))
+    c.backup_after = positive_seconds(b, w.child("backup_after_s"), true);
+  if (n["cancel_copies"]) c.cancel_copies = as_bool(n["cancel_copies"], w.child("cancel_copies"));
   return c;
 }
 
@@ -222,6 +227,13 @@ YAML::Node emit_cluster_section(const ClusterSection& c) {
   YAML::Node n;
   n["servers"] = c.servers;
   n["router"] = emit_policy(c.router);
+  // Written only when set, so a config without it resolves as it always did.
+  if (c.placement.name != "everywhere" || !c.placement.params.values().empty())
+    n["placement"] = emit_policy(c.placement);
+  if (std::isfinite(c.backup_after)) {
+    n["backup_after_s"] = c.backup_after;
+    n["cancel_copies"] = c.cancel_copies;
+  }
   return n;
 }
 

@@ -1,5 +1,7 @@
 #include "simulator/cluster.h"
 
+#include "simulator/cluster_placement.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -27,8 +29,16 @@ Cluster::Cluster(RunContext& ctx) : ctx_(ctx), groups_(ctx, *this) {
     front_ends_.push_back(
         std::make_unique<FrontEnd>(ctx, *servers_.back(), groups_, seed ^ 0xc2b2ae3d27d4eb4fULL));
   }
-  if (servers_.size() > 1) router_ = make_router(s.cluster.router, s.seed ^ 0x94d049bb133111ebULL);
-  for (auto& server : servers_) server->add_models();
+  if (servers_.size() > 1) router_ = route::make_router(s.cluster.router, s.seed ^ 0x94d049bb133111ebULL);
+  // Only a placement by load reads the schedule's counts; everywhere needs none.
+  placement_ = place_models(s, s.cluster.placement.name == "everywhere" ? nullptr : &ctx.schedule);
+  everywhere_ = placement_.everywhere();
+  start_backups();
+  for (auto& server : servers_) {
+    const uint32_t k = server->index();
+    if (everywhere_) server->add_models();
+    else server->add_models([this, k](ModelId m) { return placement_.hosts_model(m, k); });
+  }
 }
 
 Cluster::~Cluster() = default;
@@ -42,15 +52,17 @@ void Cluster::start(Clients& clients) {
 size_t Cluster::pick_server(RequestId id, Time now) {
   if (servers_.size() == 1) return 0;
   views_.clear();
+  const ModelId model = ctx_.model_of(id);
   for (const auto& s : servers_)
-    views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
-  size_t k = router_->route(id, ctx_.model_of(id), views_, now);
-  if (k >= servers_.size()) {
+    if (everywhere_ || placement_.hosts_model(model, s->index()))
+      views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
+  size_t k = router_->route(id, model, views_, now);
+  if (k >= views_.size()) {
     ctx_.violation("router picked server " + std::to_string(k) + " of " +
-                   std::to_string(servers_.size()));
+                   std::to_string(views_.size()));
     k = 0;
   }
-  return k;
+  return views_[k].index;
 }
 
 void Cluster::submit(RequestId id, Time now) {
@@ -58,12 +70,14 @@ void Cluster::submit(RequestId id, Time now) {
   ctx_.window.server(id) = uint32_t(k);
   if (ctx_.setup.client_timeout < kNever)
     ctx_.sim.schedule<&Cluster::on_give_up>(now + ctx_.setup.client_timeout, this, id);
+  if (backups_) watch_for_backup(id, uint32_t(k), now);
   front_ends_[k]->receive(id, now);
 }
 
 void Cluster::on_outcome(Server& server, const RequestOutcome& o, Time now) {
   RequestId id = o.request.id;
   if (is_member_request(id)) return on_member_outcome(server, o, now);
+  if (backups_ && copy_outcome(server, o, now)) return;
   if (!ctx_.window.holds(id) || ctx_.window.state(id) == kDone) {
     ctx_.violation("request " + std::to_string(id) + " completed twice or unknown");
     return;
@@ -153,7 +167,13 @@ void Cluster::finish(RequestId id, Time now) {
   const Time answered = ctx_.window.at(id).finish;
   ctx_.window.finalize(id);
   clients_->answered(id, answered);
-  if (clients_->exhausted() && completed_ == ctx_.window.end()) ctx_.sim.stop();
+  stop_when_done();
+}
+
+// Every request answered, and no backup copy still out (its work counts as wasted): the end.
+void Cluster::stop_when_done() {
+  if (clients_->exhausted() && completed_ == ctx_.window.end() && copies_.empty())
+    ctx_.sim.stop();
 }
 
 bool Cluster::quiet() const {

@@ -1,5 +1,6 @@
-// The cluster: N simulated servers, each with its front end, and the router that sends each
-// client request to one of them. It keeps the request-level bookkeeping of a run: which
+// The cluster: N simulated servers, each with its front end and the models the placement
+// gives it (cluster_placement.h), and the router that sends each client request to one of its
+// model's hosts. It keeps the request-level bookkeeping of a run: which
 // server holds a request, its outcome in the records, the answer handed back to its client,
 // client give-ups (simulation.client_timeout_s) and the cancellations they send to the server
 // (arriving simulation.cancel_delay_s later: a queued request is removed, a running one's
@@ -9,12 +10,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
+#include "engine/route/placement.h"
+#include "engine/route/router.h"
 #include "simulator/clients.h"
 #include "simulator/front_end.h"
 #include "simulator/group_requests.h"
-#include "simulator/router.h"
 #include "simulator/server.h"
 
 namespace servelab::sim {
@@ -33,6 +36,7 @@ class Cluster final : public RequestSink, public OutcomeSink {
   // OutcomeSink.
   void on_outcome(Server& server, const RequestOutcome& o, Time now) override;
   bool quiet() const override;
+  void on_dequeued(Server& server, RequestId id, Time now) override;
   size_t queued() const override;
   Time last_progress() const override { return last_progress_; }
 
@@ -43,6 +47,9 @@ class Cluster final : public RequestSink, public OutcomeSink {
   // Events.
   void on_give_up(RequestId id, Time now);   // the client stops waiting for `id`
   void on_cancel(RequestId id, Time now);    // the cancellation reaches id's server
+  // Backup requests (cluster.backup_after_s; cluster_backups.cpp).
+  void on_backup(RequestId id, Time now);       // id's backup delay has passed
+  void on_copy_cancel(RequestId id, Time now);  // a copy's cancellation reaches its server
 
  private:
   static constexpr RunContext::State kOpen = RunContext::Open, kDone = RunContext::Done,
@@ -52,14 +59,31 @@ class Cluster final : public RequestSink, public OutcomeSink {
   void on_member_outcome(Server& server, const RequestOutcome& o, Time now);
   void record_member_outcome(Server& server, const RequestOutcome& o, Time now);
   void finish(RequestId id, Time now);
-
+  void stop_when_done();
+  // Backups: a request's copies, while any is out.
+  static constexpr uint32_t kNoServer = ~0u;
+  struct Copies {
+    uint32_t primary = 0, backup = kNoServer;
+    uint32_t cancelled = kNoServer;  // the copy the first dequeue had cancelled
+    bool dequeued = false;           // a copy left its queue (cancel mode only)
+    bool cancel_pending = false;     // the cancellation of `cancelled` is on its way
+    uint8_t outcomes = 1;            // outcomes still to come
+  };
+  void start_backups();
+  void watch_for_backup(RequestId id, uint32_t server, Time now);
+  bool copy_outcome(Server& server, const RequestOutcome& o, Time now);
+  void forget_when_done(std::unordered_map<RequestId, Copies>::iterator it);
   RunContext& ctx_;
   Clients* clients_ = nullptr;
   GroupRequests groups_;  // before the front ends, which fan group requests out through it
   std::vector<std::unique_ptr<Server>> servers_;
   std::vector<std::unique_ptr<FrontEnd>> front_ends_;
-  std::unique_ptr<Router> router_;
-  std::vector<ServerView> views_;       // scratch for the router
+  route::Placement placement_;  // which servers host which models (cluster.placement)
+  bool everywhere_ = true;      // every model on every server: route over all servers
+  std::unique_ptr<route::Router> router_;
+  std::vector<route::ServerView> views_;       // scratch for the router
+  bool backups_ = false;                       // cluster.backup_after_s is set
+  std::unordered_map<RequestId, Copies> copies_;
   uint64_t completed_ = 0;
   Time last_progress_ = 0;
 };

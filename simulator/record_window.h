@@ -54,6 +54,7 @@ class RecordWindow {
     emit_ready();
   }
   void hold(RequestId id) { ++slot(id).holds; }
+  bool held(RequestId id) { return slot(id).holds > 0; }
   void release(RequestId id) {
     assert(slot(id).holds > 0);
     --slot(id).holds;

@@ -24,4 +24,11 @@ bool GeneratedSchedule::next(workloads::ScheduledRequest& out) {
   return true;
 }
 
+std::vector<double> GeneratedSchedule::target_counts(size_t targets) const {
+  std::vector<double> counts(targets, 0.0);
+  for (uint32_t m : w_.models)
+    if (m < targets) counts[m] += 1;
+  return counts;
+}
+
 }  // namespace servelab::sim

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "workloads/workload.h"
 #include "workloads/workload_stream.h"
@@ -19,6 +20,9 @@ class Schedule {
   virtual double warmup() const = 0;
   // The next request (its target index and its send or think time); false once none is left.
   virtual bool next(workloads::ScheduledRequest& out) = 0;
+  // How many requests each of `targets` targets gets where the whole schedule is known up
+  // front (placement by load reads it); empty otherwise.
+  virtual std::vector<double> target_counts(size_t targets) const { return {}; }
 };
 
 // A generated workload, request by request. Throws ConfigError where its lengths differ.
@@ -29,6 +33,7 @@ class GeneratedSchedule final : public Schedule {
   uint32_t concurrency() const override { return w_.concurrency; }
   double warmup() const override { return w_.warmup; }
   bool next(workloads::ScheduledRequest& out) override;
+  std::vector<double> target_counts(size_t targets) const override;
 
  private:
   const workloads::Workload& w_;

@@ -34,8 +34,9 @@ Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the
 // setup's preload tier (the controller's initial placement, as in the engine).
-void Server::add_models() {
+void Server::add_models(const std::function<bool(ModelId)>& hosts) {
   for (ModelId id = 0; id < ctx_.setup.models.size(); ++id) {
+    if (hosts && !hosts(id)) continue;
     const SimModel& m = ctx_.setup.models[id];
     ModelInfo info{m.name, m.profile.size_bytes, m.contexts, m.max_batch};
     for (int u = int(Tier::Host); u < kTierCount; ++u)  // eviction policies' cost prior
@@ -146,7 +147,10 @@ void Server::carry_out(Time now) {
 void Server::check_requests(const Batch& b) {
   for (const Request& r : b.requests) {
     const RequestId w = ctx_.workload_request_of(r.id);  // a member's group request
-    if (!ctx_.window.holds(w) || ctx_.window.state(w) == RunContext::Done)
+    // A finished request may still be dispatched while it is held: a backup copy whose
+    // other copy answered (its cancellation on the way, or none sent).
+    if (!ctx_.window.holds(w) ||
+        (ctx_.window.state(w) == RunContext::Done && !ctx_.window.held(w)))
       ctx_.violation("batch " + std::to_string(b.id) + " carries finished or unknown request " +
                      std::to_string(r.id));
   }
@@ -165,6 +169,8 @@ void Server::dispatch(const Batch& b, Time now) {
                                         w.idle_since, emptied_at_ >= w.idle_since);
   ++ctx_.in_flight;
   ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
+  if (notify_dequeues_)
+    for (const Request& r : b.requests) sink_.on_dequeued(*this, r.id, now);
 }
 
 // The loader is one FIFO server, as the engine's loader thread is: a costed eviction (the

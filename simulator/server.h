@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <span>
@@ -36,6 +37,8 @@ class OutcomeSink {
   virtual bool quiet() const = 0;
   virtual size_t queued() const = 0;
   virtual Time last_progress() const = 0;
+  // Request `id` left `server`'s queue for a worker (only while dequeue notices are on).
+  virtual void on_dequeued(Server& server, RequestId id, Time now) {}
 };
 
 class Server {
@@ -44,9 +47,12 @@ class Server {
   Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed);
 
   uint32_t index() const { return index_; }
-  // Registers every model, resident as far as the tier budgets allow (initial placement).
-  void add_models();
+  // Registers every model it hosts (`hosts(id)`; empty: all), resident as far as the tier
+  // budgets allow (initial placement).
+  void add_models(const std::function<bool(ModelId)>& hosts = {});
   void start() { arm_timer(0); }
+  // Tells the sink of each request it dispatches (OutcomeSink::on_dequeued); off by default.
+  void notify_dequeues(bool on) { notify_dequeues_ = on; }
 
   // Request `id` reaches the controller at `now`.
   void arrive(RequestId id, Time now);
@@ -112,6 +118,7 @@ class Server {
   uint32_t busy_workers_ = 0;
   uint64_t outstanding_ = 0;
   uint64_t batches_ = 0, batched_requests_ = 0;
+  bool notify_dequeues_ = false;
 
   Time loader_busy_until_ = 0;  // the loader's jobs posted so far (loads, costed evictions) end then
   Time timer_at_ = kNever;  // the earliest timer event that is still current

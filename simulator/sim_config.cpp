@@ -7,7 +7,8 @@
 #include "config/profile_yaml.h"
 #include "config/yaml_util.h"
 #include "simulator/event_list.h"
-#include "simulator/router.h"
+#include "simulator/cluster_placement.h"
+#include "engine/route/router.h"
 
 namespace servelab::sim {
 
@@ -92,7 +93,7 @@ void check_key(const config::RunConfig& run, const std::string& key, Check check
 
 void check_simulator_names(const config::RunConfig& run) {
   check_key(run, "simulation.event_list", [&] { make_event_list(run.simulation.event_list); });
-  check_key(run, "cluster.router", [&] { make_router(run.cluster.router, 1); });
+  check_key(run, "cluster.router", [&] { route::make_router(run.cluster.router, 1); });
 }
 
 SimulationSetup build_setup(const config::RunConfig& run) {
@@ -117,6 +118,7 @@ SimulationSetup build_setup(const config::RunConfig& run) {
   scale_costs(s, run.simulation.cost_scale);
   add_groups(run, s);
   s.cluster = run.cluster;
+  check_key(run, "cluster.placement", [&] { check_placement(s); });
   return s;
 }
 

@@ -23,7 +23,7 @@ struct SimConfig {
 };
 
 // Checks the names config/ leaves to the simulator: simulation.event_list (event_list.h) and
-// cluster.router with its parameters (router.h). Throws ConfigError naming the file and key.
+// cluster.router with its parameters (engine/route/router.h). Throws ConfigError naming the file and key.
 void check_simulator_names(const config::RunConfig& run);
 
 // Checks the simulator's names, loads the profile `run` names and resolves its models: every

@@ -106,7 +106,7 @@ struct SimulationSetup {
   // real run's speeds hold it already. No points: none.
   IdleSlowdown idle_slowdown{};
   // simulation.cluster: N servers, each with the whole engine above (its own controller,
-  // workers, tiers and IO threads), and the router (router.h) that picks one per request.
+  // workers, tiers and IO threads), and the router (engine/route/router.h) that picks one per request.
   using Cluster = config::ClusterSection;
   Cluster cluster;
   // simulation.client_timeout_s: a client that has no answer this long after sending gives
@@ -132,6 +132,10 @@ struct SimulationResult {
   uint64_t timers = 0;            // controller timer calls
   uint64_t lost = 0;              // requests never completed (stall or max_time)
   Time end_time = 0;              // virtual time of the last event
+  // Backup requests (cluster.backup_after_s): copies sent, copies cancelled by the other's
+  // dequeue, losing copies that ran anyway and the server time they took.
+  uint64_t backups_sent = 0, copies_cancelled = 0, copies_wasted = 0;
+  Time wasted_seconds = 0;
   // Contract violations the simulated executor observed (dispatch of a model not resident,
   // eviction of a model in use, duplicate completion, too many loads in flight, ...).
   // Empty for a correct controller.

@@ -23,11 +23,11 @@ std::string slurp(const std::filesystem::path& file) {
 
 }  // namespace
 
-ServeProcess::ServeProcess(const std::vector<std::string>& args,
+ServeProcess::ServeProcess(const std::string& subcommand, const std::vector<std::string>& args,
                            const std::filesystem::path& log_prefix)
     : out_(log_prefix.string() + ".out"), err_(log_prefix.string() + ".err") {
   const std::string binary = std::string(SERVELAB_BINARY_DIR) + "/servelab";
-  std::vector<std::string> all = {binary, "serve"};
+  std::vector<std::string> all = {binary, subcommand};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : all) argv.push_back(a.data());

@@ -1,5 +1,6 @@
-// `servelab serve` as a child process, for tests that need the real binary: its exit status
-// and messages for bad options, or a real kill -9. One object per child; not thread-safe.
+// `servelab serve` (or another long-running subcommand: `servelab route`) as a child process,
+// for tests that need the real binary: its exit status and messages for bad options, or a
+// real kill -9. One object per child; not thread-safe.
 #pragma once
 
 #include <sys/types.h>
@@ -17,7 +18,11 @@ class ServeProcess {
  public:
   // Starts `<build>/servelab serve ARGS...`, its stdout and stderr going to files named
   // `<log_prefix>.out` and `<log_prefix>.err`. Throws std::runtime_error when fork fails.
-  ServeProcess(const std::vector<std::string>& args, const std::filesystem::path& log_prefix);
+  ServeProcess(const std::vector<std::string>& args, const std::filesystem::path& log_prefix)
+      : ServeProcess("serve", args, log_prefix) {}
+  // Starts `<build>/servelab SUBCOMMAND ARGS...` likewise.
+  ServeProcess(const std::string& subcommand, const std::vector<std::string>& args,
+               const std::filesystem::path& log_prefix);
   // Kills (SIGKILL) and reaps the child if it still runs.
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;

@@ -3,11 +3,12 @@
 // every registered router.
 #include <catch2/catch.hpp>
 
-#include "simulator/router.h"
+#include "engine/route/router.h"
 #include "sim_test_util.h"
 
 using namespace servelab;
 using namespace servelab::sim;
+using namespace servelab::route;
 
 namespace {
 

@@ -118,6 +118,18 @@ TEST_CASE("simulation config errors name the file and key", "[simulator][config]
              Contains("s.yaml") && Contains("cluster.router") && Contains("unknown router 'nearest'"));
   CHECK_THAT(err(base + "models: [caffenet]\ncluster: {router: {name: power-of-two, choices: 0}}"),
              Contains("cluster.router") && Contains("choices"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, placement: {name: static, "
+                        "caffenet: '0', vgg: '1'}}"),
+             Contains("s.yaml") && Contains("cluster.placement") && Contains("unknown model 'vgg'"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, placement: {name: static, "
+                        "caffenet: '2'}}"),
+             Contains("cluster.placement") && Contains("server '2' is not one of 0..1"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {placement: spread}"),
+             Contains("cluster.placement") && Contains("unknown placement 'spread'"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, backup_after_s: -1}"),
+             Contains("cluster.backup_after_s"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, cancel_copies: maybe}"),
+             Contains("cluster.cancel_copies"));
   CHECK_THAT(err("profile: local\nmodels: [caffenet]\nworkload: {}"),
              Contains("profile") && Contains("servelab run") && Contains("--set profile="));
   sim::SimConfig ok = sim::parse_sim_config(

@@ -1,7 +1,9 @@
 // Routers: which server of a cluster takes a request. A router is a decision function over
 // read-only views of the servers, registered by name with a factory (as the policies are), so
-// a config picks one: `cluster: {servers: 4, router: {name: power-of-two}}`.
-// Owned by the cluster; called from the simulation's thread only.
+// a config picks one: `cluster: {servers: 4, router: {name: power-of-two}}`. The one registry
+// serves both bodies: the simulator's cluster (simulator/cluster.h) and the real front end
+// (`servelab route`, engine/route/http/). No clock, no I/O: time is a value passed in.
+// A router is not thread-safe: its owner calls it from one thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +16,13 @@
 #include "engine/control/policy_params.h"
 #include "engine/control/types.h"
 
-namespace servelab::sim {
+namespace servelab::route {
 
-// What a router sees of one server.
+// What a router sees of one server. The front end fills in what it knows: the simulator all
+// of it, the real front end `outstanding` (requests it forwarded there and has not had
+// answered) and zeros for the rest.
 struct ServerView {
-  uint32_t index = 0;
+  uint32_t index = 0;        // the server's index in its cluster (not in the span routed over)
   uint64_t outstanding = 0;  // requests it holds: queued, in a batch, or on a worker
   uint64_t queued = 0;       // of those, waiting in its controller's queues
   uint32_t free_workers = 0;
@@ -48,4 +52,4 @@ std::vector<std::string> router_names();
 // or the bad parameter.
 std::unique_ptr<Router> make_router(const PolicySpec& spec, uint64_t seed);
 
-}  // namespace servelab::sim
+}  // namespace servelab::route

@@ -1,13 +1,13 @@
 // The built-in routers. Each draws from its own seeded stream (random choices only), so a
 // cluster's routing is deterministic for a given seed.
-#include "simulator/router.h"
+#include "engine/route/router.h"
 
 #include <algorithm>
 #include <random>
 
 #include "engine/control/policies/builtin.h"
 
-namespace servelab::sim {
+namespace servelab::route {
 
 namespace {
 
@@ -125,4 +125,4 @@ std::unique_ptr<Router> make_router(const PolicySpec& spec, uint64_t seed) {
   throw ConfigError("unknown router '" + spec.name + "' (known: " + known + ")");
 }
 
-}  // namespace servelab::sim
+}  // namespace servelab::route

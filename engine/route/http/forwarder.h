@@ -1,0 +1,77 @@
+// The real front end's forwarding: each classify or KServe v2 infer request goes to one of N
+// backends (`servelab serve` processes), chosen by a router of the shared registry
+// (engine/route/router.h) among the backends that are up and host the request's model. It
+// holds at most `max_held` requests at once; one more is answered 503 at once, before
+// anything is forwarded. A backend that refuses, breaks a connection or gives no answer within
+// `backend_timeout_s` is marked down and the request is sent to another backend that is up,
+// hosts the model and was not yet tried; a down backend's GET /health is asked every
+// `probe_interval_s` and a 200 marks it up again. No request waits for ever: every one is
+// answered (the backend's answer, or 404/502/503/504).
+// Thread-safety: forward(), metrics_text() and backends_json() from any thread; all backend
+// state lives on the forwarder's one thread. start()/stop() from the owning thread.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/control/policy_params.h"
+#include "engine/route/http/backend_list.h"
+#include "engine/server/http_message.h"
+
+namespace servelab::route {
+
+struct ForwarderOptions {
+  std::vector<BackendAddress> backends;
+  PolicySpec router{"least-outstanding", {}};
+  // Which backends (indices into `backends`) host each model (a placement,
+  // engine/route/placement.h); a request goes only to its model's hosts, and a model not
+  // listed is answered 404. Empty: every model on every backend.
+  std::map<std::string, std::vector<uint32_t>> hosts;
+  uint64_t seed = 1;                    // the router's random stream
+  size_t max_held = 1024;               // requests held at once; one more: 503
+  double backend_timeout_s = 30;        // no whole answer within this: the backend is down
+  double probe_interval_s = 1;          // a down backend is asked this often (also the
+                                        // probe's own timeout)
+  size_t max_answer_bytes = 256u << 20; // a larger answer fails (502)
+  std::function<void(const std::string&)> log;  // state changes; may be empty
+};
+
+class Forwarder {
+ public:
+  // Resolves every backend and makes the router. Throws std::invalid_argument naming the
+  // backend that cannot be resolved, or two names of one address; ConfigError for the router.
+  explicit Forwarder(ForwarderOptions options);
+  ~Forwarder();  // stop()s
+  Forwarder(const Forwarder&) = delete;
+  Forwarder& operator=(const Forwarder&) = delete;
+
+  // Starts the forwarder's thread and asks every backend's /health once, waiting for the
+  // answers (at most probe_interval_s). Returns the backends found down, with why; they are
+  // asked again every probe_interval_s.
+  std::vector<std::pair<std::string, std::string>> start();
+  // Closes every backend connection, answers each held request 503 (the front end is
+  // stopping) and joins the thread. Idempotent.
+  void stop();
+
+  // Forwards `req` (for model `model`) and calls `reply` once, from the forwarder's thread,
+  // or at once from this thread when max_held requests are held.
+  void forward(std::string model, server::HttpRequest req, server::Reply reply);
+  // Prometheus text of the forwarder's counters; JSON of the backends (address, up,
+  // outstanding, forwarded). `done` runs once on the forwarder's thread.
+  void metrics_text(std::function<void(std::string)> done);
+  void backends_json(std::function<void(std::string)> done);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace servelab::route
