@@ -83,7 +83,11 @@ TEST_CASE("closed loop: N in flight gives throughput N / delay (Little's law)",
 }
 
 TEST_CASE("open loop keeps its send times when the server is slow", "[loadgen][integration]") {
-  const double delay = 0.3, rate = 100;  // 30 requests in flight in steady state
+  // Bounds come from the mechanism, not from this machine's speed: the server holds every
+  // request at least `delay`; a generator that waited for each answer before the next send
+  // would lag at least 99 x delay (29.7 s) by its last request and spread the server's
+  // arrivals over as long; one that sends on schedule lags by its own send cost only.
+  const double delay = 0.3, rate = 100;
   FixedDelayServer server(delay);
   auto workload = constant_rate(rate, 100);
   workload.warmup = 0.205;  // between two sends, 10 ms apart
@@ -91,13 +95,14 @@ TEST_CASE("open loop keeps its send times when the server is slow", "[loadgen][i
   const auto records = loadgen::run_load(options_for(server), workload, &stats);
   REQUIRE(records.requests.size() == 100);
   CHECK(count_status(records, RequestStatus::Ok) == 100);
+  const double waiting_lag = 99 * delay;
   double worst = 0;
   for (size_t i = 0; i < 100; ++i) {
     worst = std::max(worst, records.requests[i].arrival - workload.send_times[i]);
-    CHECK(records.requests[i].finish - records.requests[i].arrival ==
-          Approx(delay).margin(0.05));
+    CHECK(records.requests[i].arrival >= workload.send_times[i] - 1e-6);  // never early
+    CHECK(records.requests[i].finish - records.requests[i].arrival >= delay * 0.99);
   }
-  CHECK(worst < 0.05);  // measured ~3 ms; a generator that waited would lag by seconds
+  CHECK(worst < waiting_lag / 2);
   CHECK(stats.send_lag_max == Approx(worst));
   // The warm-up reaches the records: the requests scheduled before it are left out.
   const auto before = std::count_if(workload.send_times.begin(), workload.send_times.end(),
@@ -106,13 +111,14 @@ TEST_CASE("open loop keeps its send times when the server is slow", "[loadgen][i
   const auto summary = results::summarize(records);
   CHECK(summary["warmup_requests"] == before);
   CHECK(summary["requests"] == 100 - before);
-  // The server saw the schedule too: request i arrives about i / rate after request 0.
+  // The server saw the schedule too: no earlier than it, far sooner than a waiting generator.
   const auto received = server.receive_times();
   REQUIRE(received.size() == 100);
-  CHECK(received.back() - received.front() == Approx(99 / rate).margin(0.06));
-  CHECK(server.max_in_flight() >= 25);
-  CHECK(stats.connections >= 25);
-  CHECK(stats.connections <= 40);  // idle keep-alive connections are reused
+  CHECK(received.back() - received.front() >= 99 / rate - 0.01);
+  CHECK(received.back() - received.front() < waiting_lag / 2);
+  CHECK(server.max_in_flight() > 1);  // a waiting generator never has two
+  CHECK(stats.connections > 1);
+  CHECK(stats.connections < 100);  // idle keep-alive connections are reused
 }
 
 TEST_CASE("open loop with a connection limit sends late and reports the lag",
