@@ -62,7 +62,11 @@ class GreedyDispatch final : public EnsembleDispatcher {
     if (b == 0 && s_.partial) b = queued;
     const Request& head = v.queue.front();
     const Time tau = s_.slo != kNever ? s_.slo : head.deadline - head.arrival;
-    if (b == 0 || !(tau < kNever)) return {};
+    if (!(tau < kNever)) return {};
+    if (b == 0) {  // below min(B): wait for arrivals until the head has waited tau, then go whole
+      if (now >= head.arrival + tau) return {queued, mask};
+      return {0, 0, head.arrival + tau};
+    }
     const Time due = head.arrival + tau - s_.delta * tau -
                      subset_batch_seconds(v.members, mask, b);  // line 8
     if (now >= due) return {b, mask};
@@ -121,7 +125,8 @@ struct Registry {
         "greedy",
         "Algorithm 3 over the group's queue: batch_sizes B (default 16,32,48,64), slo_ms tau "
         "(else each head's deadline - arrival), delta (fraction of tau, default 0.1), partial "
-        "(bool: a queue below min(B) goes whole); members: all (default; every member, once "
+        "(bool: a queue below min(B) goes whole once the rule holds; without it, once its head "
+        "has waited tau); members: all (default; every member, once "
         "all are idle, c(b) the slowest's) or one (the most accurate idle member, c(b) its own)",
         {"batch_sizes", "slo_ms", "delta", "partial", "members"}, make_greedy, {}};
   }

@@ -98,6 +98,23 @@ TEST_CASE("greedy with all members follows Algorithm 3 on the slowest member's c
   }
 }
 
+TEST_CASE("greedy ends a lone group request once it has waited tau",
+          "[simulator][groups][dispatch][ground-truth]") {
+  // B = {2, 4}, tau = 100 ms, no partial: r0 (0 ms) is below min(B) and nothing follows it;
+  // it goes alone to every member at 100 ms, and c ends it at 140 ms.
+  SimulationResult r = simulate(
+      dispatch_setup(spec("greedy", {{"batch_sizes", "2,4"}, {"slo_ms", "100"}})),
+      to_group({0}));
+  REQUIRE(r.violations.empty());
+  REQUIRE(r.lost == 0);
+  const auto& rec = r.records.requests;
+  REQUIRE(rec.size() == 1);
+  CHECK(rec[0].status == RequestStatus::Ok);
+  CHECK(rec[0].dispatch == Approx(0.100));
+  CHECK(rec[0].finish == Approx(0.140));
+  CHECK(rec[0].batch_size == 1);
+}
+
 TEST_CASE("greedy with one member sends each batch to the most accurate idle member",
           "[simulator][groups][dispatch][ground-truth]") {
   // B = {2, 4}, partial, tau = 50 ms, delta = 5 ms. r0 and r1 (0, 1 ms) go to c (accuracy
