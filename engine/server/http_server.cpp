@@ -161,7 +161,7 @@ void HttpServer::Impl::add_routes() {
         throw HttpError(status, why);
       }
       if (auto group = find_group(name)) {  // its members vote (server_groups.cpp)
-        classify_group(group, std::move(req.body), ro, reply);
+        classify_group(group, std::move(req.body), ro, reply, req.client);
         HttpResponse later;
         later.status = -1;
         return later;

@@ -107,9 +107,11 @@ struct HttpServer::Impl {
   std::string group_with_member(const std::string& model);
   // Fans a checked image out to the members the group's subset policy picks and answers
   // through `reply` once every member answered (group_answer.h). Never throws after it
-  // started asking members.
+  // started asking members. `client` (may be null): when it goes, a request still queued in
+  // a dispatched group's queue leaves it unsent.
   void classify_group(const std::shared_ptr<LiveGroup>& group, std::string image,
-                      const runtime::RequestOptions& ro, const Reply& reply);
+                      const runtime::RequestOptions& ro, const Reply& reply,
+                      const std::shared_ptr<ClientGone>& client);
   void restore_groups(RestoreReport* report);  // under admin_mu, from restore()
   // POST /v2/models/{name}/infer: parses and queues; `reply` answers later (status -1 now).
   HttpResponse infer_v2(HttpRequest& req, const std::string& name,
