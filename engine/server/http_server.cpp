@@ -135,6 +135,14 @@ RouteHandler HttpServer::Impl::admin_route(AdminWork work) {
   };
 }
 
+RouteHandler HttpServer::Impl::listing_route(AdminWork work) {
+  return [this, work](HttpRequest& req, const PathParams& p, Reply reply) {
+    boost::asio::post(listing, [this, work, req = std::move(req), p, reply]() mutable {
+      reply_with(reply, [&] { return work(this, req, p); });
+    });
+  };
+}
+
 void HttpServer::Impl::add_routes() {
   auto on_admin = [this](AdminWork work) { return admin_route(std::move(work)); };
   router.add("POST", "/register", on_admin([](Impl* s, HttpRequest& req, const PathParams&) {
@@ -144,12 +152,13 @@ void HttpServer::Impl::add_routes() {
              on_admin([](Impl* s, HttpRequest&, const PathParams& p) {
                return s->delete_model(p.at("name"));
              }));
-  router.add("GET", "/models", [this](HttpRequest&, const PathParams&, Reply reply) {
-    reply_with(reply, [&] { return list_models(); });
-  });
-  router.add("GET", "/models/{name}", [this](HttpRequest&, const PathParams& p, Reply reply) {
-    reply_with(reply, [&] { return get_model(p.at("name")); });
-  });
+  router.add("GET", "/models", listing_route([](Impl* s, HttpRequest&, const PathParams&) {
+               return s->list_models();
+             }));
+  router.add("GET", "/models/{name}",
+             listing_route([](Impl* s, HttpRequest& req, const PathParams& p) {
+               return s->get_model(p.at("name"), req);
+             }));
   router.add("POST", "/classify/{name}", [this](HttpRequest& req, const PathParams& p, Reply reply) {
     reply_with(reply, [&]() -> HttpResponse {
       const std::string& name = p.at("name");
@@ -224,6 +233,7 @@ HttpServer::HttpServer(ServerOptions options, runtime::EngineOptions engine_opti
 HttpServer::~HttpServer() {
   stop();
   impl_->admin.join();
+  impl_->listing.join();
   // Group dispatchers call the engine: none may run while or after it is destroyed.
   impl_->group_pool.stop();
   impl_->group_pool.join();

@@ -229,9 +229,9 @@ void HttpServer::Impl::add_group_routes() {
              admin_route([](Impl* s, HttpRequest&, const PathParams& p) {
                return s->delete_group(p.at("name"));
              }));
-  router.add("GET", "/groups", [this](HttpRequest&, const PathParams&, Reply reply) {
-    reply_with_result(reply, [&] { return list_groups(); });
-  });
+  router.add("GET", "/groups", listing_route([](Impl* s, HttpRequest&, const PathParams&) {
+               return s->list_groups();
+             }));
   router.add("GET", "/groups/{name}", [this](HttpRequest&, const PathParams& p, Reply reply) {
     reply_with_result(reply, [&] { return get_group(p.at("name")); });
   });
