@@ -222,17 +222,17 @@ void HttpServer::Impl::restore_groups(RestoreReport* report) {
 }
 
 void HttpServer::Impl::add_group_routes() {
-  router.add("POST", "/groups", admin_route([](Impl* s, HttpRequest& req, const PathParams&) {
+  routes.add("POST", "/groups", admin_route([](Impl* s, HttpRequest& req, const PathParams&) {
                return s->create_group(req);
              }));
-  router.add("DELETE", "/groups/{name}",
+  routes.add("DELETE", "/groups/{name}",
              admin_route([](Impl* s, HttpRequest&, const PathParams& p) {
                return s->delete_group(p.at("name"));
              }));
-  router.add("GET", "/groups", listing_route([](Impl* s, HttpRequest&, const PathParams&) {
+  routes.add("GET", "/groups", listing_route([](Impl* s, HttpRequest&, const PathParams&) {
                return s->list_groups();
              }));
-  router.add("GET", "/groups/{name}", [this](HttpRequest&, const PathParams& p, Reply reply) {
+  routes.add("GET", "/groups/{name}", [this](HttpRequest&, const PathParams& p, Reply reply) {
     reply_with_result(reply, [&] { return get_group(p.at("name")); });
   });
 }

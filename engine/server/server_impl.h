@@ -19,7 +19,7 @@
 #include "engine/server/http_transport.h"
 #include "engine/server/model_store.h"
 #include "engine/server/registry.h"
-#include "engine/server/router.h"
+#include "engine/server/route_table.h"
 #include "engine/server/store_lock.h"
 
 namespace servelab::server {
@@ -34,7 +34,7 @@ struct HttpServer::Impl {
   ModelStore store;
   StoreLock store_lock;  // taken before the registry is opened, held for the server's life
   Registry registry;
-  Router router;
+  RouteTable routes;
 
   // Registration and deletion run here, off the IO threads (a registration loads and checks
   // the model before it answers, Rafiqi 3.1), one at a time under `admin_mu`.
