@@ -55,14 +55,6 @@ std::vector<std::string> labels_from_json(const json& v) {
   return out;
 }
 
-// Every label is at most kMaxLabelBytes: answers that carry labels stay bounded.
-void check_labels(const std::vector<std::string>& labels) {
-  for (size_t i = 0; i < labels.size(); ++i)
-    if (labels[i].size() > kMaxLabelBytes)
-      bad("label " + std::to_string(i) + " is " + std::to_string(labels[i].size()) +
-          " bytes long; the limit is " + std::to_string(kMaxLabelBytes));
-}
-
 uint32_t contexts_from(const json& v) {
   if (v.is_null()) return 0;
   if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 64) {
@@ -148,7 +140,6 @@ RegisterRequest parse_register_request(HttpRequest& req) {
   if (type == "multipart/form-data") r = from_multipart(*ct, body);
   else if (type == "application/json" || type.empty()) r = from_json_body(body);
   else bad("unsupported Content-Type '" + *ct + "' (use multipart/form-data or application/json)");
-  check_labels(r.labels);
   return r;
 }
 

@@ -28,12 +28,8 @@ struct RegisterRequest {
   std::optional<double> slo_ms;            // latency objective of the model's requests
 };
 
-// The longest label a registration may give, in bytes.
-constexpr size_t kMaxLabelBytes = 1024;
-
 // Parses `req` (its body is moved out). Throws HttpError(400) for a malformed body, a missing
-// field, a bad preprocessing spec or a label over kMaxLabelBytes; the name is checked later
-// (model_name_problem).
+// field or a bad preprocessing spec; the name is checked later (model_name_problem).
 RegisterRequest parse_register_request(HttpRequest& req);
 
 // {"input_width", "input_height", "resize", "mean": [3], "std": [3]}; "input_size" (an integer

@@ -134,21 +134,6 @@ TEST_CASE("register bodies: JSON path form and multipart upload form", "[server]
   }
 }
 
-TEST_CASE("register bodies: a label over the limit is refused in either form", "[server][register]") {
-  const std::string at_limit(servelab::server::kMaxLabelBytes, 'a');
-  const std::string over = at_limit + "a";
-  auto ok = post("application/json", R"({"name":"m","path":"/x/m.pt","labels":[")" + at_limit + R"("]})");
-  CHECK(parse_register_request(ok).labels.size() == 1);
-  CHECK(status_of(post("application/json",
-                       R"({"name":"m","path":"/x/m.pt","labels":["cat",")" + over + R"("]})")) == 400);
-  CHECK(status_of(post("application/json",
-                       R"({"name":"m","path":"/x/m.pt","labels":"cat\n)" + over + R"("})")) == 400);
-  std::string type;
-  std::string body = servelab::testing::multipart_body(
-      {{"name", "up", ""}, {"model", "BYTES", "up.pt"}, {"labels", "x\n" + over, "l.txt"}}, &type);
-  CHECK(status_of(post(type, body)) == 400);
-}
-
 TEST_CASE("preprocess JSON round-trips", "[server][register]") {
   servelab::runtime::Preprocess p;
   p.input_width = 100;
