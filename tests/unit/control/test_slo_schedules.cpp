@@ -84,6 +84,22 @@ TEST_CASE("rafiki-greedy leftovers end when arrivals stop") {
   CHECK(c.total_queued() == 0);
 }
 
+// fixed size 4 (Clipper as Rafiki ran it, scaled down), deadlines 2 s after arrival, no
+// max_wait: a queue below 4 goes once its head reaches its deadline.
+// t=0, 0.5, 1   q=[1,2,3]   below 4: wake at 2, dispatch [1,2,3] (runs to 2.375)
+// t=3           q=[4]       no arrival follows: dispatch [4] at 5
+TEST_CASE("fixed batches below their size go at the head's deadline") {
+  Controller c(one_worker("fixed", {{"size", "4"}}));
+  add_model(c);
+  MiniSim sim(c);
+  linear_cost(sim, 0.125);
+  RequestId id = 1;
+  for (Time t : {0.0, 0.5, 1.0, 3.0}) sim.arrive(t, id++, 0, t + 2);
+  sim.run();
+  check_schedule(sim, {{2.0, {1, 2, 3}}, {5.0, {4}}});
+  CHECK(c.total_queued() == 0);
+}
+
 // partial: a lone request is due at arrival + 2 - 0.25 - c(1), c(1) = 0.125: +1.625.
 // t=0    q=[1]        b=1, due 1.625
 // t=0.5  q=[1,2]      b=2, due 1.5
