@@ -16,7 +16,7 @@
 #include "engine/server/model_store.h"
 #include "engine/server/multipart.h"
 #include "engine/server/register_request.h"
-#include "engine/server/router.h"
+#include "engine/server/route_table.h"
 #include "engine/server/v2_protocol.h"
 
 namespace servelab::fuzz {
@@ -30,9 +30,9 @@ std::string_view view(const uint8_t* data, size_t size) {
 }
 
 // The server's route table with handlers that only read their parameters.
-const Router& server_routes() {
-  static const Router router = [] {
-    Router r;
+const RouteTable& server_routes() {
+  static const RouteTable routes = [] {
+    RouteTable r;
     auto touch = [](HttpRequest&, const PathParams& p, Reply reply) {
       for (const auto& [k, v] : p) (void)model_name_problem(v);
       reply(json_response(200, "{}"));
@@ -51,7 +51,7 @@ const Router& server_routes() {
     }
     return r;
   }();
-  return router;
+  return routes;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The dispatcher registry and the built-in dispatchers (ensemble_dispatch.h):
 //   clipper  Rafiki 7.2.2's Clipper: every member, the largest batch, once that many wait and
-//            every member is idle ("Clipper always uses all models and the largest batch size").
+//            every member is idle ("Clipper always uses all models and the largest batch size");
+//            fewer once the oldest reaches its deadline.
 //   greedy   Algorithm 3 for the batch size over the group's queue, with Rafiki's two member
 //            strategies: members: all (every member, run synchronously: the batch goes when all
 //            are idle; c(b) is the slowest member's) or one (workers run asynchronously: each
@@ -27,9 +28,14 @@ bool all_idle(std::span<const GroupMemberView> m) {
 class ClipperDispatch final : public EnsembleDispatcher {
  public:
   explicit ClipperDispatch(uint32_t size) : size_(size) {}
-  GroupDecision decide(const GroupView& v, Time) override {
-    if (v.queue.size() < size_ || !all_idle(v.members)) return {};
-    return {size_, all_of(v.members.size())};
+  // A queue below the batch goes whole once its head reaches its deadline (if it has one).
+  GroupDecision decide(const GroupView& v, Time now) override {
+    if (v.queue.empty() || !all_idle(v.members)) return {};
+    if (v.queue.size() >= size_) return {size_, all_of(v.members.size())};
+    const Time deadline = v.queue.front().deadline;
+    if (!(deadline < kNever)) return {};
+    if (now >= deadline) return {uint32_t(v.queue.size()), all_of(v.members.size())};
+    return {0, 0, deadline};
   }
 
  private:
@@ -62,7 +68,11 @@ class GreedyDispatch final : public EnsembleDispatcher {
     if (b == 0 && s_.partial) b = queued;
     const Request& head = v.queue.front();
     const Time tau = s_.slo != kNever ? s_.slo : head.deadline - head.arrival;
-    if (b == 0 || !(tau < kNever)) return {};
+    if (!(tau < kNever)) return {};
+    if (b == 0) {  // below min(B): wait for arrivals until the head has waited tau, then go whole
+      if (now >= head.arrival + tau) return {queued, mask};
+      return {0, 0, head.arrival + tau};
+    }
     const Time due = head.arrival + tau - s_.delta * tau -
                      subset_batch_seconds(v.members, mask, b);  // line 8
     if (now >= due) return {b, mask};
@@ -115,13 +125,15 @@ struct Registry {
     entries["clipper"] = {
         "clipper",
         "Rafiki's Clipper baseline: every member runs each batch; a batch of batch_size "
-        "(default 64) goes once that many requests wait and every member is idle",
+        "(default 64) goes once that many requests wait and every member is idle, or the "
+        "requests that wait once the oldest reaches its deadline",
         {"batch_size"}, make_clipper, {}};
     entries["greedy"] = {
         "greedy",
         "Algorithm 3 over the group's queue: batch_sizes B (default 16,32,48,64), slo_ms tau "
         "(else each head's deadline - arrival), delta (fraction of tau, default 0.1), partial "
-        "(bool: a queue below min(B) goes whole); members: all (default; every member, once "
+        "(bool: a queue below min(B) goes whole once the rule holds; without it, once its head "
+        "has waited tau); members: all (default; every member, once "
         "all are idle, c(b) the slowest's) or one (the most accurate idle member, c(b) its own)",
         {"batch_sizes", "slo_ms", "delta", "partial", "members"}, make_greedy, {}};
   }

@@ -66,15 +66,16 @@ GroupDispatch::GroupDispatch(GroupDefinition def, std::unique_ptr<GroupControlle
       controller_(std::move(controller)),
       outstanding_(def_.members.size(), 0) {}
 
-bool GroupDispatch::arrive(runtime::Engine::Prepared prepared, std::optional<double> slo,
-                           Reply reply) {
+RequestId GroupDispatch::arrive(runtime::Engine::Prepared prepared, std::optional<double> slo,
+                                Reply reply) {
   if (queued_.fetch_add(1) >= queue_limit_) {
     --queued_;
-    return false;
+    return 0;
   }
   Item item;
   const Time now = engine_.now();
-  item.request = {next_id_.fetch_add(1), 0, now, slo ? now + *slo : kNever};
+  const RequestId item_id = next_id_.fetch_add(1);
+  item.request = {item_id, 0, now, slo ? now + *slo : kNever};
   item.inputs = std::move(prepared.inputs);
   item.reply = std::move(reply);
   net::post(strand_, [self = shared_from_this(), item = std::move(item)]() mutable {
@@ -88,7 +89,18 @@ bool GroupDispatch::arrive(runtime::Engine::Prepared prepared, std::optional<dou
     self->items_.emplace(id, std::move(item));
     self->dispatch();
   });
-  return true;
+  return item_id;
+}
+
+void GroupDispatch::cancel(RequestId id) {
+  net::post(strand_, [self = shared_from_this(), id] {
+    if (self->closed_ || !self->controller_->cancel(id)) return;
+    auto it = self->items_.find(id);
+    it->second.reply(error_response(499, "the client closed the connection"));
+    self->items_.erase(it);
+    --self->queued_;
+    self->dispatch();  // the head may have changed: decide and re-arm the wake-up
+  });
 }
 
 void GroupDispatch::close() {

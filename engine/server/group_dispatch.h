@@ -53,9 +53,12 @@ class GroupDispatch : public std::enable_shared_from_this<GroupDispatch> {
                 runtime::Engine& engine, boost::asio::thread_pool& pool, size_t queue_limit);
 
   // Queues a group request whose image `prepared` holds for every member (all rc 0), arrived
-  // now, due `slo` seconds later (none: no deadline); `reply` answers it later. False (nothing
-  // queued, `reply` not called) when the queue is full.
-  bool arrive(runtime::Engine::Prepared prepared, std::optional<double> slo, Reply reply);
+  // now, due `slo` seconds later (none: no deadline); `reply` answers it later. Returns its
+  // id (for cancel), or 0 (nothing queued, `reply` not called) when the queue is full.
+  RequestId arrive(runtime::Engine::Prepared prepared, std::optional<double> slo, Reply reply);
+  // Request `id`'s client is gone: if it is still queued it leaves the queue unsent and is
+  // answered 499 (to nobody); once released, its members' answers still come.
+  void cancel(RequestId id);
   // The group was deleted: its queued requests are answered 404 and nothing more is released.
   void close();
   size_t queued() const { return queued_.load(); }

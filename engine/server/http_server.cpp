@@ -135,22 +135,31 @@ RouteHandler HttpServer::Impl::admin_route(AdminWork work) {
   };
 }
 
+RouteHandler HttpServer::Impl::listing_route(AdminWork work) {
+  return [this, work](HttpRequest& req, const PathParams& p, Reply reply) {
+    boost::asio::post(listing, [this, work, req = std::move(req), p, reply]() mutable {
+      reply_with(reply, [&] { return work(this, req, p); });
+    });
+  };
+}
+
 void HttpServer::Impl::add_routes() {
   auto on_admin = [this](AdminWork work) { return admin_route(std::move(work)); };
-  router.add("POST", "/register", on_admin([](Impl* s, HttpRequest& req, const PathParams&) {
+  routes.add("POST", "/register", on_admin([](Impl* s, HttpRequest& req, const PathParams&) {
                return s->register_model(req);
              }));
-  router.add("DELETE", "/models/{name}",
+  routes.add("DELETE", "/models/{name}",
              on_admin([](Impl* s, HttpRequest&, const PathParams& p) {
                return s->delete_model(p.at("name"));
              }));
-  router.add("GET", "/models", [this](HttpRequest&, const PathParams&, Reply reply) {
-    reply_with(reply, [&] { return list_models(); });
-  });
-  router.add("GET", "/models/{name}", [this](HttpRequest&, const PathParams& p, Reply reply) {
-    reply_with(reply, [&] { return get_model(p.at("name")); });
-  });
-  router.add("POST", "/classify/{name}", [this](HttpRequest& req, const PathParams& p, Reply reply) {
+  routes.add("GET", "/models", listing_route([](Impl* s, HttpRequest&, const PathParams&) {
+               return s->list_models();
+             }));
+  routes.add("GET", "/models/{name}",
+             listing_route([](Impl* s, HttpRequest& req, const PathParams& p) {
+               return s->get_model(p.at("name"), req);
+             }));
+  routes.add("POST", "/classify/{name}", [this](HttpRequest& req, const PathParams& p, Reply reply) {
     reply_with(reply, [&]() -> HttpResponse {
       const std::string& name = p.at("name");
       int top_k = parse_top_k(req, options.default_top_k);
@@ -161,7 +170,7 @@ void HttpServer::Impl::add_routes() {
         throw HttpError(status, why);
       }
       if (auto group = find_group(name)) {  // its members vote (server_groups.cpp)
-        classify_group(group, std::move(req.body), ro, reply);
+        classify_group(group, std::move(req.body), ro, reply, req.client);
         HttpResponse later;
         later.status = -1;
         return later;
@@ -190,7 +199,7 @@ void HttpServer::Impl::add_routes() {
   });
   add_v2_routes();
   add_group_routes();
-  router.add("GET", "/health", [this](HttpRequest&, const PathParams&, Reply reply) {
+  routes.add("GET", "/health", [this](HttpRequest&, const PathParams&, Reply reply) {
     reply_with(reply, [&] {
       size_t unavailable_models;
       {
@@ -204,7 +213,7 @@ void HttpServer::Impl::add_routes() {
       return json_response(200, j.dump());
     });
   });
-  router.add("GET", "/metrics", [this](HttpRequest&, const PathParams&, Reply reply) {
+  routes.add("GET", "/metrics", [this](HttpRequest&, const PathParams&, Reply reply) {
     reply_with(reply, [&] {
       HttpResponse r;
       r.content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -224,6 +233,7 @@ HttpServer::HttpServer(ServerOptions options, runtime::EngineOptions engine_opti
 HttpServer::~HttpServer() {
   stop();
   impl_->admin.join();
+  impl_->listing.join();
   // Group dispatchers call the engine: none may run while or after it is destroyed.
   impl_->group_pool.stop();
   impl_->group_pool.join();
@@ -242,7 +252,7 @@ RestoreReport HttpServer::start() {
   t.log = [&s](const std::string& line) { s.log(line); };
   t.refused = [&s](int status) { s.metrics.refused(status); };
   s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {
-    // The matched route's pattern (the router's, alive as long as the server).
+    // The matched route's pattern (the route table's, alive as long as the server).
     auto route = std::make_shared<const std::string*>(nullptr);
     auto t0 = std::chrono::steady_clock::now();
     s.metrics.started();
@@ -253,7 +263,7 @@ RestoreReport HttpServer::start() {
       s.metrics.finished(*route ? **route : kUnmatched, res.status, secs);
       reply(std::move(res));
     };
-    s.router.dispatch(std::move(req), std::move(counted), route.get());
+    s.routes.dispatch(std::move(req), std::move(counted), route.get());
   });
   s.transport->start();
   return report;

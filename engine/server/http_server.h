@@ -38,6 +38,9 @@ struct ServerOptions {
   // Largest batch (first input dimension) of a KServe v2 infer request; larger ones are
   // answered 413 before anything is allocated. Each item is one engine request.
   uint32_t v2_max_batch = 64;
+  // Labels one GET /models/{name} answer carries at most (a page; ?labels_offset= picks it),
+  // so that an answer does not grow with a model's label list. At least 1.
+  size_t labels_per_answer = 1000;
   bool log = true;                   // log registrations and restore problems on stderr
   // JSON registration with a server-side path reads only regular files under this directory
   // (canonical paths, symlinks resolved). Empty: server-side paths are refused (upload).

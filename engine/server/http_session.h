@@ -1,5 +1,5 @@
-// Internal to HttpTransport (http_transport.cpp, the listener; http_session.cpp, the
-// connections): what the two share. Not a public header: Beast stays out of
+// Internal to HttpTransport (http_transport.cpp, the listener; http_connection.h with
+// http_session.cpp and http_session_write.cpp, the connections): what the two share. Not a public header: Beast stays out of
 // http_transport.h.
 //
 // One strand per connection; a connection reads one request, hands it to the handler, and
@@ -35,7 +35,7 @@ struct Gate {
   bool open = true;
 };
 
-class Session;  // http_session.cpp
+class Session;  // http_connection.h
 
 // The transport's shared state that sessions reach while running on IO threads.
 struct Shared {

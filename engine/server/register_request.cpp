@@ -136,9 +136,11 @@ RegisterRequest parse_register_request(HttpRequest& req) {
   for (auto& c : type) c = char(std::tolower(static_cast<unsigned char>(c)));
   while (!type.empty() && type.back() == ' ') type.pop_back();
   std::string body = std::move(req.body);
-  if (type == "multipart/form-data") return from_multipart(*ct, body);
-  if (type == "application/json" || type.empty()) return from_json_body(body);
-  bad("unsupported Content-Type '" + *ct + "' (use multipart/form-data or application/json)");
+  RegisterRequest r;
+  if (type == "multipart/form-data") r = from_multipart(*ct, body);
+  else if (type == "application/json" || type.empty()) r = from_json_body(body);
+  else bad("unsupported Content-Type '" + *ct + "' (use multipart/form-data or application/json)");
+  return r;
 }
 
 runtime::Preprocess preprocess_from_json(const json& j) {

@@ -86,7 +86,8 @@ std::shared_ptr<LiveGroup> HttpServer::Impl::make_live_group(GroupDefinition def
 // A group with a dispatcher: the image is prepared for every member now and waits in the
 // group's queue until the dispatcher releases it.
 static void queue_for_dispatch(runtime::Engine& engine, LiveGroup& group, const std::string& image,
-                               const runtime::RequestOptions& ro, const Reply& reply) {
+                               const runtime::RequestOptions& ro, const Reply& reply,
+                               const std::shared_ptr<ClientGone>& client) {
   runtime::Engine::Prepared prepared = engine.prepare_each(group.def.members, image);
   for (size_t k = 0; k < prepared.rc.size(); ++k) {
     if (prepared.rc[k] == 0) continue;
@@ -94,14 +95,22 @@ static void queue_for_dispatch(runtime::Engine& engine, LiveGroup& group, const 
     return reply(error_response(a.status, a.error));
   }
   const std::optional<double> slo = ro.slo ? ro.slo : engine.default_slo();
-  if (!group.dispatch->arrive(std::move(prepared), slo, reply))
-    reply(error_response(503, "group '" + group.def.name + "' has too many queued requests"));
+  const RequestId id = group.dispatch->arrive(std::move(prepared), slo, reply);
+  if (id == 0) {
+    return reply(
+        error_response(503, "group '" + group.def.name + "' has too many queued requests"));
+  }
+  if (client)  // a client gone takes its queued group request with it
+    client->on_gone([d = std::weak_ptr<GroupDispatch>(group.dispatch), id] {
+      if (auto dispatch = d.lock()) dispatch->cancel(id);
+    });
 }
 
 void HttpServer::Impl::classify_group(const std::shared_ptr<LiveGroup>& group,
                                       std::string image,
-                                      const runtime::RequestOptions& ro, const Reply& reply) {
-  if (group->dispatch) return queue_for_dispatch(*engine, *group, image, ro, reply);
+                                      const runtime::RequestOptions& ro, const Reply& reply,
+                                      const std::shared_ptr<ClientGone>& client) {
+  if (group->dispatch) return queue_for_dispatch(*engine, *group, image, ro, reply, client);
   const std::vector<std::string>& members = group->def.members;
   std::vector<MemberView> views(members.size());
   for (size_t k = 0; k < members.size(); ++k) {
@@ -189,7 +198,9 @@ HttpResponse HttpServer::Impl::get_group(const std::string& name) {
   check_name(name);
   auto g = find_group(name);
   if (!g) throw HttpError(404, "unknown group '" + name + "'");
-  return json_response(200, dump(group_definition_json(g->def)));
+  json j = group_definition_json(g->def);
+  if (g->dispatch) j["queued"] = g->dispatch->queued();  // requests waiting in its queue
+  return json_response(200, dump(j));
 }
 
 void HttpServer::Impl::restore_groups(RestoreReport* report) {
@@ -211,17 +222,17 @@ void HttpServer::Impl::restore_groups(RestoreReport* report) {
 }
 
 void HttpServer::Impl::add_group_routes() {
-  router.add("POST", "/groups", admin_route([](Impl* s, HttpRequest& req, const PathParams&) {
+  routes.add("POST", "/groups", admin_route([](Impl* s, HttpRequest& req, const PathParams&) {
                return s->create_group(req);
              }));
-  router.add("DELETE", "/groups/{name}",
+  routes.add("DELETE", "/groups/{name}",
              admin_route([](Impl* s, HttpRequest&, const PathParams& p) {
                return s->delete_group(p.at("name"));
              }));
-  router.add("GET", "/groups", [this](HttpRequest&, const PathParams&, Reply reply) {
-    reply_with_result(reply, [&] { return list_groups(); });
-  });
-  router.add("GET", "/groups/{name}", [this](HttpRequest&, const PathParams& p, Reply reply) {
+  routes.add("GET", "/groups", listing_route([](Impl* s, HttpRequest&, const PathParams&) {
+               return s->list_groups();
+             }));
+  routes.add("GET", "/groups/{name}", [this](HttpRequest&, const PathParams& p, Reply reply) {
     reply_with_result(reply, [&] { return get_group(p.at("name")); });
   });
 }

@@ -19,7 +19,7 @@
 #include "engine/server/http_transport.h"
 #include "engine/server/model_store.h"
 #include "engine/server/registry.h"
-#include "engine/server/router.h"
+#include "engine/server/route_table.h"
 #include "engine/server/store_lock.h"
 
 namespace servelab::server {
@@ -34,7 +34,7 @@ struct HttpServer::Impl {
   ModelStore store;
   StoreLock store_lock;  // taken before the registry is opened, held for the server's life
   Registry registry;
-  Router router;
+  RouteTable routes;
 
   // Registration and deletion run here, off the IO threads (a registration loads and checks
   // the model before it answers, Rafiqi 3.1), one at a time under `admin_mu`.
@@ -63,6 +63,9 @@ struct HttpServer::Impl {
   // those callbacks read `metrics`, `deleted`, `groups` and their mutexes.
   std::unique_ptr<runtime::Engine> engine;
   boost::asio::thread_pool admin{1};
+  // Answers whose size grows with the registry (GET /models, /models/{name}, /groups) are
+  // built here, so that the IO threads stay free for /health and small requests.
+  boost::asio::thread_pool listing{1};
   std::optional<HttpTransport> transport;
 
   Impl(ServerOptions opts, runtime::EngineOptions engine_opts);
@@ -71,13 +74,16 @@ struct HttpServer::Impl {
   // `work` on the admin pool and replies with its result (or its HttpError).
   using AdminWork = std::function<HttpResponse(Impl*, HttpRequest&, const PathParams&)>;
   RouteHandler admin_route(AdminWork work);
+  // A read-only route whose answer is built on the listing pool (no token needed).
+  RouteHandler listing_route(AdminWork work);
   void log(const std::string& line) const;
 
   // Route handlers (server_models.cpp).
   HttpResponse register_model(HttpRequest& req);
   HttpResponse delete_model(const std::string& name);
   HttpResponse list_models();
-  HttpResponse get_model(const std::string& name);
+  // One model; its labels a page at a time (query labels_offset, options.labels_per_answer a page).
+  HttpResponse get_model(const std::string& name, const HttpRequest& req);
   // The store-ready path of a JSON registration's server-side file (HttpError 403 without a
   // model root, 400 for any path outside it).
   std::string server_side_path(const std::string& requested) const;
@@ -90,7 +96,7 @@ struct HttpServer::Impl {
   // the registry has no models but the store holds model files, unless
   // options.quarantine_orphans. Under admin_mu, from restore().
   void quarantine_orphans(RestoreReport* report);
-  nlohmann::json model_json(const std::string& name, bool full);
+  nlohmann::json model_json(const std::string& name, bool full, size_t labels_offset = 0);
   void add_v2_routes();  // the KServe v2 protocol (server_v2.cpp)
 
   // Groups (server_groups.cpp). create/delete run on the admin pool, under admin_mu.
@@ -107,9 +113,11 @@ struct HttpServer::Impl {
   std::string group_with_member(const std::string& model);
   // Fans a checked image out to the members the group's subset policy picks and answers
   // through `reply` once every member answered (group_answer.h). Never throws after it
-  // started asking members.
+  // started asking members. `client` (may be null): when it goes, a request still queued in
+  // a dispatched group's queue leaves it unsent.
   void classify_group(const std::shared_ptr<LiveGroup>& group, std::string image,
-                      const runtime::RequestOptions& ro, const Reply& reply);
+                      const runtime::RequestOptions& ro, const Reply& reply,
+                      const std::shared_ptr<ClientGone>& client);
   void restore_groups(RestoreReport* report);  // under admin_mu, from restore()
   // POST /v2/models/{name}/infer: parses and queues; `reply` answers later (status -1 now).
   HttpResponse infer_v2(HttpRequest& req, const std::string& name,

@@ -1,5 +1,6 @@
 // Model administration: register (store, check, registry row), delete, list. The restore at
 // start-up is in server_restore.cpp.
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -34,9 +35,19 @@ std::string already_registered(const std::string& name) {
          " first to replace it, or register under another name)";
 }
 
+// Labels from `offset`, at most `page` of them, and where the next page starts (null after
+// the last): an answer's size does not grow with the model's label list.
+void add_label_page(json& j, const std::vector<std::string>& labels, size_t offset, size_t page) {
+  const size_t from = std::min(offset, labels.size());
+  const size_t to = from + std::min(std::max<size_t>(1, page), labels.size() - from);
+  j["labels_offset"] = from;
+  j["labels"] = std::vector<std::string>(labels.begin() + long(from), labels.begin() + long(to));
+  j["labels_next"] = to < labels.size() ? json(to) : json();
+}
+
 }  // namespace
 
-json HttpServer::Impl::model_json(const std::string& name, bool full) {
+json HttpServer::Impl::model_json(const std::string& name, bool full, size_t labels_offset) {
   auto row = registry.find(name);
   auto st = engine->model(name);
   if (!row && !st) throw HttpError(404, "unknown model '" + name + "'");
@@ -49,7 +60,7 @@ json HttpServer::Impl::model_json(const std::string& name, bool full) {
     j["workspace_bytes"] = row->workspace_bytes;
     j["size_bytes"] = row->size_bytes;
     j["num_labels"] = row->labels.size();
-    if (full) j["labels"] = row->labels;
+    if (full) add_label_page(j, row->labels, labels_offset, options.labels_per_answer);
     j["preprocess"] = json::parse(row->preprocess_json, nullptr, false);
   }
   if (st) {
@@ -221,9 +232,19 @@ HttpResponse HttpServer::Impl::list_models() {
   return json_response(200, dump(json{{"models", std::move(list)}}));
 }
 
-HttpResponse HttpServer::Impl::get_model(const std::string& name) {
+HttpResponse HttpServer::Impl::get_model(const std::string& name, const HttpRequest& req) {
   check_name(name);
-  return json_response(200, dump(model_json(name, true)));
+  size_t offset = 0;
+  if (auto it = req.query.find("labels_offset"); it != req.query.end()) {
+    const std::string& v = it->second;
+    const bool digits = !v.empty() && v.size() <= 9 &&
+                        v.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits)
+      throw HttpError(400, "labels_offset must be an integer from 0 to 999999999 (got '" +
+                               echo_value(v) + "')");
+    offset = std::stoul(v);
+  }
+  return json_response(200, dump(model_json(name, true, offset)));
 }
 
 }  // namespace servelab::server

@@ -44,9 +44,9 @@ void check_version(const PathParams& p) {
 
 // Registers `handler` for `pattern` and for the same path with "/versions/{version}".
 template <class Handler>
-void both(Router& router, const std::string& method, const std::string& tail, Handler handler) {
-  router.add(method, "/v2/models/{name}" + tail, handler);
-  router.add(method, "/v2/models/{name}/versions/{version}" + tail, handler);
+void both(RouteTable& routes, const std::string& method, const std::string& tail, Handler handler) {
+  routes.add(method, "/v2/models/{name}" + tail, handler);
+  routes.add(method, "/v2/models/{name}/versions/{version}" + tail, handler);
 }
 
 // The items of one v2 infer request in flight, shared by their engine callbacks (any engine
@@ -128,14 +128,14 @@ HttpResponse batch_response(const V2Batch& b, const std::vector<std::string>& la
 }  // namespace
 
 void HttpServer::Impl::add_v2_routes() {
-  router.add("GET", "/v2", [](HttpRequest&, const PathParams&, Reply reply) {
+  routes.add("GET", "/v2", [](HttpRequest&, const PathParams&, Reply reply) {
     json j = {{"name", "servelab"}, {"version", "1"}, {"extensions", {"binary_tensor_data", "classification"}}};
     reply(json_response(200, j.dump()));
   });
-  router.add("GET", "/v2/health/live", [](HttpRequest&, const PathParams&, Reply reply) {
+  routes.add("GET", "/v2/health/live", [](HttpRequest&, const PathParams&, Reply reply) {
     reply(json_response(200, R"({"live":true})"));
   });
-  router.add("GET", "/v2/health/ready", [](HttpRequest&, const PathParams&, Reply reply) {
+  routes.add("GET", "/v2/health/ready", [](HttpRequest&, const PathParams&, Reply reply) {
     reply(json_response(200, R"({"ready":true})"));
   });
   // The model's tensors; throws HttpError 400 (bad name), 404 (unknown), 503 (unavailable).
@@ -152,14 +152,14 @@ void HttpServer::Impl::add_v2_routes() {
     }
     throw HttpError(404, "unknown model '" + name + "'");
   };
-  both(router, "GET", "", [tensors_of](HttpRequest&, const PathParams& p, Reply reply) {
+  both(routes, "GET", "", [tensors_of](HttpRequest&, const PathParams& p, Reply reply) {
     answer(reply, [&] {
       auto t = tensors_of(p);
       return v2_metadata_response(p.at("name"), v2_input_spec(t.height, t.width),
                                   v2_output_spec(t.classes));
     });
   });
-  both(router, "GET", "/config", [this, tensors_of](HttpRequest&, const PathParams& p,
+  both(routes, "GET", "/config", [this, tensors_of](HttpRequest&, const PathParams& p,
                                                      Reply reply) {
     answer(reply, [&] {
       auto t = tensors_of(p);
@@ -167,14 +167,14 @@ void HttpServer::Impl::add_v2_routes() {
                                 v2_output_spec(t.classes), options.v2_max_batch);
     });
   });
-  both(router, "GET", "/ready", [tensors_of](HttpRequest&, const PathParams& p, Reply reply) {
+  both(routes, "GET", "/ready", [tensors_of](HttpRequest&, const PathParams& p, Reply reply) {
     answer(reply, [&] {
       tensors_of(p);
       json j = {{"name", p.at("name")}, {"ready", true}};
       return json_response(200, j.dump());
     });
   });
-  both(router, "POST", "/infer", [this, tensors_of](HttpRequest& req, const PathParams& p,
+  both(routes, "POST", "/infer", [this, tensors_of](HttpRequest& req, const PathParams& p,
                                                     Reply reply) {
     answer(reply, [&] { return infer_v2(req, p.at("name"), tensors_of(p), reply); });
   });

@@ -23,15 +23,19 @@ class GpuRestEngine final : public BatchingPolicy {
   bool decides_on_events() const override { return true; }
 };
 
-// Ready when `size` requests are queued; with max_wait > 0 also when the oldest request has
-// waited max_wait (a partial batch). Quantum mode ignores wait_until: it asks at ticks.
+// Ready when `size` requests are queued; also (a partial batch) when the oldest request has
+// waited max_wait (> 0), or has reached its deadline: waiting longer only makes it later, and
+// a lone request ends even when arrivals stop. Quantum mode ignores wait_until: it asks at
+// ticks.
 class FixedBatching final : public BatchingPolicy {
  public:
   FixedBatching(uint32_t size, Time max_wait) : size_(size), max_wait_(max_wait) {}
   BatchDecision decide(const ModelView& m, Time now) override {
     if (m.queued >= size_) return {size_};
-    if (max_wait_ <= 0 || m.queued == 0) return {};
-    Time due = m.oldest_arrival + max_wait_;
+    if (m.queued == 0) return {};
+    const Time due = std::min(max_wait_ > 0 ? m.oldest_arrival + max_wait_ : kNever,
+                              m.oldest_deadline);
+    if (due == kNever) return {};
     if (now >= due) return {size_};
     return {0, due};
   }
@@ -79,8 +83,9 @@ void add_builtin_batching(PolicyTables& t) {
       }};
   t.batching["fixed"] = {
       "Fixed-size batches. size (int, default 8): ready when this many are queued. "
-      "max_wait (seconds, default 0 = wait forever): when > 0, also dispatch a partial batch "
-      "once the oldest request has waited this long.",
+      "max_wait (seconds, default 0 = no limit): when > 0, also dispatch a partial batch "
+      "once the oldest request has waited this long. A partial batch also goes once the "
+      "oldest request reaches its deadline (SLO), if it has one.",
       [](const PolicyParams& p, const ModelInfo&) {
         check_keys(p, {"size", "max_wait"});
         return std::make_unique<FixedBatching>(uint32_t(positive_int(p, "size", 8)),

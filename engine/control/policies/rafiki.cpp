@@ -3,6 +3,9 @@
 //   otherwise:        b = max{b in B, b <= queue}; dispatch b once
 //                     c(b) + w(q0) + delta >= tau (lines 7-8), i.e. at
 //                     now >= arrival(q0) + tau - delta - c(b); until then ask to be woken then.
+//   queue < min(B):   the leftovers wait for arrivals (section 7.2) until the head has waited
+//                     tau; then the queue goes whole, overdue (waiting on only makes it later),
+//                     so a lone request ends even when arrivals stop.
 // Algorithm 3 is a loop that decides when its worker is free; the controller asks decide()
 // again when a worker takes the model, so the batch size is the one for the queue then.
 #include <algorithm>
@@ -33,7 +36,8 @@ class RafikiGreedy final : public BatchingPolicy {
     if (m.queued >= sizes.back()) return {sizes.back()};  // lines 2-5
     uint32_t b = largest_fitting(sizes, m.queued);       // line 7
     Time tau = s_.slo != kNever ? s_.slo : head_slo(m);
-    if (b == 0 || tau == kNever) return {};
+    if (tau == kNever) return {};
+    if (b == 0) return leftovers(m, now, tau);
     Time due = m.oldest_arrival + tau - s_.delta * tau - cost(b);  // line 8
     if (now >= due) return {b};
     return {0, due};
@@ -45,6 +49,12 @@ class RafikiGreedy final : public BatchingPolicy {
   }
 
  private:
+  // A queue below min(B) (without `partial`): whole once its head has waited tau.
+  static BatchDecision leftovers(const ModelView& m, Time now, Time tau) {
+    Time late = m.oldest_arrival + tau;
+    if (now >= late) return {m.queued};
+    return {0, late};
+  }
   // B with sizes above the model's max batch replaced by it (kept for the last max batch).
   const std::vector<uint32_t>& batch_sizes(uint32_t max_batch) {
     max_batch = std::max(1u, max_batch);
@@ -114,8 +124,9 @@ void add_builtin_rafiki(PolicyTables& t) {
       "either only full max(B) batches go). delta (fraction of tau, default 0.1). c(b): costs "
       "(list of seconds, one per batch size), else the model's cost profile, else the last "
       "measured batch of that size (0 before one). A queue below min(B) waits for more "
-      "arrivals, as the paper reports its leftovers do (section 7.2); partial (bool, default "
-      "false) dispatches the whole queue instead once the rule holds for c(queue).",
+      "arrivals, as the paper reports its leftovers do (section 7.2), until its oldest "
+      "request has waited tau, then goes whole (overdue); partial (bool, default false) "
+      "dispatches the whole queue instead once the rule holds for c(queue).",
       [](const PolicyParams& p, const ModelInfo& info) {
         return std::make_unique<RafikiGreedy>(greedy_settings(p), info);
       }};

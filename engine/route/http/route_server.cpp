@@ -6,7 +6,7 @@
 
 #include "engine/server/http_metrics.h"
 #include "engine/server/http_transport.h"
-#include "engine/server/router.h"
+#include "engine/server/route_table.h"
 
 namespace servelab::route {
 
@@ -18,7 +18,7 @@ using server::Reply;
 struct RouteServer::Impl {
   RouteServerOptions options;
   Forwarder forwarder;
-  server::Router routes;
+  server::RouteTable routes;
   server::HttpMetrics metrics;
   std::optional<server::HttpTransport> transport;
 

@@ -94,3 +94,19 @@ TEST_CASE("engine SLOs: rafiki-greedy takes c(b) from the cost profile's entry f
     }
   }
 }
+
+TEST_CASE("engine SLOs: a lone rafiki-greedy request below min(B) is answered once it waited tau",
+          "[runtime]") {
+  // B = {2, 4}, tau = 0.2 s, nothing else arrives: the request goes alone once it has waited
+  // tau instead of waiting for a second arrival that never comes.
+  Engine engine(options(1, "rafiki-greedy", params({{"batch_sizes", "2,4"}, {"slo_ms", "200"}})));
+  engine.register_model(tiny_spec("noop"));
+  std::vector<float> input(3 * 32 * 32, 0.5f);
+  Collector c;
+  REQUIRE(engine.submit_raw("noop", input, 1, c.callback()) == 0);
+  const ClassifyResult r = c.wait(1)[0];
+  CHECK(r.status == RequestStatus::Ok);
+  CHECK(r.batch_size == 1);
+  CHECK(r.queue_s >= 0.199);
+  CHECK(engine.model("noop")->counters.batches == 1);
+}

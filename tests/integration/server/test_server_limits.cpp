@@ -85,6 +85,42 @@ TEST_CASE("registration bounds its preprocessing", "[server][limits]") {
   CHECK(c.post_json("/register", register_with("m", json{{"resize", 1024}})).status == 201);
 }
 
+TEST_CASE("a model's answer carries its labels a page at a time", "[server][limits]") {
+  // Pages of 4 (ServerOptions::labels_per_answer) over tiny_cnn's 10 labels: 4, 4, 2, and
+  // labels_next walks them; an answer never carries more than a page.
+  TempDir store;
+  TestServer ts(store.path.string(), [](servelab::runtime::EngineOptions&,
+                                        servelab::server::ServerOptions& so) {
+    so.labels_per_answer = 4;
+  });
+  HttpClient c(ts.port());
+  auto registered = c.post_json("/register", register_json("cnn", "tiny_cnn"));
+  INFO(registered.body);
+  REQUIRE(registered.status == 201);
+
+  json m = json::parse(c.get("/models/cnn").body);
+  CHECK(m["num_labels"] == 10);
+  CHECK(m["labels_offset"] == 0);
+  CHECK(m["labels"].size() == 4);
+  CHECK(m["labels_next"] == 4);
+  std::vector<std::string> all;
+  std::vector<size_t> sizes;
+  for (json page = m;; page = json::parse(c.get("/models/cnn?labels_offset=" +
+                                                std::to_string(page["labels_next"].get<size_t>()))
+                                              .body)) {
+    sizes.push_back(page["labels"].size());
+    for (const json& l : page["labels"]) all.push_back(l.get<std::string>());
+    if (page["labels_next"].is_null()) break;
+  }
+  CHECK(sizes == std::vector<size_t>{4, 4, 2});
+  REQUIRE(all.size() == 10);
+  for (size_t i = 0; i < all.size(); ++i) CHECK(all[i] == "tiny_cnn_class_" + std::to_string(i));
+  CHECK(json::parse(c.get("/models/cnn?labels_offset=99999").body)["labels"].empty());
+  CHECK(c.get("/models/cnn?labels_offset=-1").status == 400);
+  CHECK(c.get("/models/cnn?labels_offset=1e3").status == 400);
+  CHECK(json::parse(c.get("/models").body)["models"][0].count("labels") == 0);
+}
+
 TEST_CASE("a full queue refuses a request before decoding its image", "[server][limits]") {
   TempDir store;
   TestServer ts(store.path.string(), [](auto& eo, auto&) {

@@ -44,6 +44,18 @@ TEST_CASE("fixed: waits for size, or max_wait when set") {
   auto w = make("fixed", {{"size", "4"}, {"max_wait", "0.25"}});
   CHECK(w->decide(view(2, 1.0), 1.1).wait_until == Approx(1.25));
   CHECK(w->decide(view(2, 1.0), 1.25).size == 4);
+  // A head with a deadline waits no longer than it: the earlier of it and max_wait.
+  ModelView due = view(7, 1.0);
+  due.oldest_deadline = 1.5;
+  CHECK(p->decide(due, 1.0).wait_until == 1.5);
+  CHECK(p->decide(due, 1.49).size == 0);
+  CHECK(p->decide(due, 1.5).size == 8);
+  ModelView two = view(2, 1.0);
+  two.oldest_deadline = 1.5;
+  CHECK(w->decide(two, 1.0).wait_until == Approx(1.25));
+  two.oldest_deadline = 1.125;
+  CHECK(w->decide(two, 1.0).wait_until == 1.125);
+  CHECK(w->decide(two, 1.125).size == 4);
 }
 
 TEST_CASE("max-delay: full batch at once, else at oldest + max_delay") {

@@ -166,11 +166,11 @@ TEST_CASE("group controller: queued requests expire at the timeout, or at their 
           "late requests are dropped, and the wake-up comes at the head's expiry",
           "[control][groups]") {
   PolicySpec clipper{"clipper", {}};
-  clipper.params.set("batch_size", "8");  // never releases here
+  clipper.params.set("batch_size", "8");  // releases only at a head's deadline here
   Members m;
   m.idle_now = {true};
   GroupController timeout("g", {"a"}, clipper, {}, {}, GroupExpiry{0.100, false});
-  timeout.arrive(req(1, 0.000, 0.020));  // deadlines do not count without drop_late
+  timeout.arrive(req(1, 0.000));
   timeout.arrive(req(2, 0.030));
   CHECK_FALSE(timeout.next_release(m, 0.0));
   CHECK(timeout.arm_wake(0.0) == Approx(0.100));
@@ -200,11 +200,18 @@ TEST_CASE("group controller: queued requests expire at the timeout, or at their 
   CHECK(out[1].status == RequestStatus::Timeout);
   CHECK(out[1].at == Approx(0.110));
 
-  GroupController never("g", {"a"}, clipper, {}, {});  // no timeout, serve late: no expiry
+  // No timeout, served late: nothing expires, and the dispatcher sends the request at its
+  // deadline instead of holding it for a full batch.
+  GroupController never("g", {"a"}, clipper, {}, {});
   never.arrive(req(1, 0.000, 0.020));
   CHECK_FALSE(never.next_release(m, 0.0));
-  CHECK_FALSE(never.arm_wake(0.0));
+  CHECK(never.arm_wake(0.0) == Approx(0.020));
   CHECK(never.expire(1e9).empty());
+  CHECK(never.wake(0.020));
+  auto late = never.next_release(m, 0.020);
+  REQUIRE(late);
+  CHECK(late->requests.size() == 1);
+  CHECK(never.queued() == 0);
 }
 
 TEST_CASE("group controller: bad groups and dispatchers are clear errors", "[control][groups]") {

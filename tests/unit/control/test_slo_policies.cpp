@@ -91,9 +91,12 @@ TEST_CASE("rafiki-greedy: Algorithm 3 on a small B") {
   CHECK(d.wait_until == 2.5);
   CHECK(p->decide(view(3, 1.0), 2.5).size == 2);  // largest b in B <= 3
   CHECK(p->decide(view(2, 1.0), 2.49).size == 0);
-  d = p->decide(view(1, 1.0), 100);  // below min(B): waits for arrivals, no wake-up
+  d = p->decide(view(1, 1.0), 1.0);  // below min(B): waits until the head has waited tau
   CHECK(d.size == 0);
-  CHECK(d.wait_until == kNever);
+  CHECK(d.wait_until == 3.0);
+  CHECK(p->decide(view(1, 1.0), 2.99).size == 0);
+  CHECK(p->decide(view(1, 1.0), 3.0).size == 1);  // then the queue goes whole
+  CHECK(p->decide(view(1, 1.0), 100).size == 1);
 }
 
 TEST_CASE("rafiki-greedy partial: a queue below min(B) goes once c(queue) fits") {
@@ -117,7 +120,8 @@ TEST_CASE("rafiki-greedy: defaults and tau from deadlines") {
   CHECK(p->decide(view(63, 1.0), 1e9).size == 0);
   // Sizes above the model's max batch become it.
   CHECK(p->decide(view(8, 1.0, 8), 1.0).size == 8);
-  CHECK(p->decide(view(7, 1.0, 8, 1.46), 1e9).size == 0);
+  CHECK(p->decide(view(7, 1.0, 8, 1.46), 1.0).wait_until == Approx(1.46));  // below min(B)
+  CHECK(p->decide(view(7, 1.0, 8, 1.46), 1e9).size == 7);  // its head has waited tau
 }
 
 TEST_CASE("rafiki-greedy: without a cost prior c(b) is the last measured batch") {

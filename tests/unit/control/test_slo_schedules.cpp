@@ -50,13 +50,15 @@ std::map<std::string, std::string> small_greedy(bool partial) {
 
 }  // namespace
 
-// t=0    q=[1]        below min(B): wait for arrivals
+// A queue below min(B) waits for arrivals until its head has waited tau = 2, then goes whole.
+// t=0    q=[1]        below min(B): wake at 0 + 2
 // t=0.5  q=[1,2]      b=2, due = 0 + 2 - 0.25 - c(2) = 1.5: wake at 1.5
 // t=1    q=[1,2,3]    b=2, still due 1.5
 // t=1.25 q=[1..4]     queue >= max(B): dispatch 4 (runs to 1.75)
-// t=1.5  q=[5]        below min(B) (the old wake-up finds nothing to do)
-// t=4    q=[5,6]      b=2, due = 1.5 + 1.5 = 3 <= 4: dispatch 2 at once
-// t=10   q=[7]        below min(B): stays queued
+// t=1.5  q=[5]        below min(B): wake at 3.5 (the old wake-ups find nothing to do)
+// t=3.5  q=[5]        head waited tau: dispatch [5] (overdue)
+// t=4    q=[6]        wake at 6: dispatch [6]
+// t=10   q=[7]        no arrival follows: dispatch [7] at 12, so every request ends
 TEST_CASE("rafiki-greedy schedule by hand") {
   Controller c(one_worker("rafiki-greedy", small_greedy(false)));
   add_model(c);
@@ -65,8 +67,37 @@ TEST_CASE("rafiki-greedy schedule by hand") {
   RequestId id = 1;
   for (Time t : {0.0, 0.5, 1.0, 1.25, 1.5, 4.0, 10.0}) sim.arrive(t, id++, 0);
   sim.run();
-  check_schedule(sim, {{1.25, {1, 2, 3, 4}}, {4.0, {5, 6}}});
-  CHECK(c.total_queued() == 1);
+  check_schedule(sim, {{1.25, {1, 2, 3, 4}}, {3.5, {5}}, {6.0, {6}}, {12.0, {7}}});
+  CHECK(c.total_queued() == 0);
+}
+
+// Arrivals stop with five requests below min(B) = 16 (Rafiki's default B), tau = 0.5 s: they
+// go as one batch once the oldest has waited tau, at 0.125 + 0.5.
+TEST_CASE("rafiki-greedy leftovers end when arrivals stop") {
+  Controller c(one_worker("rafiki-greedy", {{"slo_ms", "500"}}));
+  add_model(c);
+  MiniSim sim(c);
+  linear_cost(sim, 0.125);
+  for (RequestId id = 1; id <= 5; ++id) sim.arrive(0.125 * double(id), id, 0);
+  sim.run();
+  check_schedule(sim, {{0.625, {1, 2, 3, 4, 5}}});
+  CHECK(c.total_queued() == 0);
+}
+
+// fixed size 4 (Clipper as Rafiki ran it, scaled down), deadlines 2 s after arrival, no
+// max_wait: a queue below 4 goes once its head reaches its deadline.
+// t=0, 0.5, 1   q=[1,2,3]   below 4: wake at 2, dispatch [1,2,3] (runs to 2.375)
+// t=3           q=[4]       no arrival follows: dispatch [4] at 5
+TEST_CASE("fixed batches below their size go at the head's deadline") {
+  Controller c(one_worker("fixed", {{"size", "4"}}));
+  add_model(c);
+  MiniSim sim(c);
+  linear_cost(sim, 0.125);
+  RequestId id = 1;
+  for (Time t : {0.0, 0.5, 1.0, 3.0}) sim.arrive(t, id++, 0, t + 2);
+  sim.run();
+  check_schedule(sim, {{2.0, {1, 2, 3}}, {5.0, {4}}});
+  CHECK(c.total_queued() == 0);
 }
 
 // partial: a lone request is due at arrival + 2 - 0.25 - c(1), c(1) = 0.125: +1.625.

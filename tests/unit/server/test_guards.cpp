@@ -1,4 +1,4 @@
-// Access pieces that need no server: the admin token, the model root, and the router's
+// Access pieces that need no server: the admin token, the model root, and the route table's
 // single place of percent-decoding.
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include "engine/server/admin_auth.h"
 #include "engine/server/model_root.h"
 #include "engine/server/model_store.h"
-#include "engine/server/router.h"
+#include "engine/server/route_table.h"
 
 using namespace servelab::server;
 namespace fs = std::filesystem;
@@ -70,9 +70,9 @@ TEST_CASE("model root: canonical regular files inside only", "[server][access]")
   fs::remove_all(base);
 }
 
-TEST_CASE("router rejects decoded NUL and control bytes once, for every route",
-          "[server][router]") {
-  Router r;
+TEST_CASE("the route table rejects decoded NUL and control bytes once, for every route",
+          "[server][routes]") {
+  RouteTable r;
   std::string seen;
   r.add("DELETE", "/models/{name}", [&](HttpRequest&, const PathParams& p, Reply reply) {
     seen = p.at("name");

@@ -12,7 +12,7 @@
 #include "engine/server/http_metrics.h"
 #include "engine/server/http_transport.h"
 #include "engine/server/register_request.h"
-#include "engine/server/router.h"
+#include "engine/server/route_table.h"
 #include "engine/server/v2_protocol.h"
 #include "tests/integration/server/http_client.h"
 
@@ -72,7 +72,7 @@ TEST_CASE("every answer the transport gives itself is reported by status", "[ser
 }
 
 TEST_CASE("an encoded slash in a path is a 400 that says so, not a 405", "[server][hostile]") {
-  Router r;
+  RouteTable r;
   r.add("GET", "/v2/models/{name}", [](HttpRequest&, const PathParams&, Reply reply) {
     reply(json_response(200, "{}"));
   });

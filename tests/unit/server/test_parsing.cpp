@@ -5,7 +5,7 @@
 #include "engine/server/model_store.h"
 #include "engine/server/multipart.h"
 #include "engine/server/register_request.h"
-#include "engine/server/router.h"
+#include "engine/server/route_table.h"
 #include "engine/store/digest.h"
 #include "tests/integration/server/http_client.h"
 
@@ -145,14 +145,14 @@ TEST_CASE("preprocess JSON round-trips", "[server][register]") {
   CHECK(q.mean[1] == 0.25f);
 }
 
-TEST_CASE("router: params, 404 and 405", "[server][router]") {
-  Router router;
+TEST_CASE("route table: params, 404 and 405", "[server][routes]") {
+  RouteTable routes;
   std::string seen;
-  router.add("GET", "/models/{name}", [&](HttpRequest&, const PathParams& p, Reply reply) {
+  routes.add("GET", "/models/{name}", [&](HttpRequest&, const PathParams& p, Reply reply) {
     seen = p.at("name");
     reply(json_response(200, "{}"));
   });
-  router.add("DELETE", "/models/{name}", [&](HttpRequest&, const PathParams&, Reply reply) {
+  routes.add("DELETE", "/models/{name}", [&](HttpRequest&, const PathParams&, Reply reply) {
     reply(json_response(200, "{}"));
   });
   auto run = [&](const std::string& method, const std::string& target, std::string* route) {
@@ -162,7 +162,7 @@ TEST_CASE("router: params, 404 and 405", "[server][router]") {
     req.target = target;
     split_target(target, &req.path, &req.query);
     HttpResponse out;
-    router.dispatch(req, [&](HttpResponse r) { out = std::move(r); }, &matched);
+    routes.dispatch(req, [&](HttpResponse r) { out = std::move(r); }, &matched);
     REQUIRE(matched != nullptr);
     *route = *matched;
     return out;
@@ -181,7 +181,7 @@ TEST_CASE("router: params, 404 and 405", "[server][router]") {
   CHECK(run("GET", "/models", &route).status == 404);
 }
 
-TEST_CASE("query strings are decoded", "[server][router]") {
+TEST_CASE("query strings are decoded", "[server][routes]") {
   std::string path;
   std::map<std::string, std::string> q;
   split_target("/classify/m?top_k=3&x=a%20b&flag", &path, &q);

@@ -73,6 +73,26 @@ TEST_CASE("clipper releases full batches to every member once all are idle",
   CHECK(r.records.mean_batch_size == Approx(2.0));
 }
 
+TEST_CASE("clipper sends a queue below its batch once the oldest reaches its deadline",
+          "[simulator][groups][dispatch][ground-truth]") {
+  // batch_size 4, SLO 100 ms: r0 (0 ms) and r1 (10 ms) never make a batch of 4; at r0's
+  // deadline (100 ms) both go to every member, and c ends them at 100 + 40 + 4 = 144 ms.
+  SimulationSetup s = dispatch_setup(spec("clipper", {{"batch_size", "4"}}));
+  s.slo = 0.100;
+  SimulationResult r = simulate(s, to_group({0, 0.010}));
+  REQUIRE(r.violations.empty());
+  REQUIRE(r.lost == 0);
+  const auto& rec = r.records.requests;
+  REQUIRE(rec.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    INFO("request " << i);
+    CHECK(rec[i].status == RequestStatus::Ok);
+    CHECK(rec[i].dispatch == Approx(0.100));
+    CHECK(rec[i].finish == Approx(0.144));
+    CHECK(rec[i].batch_size == 2);
+  }
+}
+
 TEST_CASE("greedy with all members follows Algorithm 3 on the slowest member's cost",
           "[simulator][groups][dispatch][ground-truth]") {
   // B = {2, 4}, tau = 100 ms, delta = 10 ms; c(b) of all members is c's: c(2) = 44 ms,
@@ -96,6 +116,23 @@ TEST_CASE("greedy with all members follows Algorithm 3 on the slowest member's c
     CHECK(rec[i].batch_size == 4);
     CHECK(rec[i].accuracy == Approx(0.57));
   }
+}
+
+TEST_CASE("greedy ends a lone group request once it has waited tau",
+          "[simulator][groups][dispatch][ground-truth]") {
+  // B = {2, 4}, tau = 100 ms, no partial: r0 (0 ms) is below min(B) and nothing follows it;
+  // it goes alone to every member at 100 ms, and c ends it at 140 ms.
+  SimulationResult r = simulate(
+      dispatch_setup(spec("greedy", {{"batch_sizes", "2,4"}, {"slo_ms", "100"}})),
+      to_group({0}));
+  REQUIRE(r.violations.empty());
+  REQUIRE(r.lost == 0);
+  const auto& rec = r.records.requests;
+  REQUIRE(rec.size() == 1);
+  CHECK(rec[0].status == RequestStatus::Ok);
+  CHECK(rec[0].dispatch == Approx(0.100));
+  CHECK(rec[0].finish == Approx(0.140));
+  CHECK(rec[0].batch_size == 1);
 }
 
 TEST_CASE("greedy with one member sends each batch to the most accurate idle member",

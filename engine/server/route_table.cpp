@@ -1,10 +1,10 @@
-#include "engine/server/router.h"
+#include "engine/server/route_table.h"
 
 #include <algorithm>
 
 namespace servelab::server {
 
-std::vector<std::string> Router::split(const std::string& path) {
+std::vector<std::string> RouteTable::split(const std::string& path) {
   std::vector<std::string> out;
   out.reserve(static_cast<size_t>(std::count(path.begin(), path.end(), '/')));  // one allocation
   size_t pos = 0;
@@ -21,7 +21,7 @@ std::vector<std::string> Router::split(const std::string& path) {
   return out;
 }
 
-void Router::add(const std::string& method, const std::string& pattern, RouteHandler handler) {
+void RouteTable::add(const std::string& method, const std::string& pattern, RouteHandler handler) {
   routes_.push_back(Route{method, pattern, split(pattern), std::move(handler)});
 }
 
@@ -47,7 +47,7 @@ bool has_encoded_slash(std::string_view seg) {
 
 }  // namespace
 
-bool Router::match(const Route& r, const std::vector<std::string>& segs, PathParams* params,
+bool RouteTable::match(const Route& r, const std::vector<std::string>& segs, PathParams* params,
                    bool* bad_escape) {
   if (r.segments.size() != segs.size()) return false;
   auto is_param = [](const std::string& want) {
@@ -67,7 +67,7 @@ bool Router::match(const Route& r, const std::vector<std::string>& segs, PathPar
   return true;
 }
 
-void Router::dispatch(HttpRequest req, Reply reply, const std::string** route) const {
+void RouteTable::dispatch(HttpRequest req, Reply reply, const std::string** route) const {
   std::vector<std::string> segs = split(req.path);
   const std::string method = req.method == "HEAD" ? "GET" : req.method;
   for (const std::string& seg : segs) {

@@ -18,7 +18,7 @@ namespace servelab::server {
 using PathParams = std::map<std::string, std::string>;
 using RouteHandler = std::function<void(HttpRequest&, const PathParams&, Reply)>;
 
-class Router {
+class RouteTable {
  public:
   // Adds a route; `pattern` like "/models/{name}". Later routes never shadow earlier ones.
   void add(const std::string& method, const std::string& pattern, RouteHandler handler);
@@ -26,7 +26,7 @@ class Router {
   // Finds the route of `req` and calls its handler, or replies 404/405/400 (a malformed
   // percent escape or a control byte in a parameter). HEAD runs the GET route; the transport
   // leaves out the body. `route` receives the matched pattern (or "unmatched") for metrics,
-  // as a pointer valid while the router lives (no copy per request); set before the handler
+  // as a pointer valid while the table lives (no copy per request); set before the handler
   // runs.
   void dispatch(HttpRequest req, Reply reply, const std::string** route = nullptr) const;
 
