@@ -1,4 +1,5 @@
 #include "calibration/profiler.h"
+#include "calibration/profile_plan.h"
 
 #include <algorithm>
 #include <future>
@@ -243,10 +244,12 @@ void log_background(double cores, const std::function<void(const std::string&)>&
 }  // namespace
 
 config::ProfileFile measure_profile(const ProfileOptions& o,
-                                    const std::function<void(const std::string&)>& log) {
+                                    const std::function<void(const std::string&)>& log,
+                                    const ProfilePhaseStarted& started) {
   const BackgroundLoad background;  // what else ran on the machine meanwhile
   if (o.models.empty()) throw std::runtime_error("profile: no models to measure");
   if (o.batch_sizes.empty()) throw std::runtime_error("profile: no batch sizes");
+  ProfilePhases phases(plan_profile(o), started);
   std::string image = read_bytes(o.image.empty() ? o.models_dir + "/" + kDefaultRequestImage
                                                   : o.image);
   auto exec = runtime::make_torch_executor("cpu", std::max(1, o.threads));
@@ -259,12 +262,16 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
   // profile charged each miss 31 ms of first-batch penalty that the engine's workers pay
   // about 5 ms of (squeezenet1_1; Rafiqi figure 2's sequential access predicted 40% slow).
   on_prepared_thread(*exec, [&] {
-    for (size_t i = 0; i < o.models.size(); ++i)
+    for (size_t i = 0; i < o.models.size(); ++i) {
+      phases.next(o.models[i] + ": batches and loads");
       profile.costs.models.push_back(
           measure_model(o, *exec, ModelId(i), o.models[i], image, &preprocess_s[i], log));
+    }
     const size_t k = slowest_batch_of_one(profile.costs.models);
+    if (o.course_seconds > 0) phases.next("speed course");
     profile.speed_drift = measure_speed_course(o.course_seconds, *exec, ModelId(o.models.size()),
                                                model_spec(o, o.models[k]), image, log);
+    if (o.served_idle_turns == 0 && o.idle_seconds > 0) phases.next("idle slowdown");
     if (o.served_idle_turns == 0)
       profile.idle_slowdown = measure_idle_slowdown(
           o.idle_seconds, *exec, ModelId(o.models.size()), model_spec(o, o.models[k]), image, log);
@@ -276,6 +283,7 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
   // `io_threads` servers: under a burst each holds one for io_threads / capacity (more than
   // the preprocessing alone when parsing, accepting and the load generator compete for the
   // same cores), measured on the zero-cost probe with the load generator's CPU per request.
+  phases.next("zero-cost round trip");
   RoundTrip rt = measure_round_trip(image, std::max(1u, o.overhead_requests));
   double burst = rt.capacity_rps > 0 ? o.io_threads / rt.capacity_rps : 0;
   if (log) log("zero-cost probe: round trip " + std::to_string(rt.seconds * 1e3) +
@@ -284,6 +292,7 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
                " ms CPU per request");
   // The probe's bursts are the server's intake, not a model's: stored once, profile-level.
   if (!o.cold_burst_sizes.empty() && o.cold_bursts > 0) {
+    phases.next("cold bursts");
     profile.front_end.cold_bursts = measure_cold_bursts(image, o.cold_burst_sizes, o.cold_bursts);
     if (log) log_cold_bursts(profile.front_end.cold_bursts, log);
   }
@@ -293,6 +302,7 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
   engine.intra_op_threads = std::max(1, o.threads);
   for (size_t i = 0; i < profile.costs.models.size(); ++i) {
     const ModelProfile& m = profile.costs.models[i];
+    phases.next(m.name + ": request overhead");
     // About a second of calls (at least 20, at most overhead_requests).
     const double per_call = m.batch_latency(1) + rt.seconds;
     const uint32_t calls = std::clamp<uint32_t>(
@@ -309,15 +319,19 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
     if (log) log(m.name + ": request overhead (round trip less load and compute) " +
                  std::to_string(mo.seconds * 1e3) + " ms (sd " +
                  std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) + ")");
+    if (o.served_rounds > 0) phases.next(m.name + ": served extra");
     ro.served_extra =
         served_extra_of(o, engine, model_spec(o, m.name), m.batch_latency(1), image, log);
+    if (o.served_miss_requests > 0) phases.next(m.name + ": served misses");
     served_miss_of(o, model_spec(o, m.name), image, ro, log);
   }
   if (o.served_idle_turns > 0) {
+    phases.next("served idle slowdown");
     const ModelProfile& m = profile.costs.models[slowest_batch_of_one(profile.costs.models)];
     profile.idle_slowdown = served_idle_of(o, model_spec(o, m.name), m.batch_latency(1), image,
                                            profile.front_end.overheads[m.name], log);
   }
+  phases.finish();
   profile.background_cores = background.cores();
   if (log) log_background(profile.background_cores, log);
   return profile;

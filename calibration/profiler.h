@@ -123,11 +123,17 @@ std::vector<std::vector<double>> measure_cold_bursts(const std::string& image,
                                                      const std::vector<uint32_t>& sizes,
                                                      uint32_t per_size, double quantum = 0.25);
 
+// Told the index of each phase of plan_profile(options) (calibration/profile_plan.h) as it
+// starts, and the plan's size once all are done.
+using ProfilePhaseStarted = std::function<void(size_t phase)>;
+
 // Measures every model: its costs and request overhead, and once, on the probe, the cold
 // bursts (profile-level). Throws std::runtime_error naming the model and file on a missing or
-// broken model. `log` (may be empty) receives one line per measured item.
+// broken model. `log` (may be empty) receives one line per measured item, `started` (may be
+// empty) each phase of the plan as it starts.
 config::ProfileFile measure_profile(const ProfileOptions& options,
-                                    const std::function<void(const std::string&)>& log = {});
+                                    const std::function<void(const std::string&)>& log = {},
+                                    const ProfilePhaseStarted& started = {});
 
 // Writes `measured` to `path` (creating folders), keeping the models (costs and overheads) of
 // an existing file at `path` that were not measured again, and its cold bursts unless new ones

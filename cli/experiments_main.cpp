@@ -236,8 +236,10 @@ int profile_main(int argc, char** argv) {
     o.image = vm["image"].as<std::string>();
     std::string out = vm["out"].as<std::string>();
     if (out.empty()) out = ex::local_profile_path();
+    ex::PhaseProgress progress = ex::profile_progress(o, "profile");
     config::ProfileFile measured = ex::measure_profile(
-        o, [](const std::string& line) { std::fprintf(stderr, "profile: %s\n", line.c_str()); });
+        o, [](const std::string& line) { std::fprintf(stderr, "profile: %s\n", line.c_str()); },
+        [&](size_t phase) { progress.started(phase); });
     ex::save_profile(out, measured, o);
     std::printf("%s\n", out.c_str());
     return 0;

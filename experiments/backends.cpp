@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 
+#include "calibration/profile_plan.h"
 #include "calibration/profiler.h"
 
 namespace servelab::experiments {
@@ -60,6 +62,13 @@ void ensure_profiles_of(const std::string& path, const std::vector<YAML::Node>& 
 }
 
 #ifdef SERVELAB_EXP_PROFILER
+PhaseProgress profile_progress(const ProfileOptions& options, const std::string& prefix,
+                               FILE* out) {
+  std::vector<PhaseProgress::Phase> phases;
+  for (const auto& p : plan_profile(options)) phases.push_back({p.what, p.planned_seconds});
+  return PhaseProgress(prefix, std::move(phases), out);
+}
+
 void ensure_profile_with(const std::string& path, ProfileOptions po, bool remeasure) {
   std::vector<std::string> missing =
       remeasure ? po.models
@@ -70,7 +79,8 @@ void ensure_profile_with(const std::string& path, ProfileOptions po, bool remeas
   for (const auto& m : missing) names += " " + m;
   std::fprintf(stderr, "run: measuring the cost profile of%s on this machine (%s)\n",
                names.c_str(), path.c_str());
-  save_profile(path, measure_profile(po), po);
+  PhaseProgress progress = profile_progress(po, "run: profile");
+  save_profile(path, measure_profile(po, {}, [&](size_t k) { progress.started(k); }), po);
 }
 
 void ensure_profile(const std::string& path, const std::vector<std::string>& models,
@@ -82,6 +92,10 @@ void ensure_profile(const std::string& path, const std::vector<std::string>& mod
   ensure_profile_with(path, po, remeasure);
 }
 #else
+PhaseProgress profile_progress(const ProfileOptions&, const std::string&, FILE*) {
+  throw std::logic_error("profile progress: this build has no profiler (LibTorch)");
+}
+
 void ensure_profile(const std::string& path, const std::vector<std::string>& models,
                     const std::string& models_dir, bool remeasure, const std::string& image) {
   if (!remeasure && missing_models(path, models, profile_image_name(image, models_dir)).empty())

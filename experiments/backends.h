@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/progress.h"
 #include "experiments/runner.h"
 
 namespace servelab::experiments {
@@ -40,6 +41,14 @@ struct RealBackendOptions {
 void ensure_profile(const std::string& path, const std::vector<std::string>& models,
                     const std::string& models_dir, bool remeasure = false,
                     const std::string& image = "");
+
+struct ProfileOptions;  // calibration/profiler.h
+
+// Lines with an ETA as each phase of measuring a profile with `options` starts, opened by
+// `prefix`: pass [&](size_t k) { progress.started(k); } to measure_profile. Needs a build with
+// the profiler (std::logic_error otherwise).
+PhaseProgress profile_progress(const ProfileOptions& options, const std::string& prefix,
+                               FILE* out = stderr);
 
 // The profile entries (= model files in real mode) a config's `models:` section uses.
 std::vector<std::string> profile_models_of(const YAML::Node& models);

@@ -3,11 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace servelab::experiments {
 
-ProgressBar::ProgressBar(size_t total_steps, double total_work, FILE* out)
-    : total_steps_(total_steps), total_work_(total_work), out_(out),
+ProgressBar::ProgressBar(size_t total_steps, double total_work, FILE* out, std::string unit)
+    : total_steps_(total_steps), total_work_(total_work), out_(out), unit_(std::move(unit)),
       tty_(out && isatty(fileno(out))), t0_(std::chrono::steady_clock::now()) {}
 
 std::string ProgressBar::format_seconds(double s) {
@@ -41,7 +42,7 @@ void ProgressBar::draw() {
   std::string bar(filled, '=');
   if (filled < width) bar += '>' + std::string(width - filled - 1, ' ');
   std::string line = "[" + bar + "] " + std::to_string(steps_) + "/" +
-                     std::to_string(total_steps_) + " runs  " +
+                     std::to_string(total_steps_) + " " + unit_ + "  " +
                      format_seconds(elapsed) + " elapsed  " + eta + "  " + what_;
   if (tty_) {
     if (line.size() > 110) line.resize(110);
@@ -55,6 +56,32 @@ void ProgressBar::draw() {
 void ProgressBar::finish() {
   if (!out_) return;
   if (tty_) std::fprintf(out_, "\n");
+  std::fflush(out_);
+}
+
+PhaseProgress::PhaseProgress(std::string prefix, std::vector<Phase> phases, FILE* out)
+    : prefix_(std::move(prefix)), phases_(std::move(phases)), out_(out),
+      t0_(std::chrono::steady_clock::now()) {}
+
+std::string PhaseProgress::line(size_t index, double elapsed) const {
+  double done = 0, left = 0;
+  for (size_t k = 0; k < phases_.size(); ++k) (k < index ? done : left) += phases_[k].planned_seconds;
+  // Before any phase is done the plan is all there is; after, it is scaled by how it went.
+  const double eta = done > 0 && elapsed > 0 ? left * elapsed / done : left;
+  const std::string times = "(" + ProgressBar::format_seconds(elapsed) + " elapsed, about " +
+                            ProgressBar::format_seconds(eta) + " left)";
+  if (index >= phases_.size())
+    return prefix_ + ": done in " + ProgressBar::format_seconds(elapsed);
+  return prefix_ + ": " + std::to_string(index + 1) + "/" + std::to_string(phases_.size()) +
+         " " + phases_[index].what + " " + times;
+}
+
+void PhaseProgress::started(size_t index) {
+  if (index == 0) t0_ = std::chrono::steady_clock::now();
+  if (!out_) return;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  std::fprintf(out_, "%s\n", line(index, elapsed).c_str());
   std::fflush(out_);
 }
 
