@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <catch2/catch.hpp>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -19,6 +21,7 @@
 using namespace servelab::server;
 using servelab::testing::HttpClient;
 using servelab::testing::send_raw;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -93,6 +96,14 @@ TEST_CASE("at the descriptor limit the listener pauses, logs once and recovers",
   }
   // The open connection keeps being served while the new one waits in the backlog.
   for (int i = 0; i < 5; ++i) CHECK(open_conn.get("/during").status == 200);
+  // Free the descriptors only once the listener has met the limit: on a busy machine its
+  // accept may not have run yet (a hang guard, not a timing: the wait ends at the log line).
+  const auto logged = [&] {
+    std::lock_guard<std::mutex> lock(log_mu);
+    return !log.empty();
+  };
+  for (int i = 0; i < 3000 && !logged(); ++i) std::this_thread::sleep_for(10ms);
+  CHECK(logged());
   for (int fd : fillers) ::close(fd);
   setrlimit(RLIMIT_NOFILE, &saved);
 
