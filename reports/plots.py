@@ -137,6 +137,29 @@ def _zoom(ax, values):
     ax.set_ylim(max(0.0, lo - pad), hi + pad)
 
 
+def overlapping_tick_labels(fig_obj, ax):
+    """Pairs of the x axis's visible tick labels whose drawn boxes overlap, as label texts."""
+    renderer = fig_obj.canvas.get_renderer()
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.get_xticklabels()
+             if t.get_visible() and t.get_text()]
+    return [(a, b) for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1:]
+            if box_a.overlaps(box_b)]
+
+
+def _untangle_tick_labels(fig_obj, axes):
+    """Turns the x tick labels of a panel whose labels run into each other: 30 degrees, then
+    upright; the layout is redone after each turn."""
+    for angle in (30, 90):
+        crowded = [ax for ax in axes if overlapping_tick_labels(fig_obj, ax)]
+        if not crowded:
+            return
+        for ax in crowded:
+            for t in ax.get_xticklabels():
+                t.set_rotation(angle)
+                t.set_ha("right" if angle < 90 else "center")
+        fig_obj.canvas.draw()
+
+
 def render(exp, fig, out_base, formats=("png", "svg")):
     """Draws one figure to out_base.<fmt> for each format; returns the written paths."""
     metrics = fig.get("metrics") or DEFAULT_METRICS
@@ -203,7 +226,11 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                      bbox_to_anchor=(0.5, 1 - 0.3 / f.get_figheight()), frameon=False)
     title = fig.get("title") or fig.get("id", "")
     legend = any(series.keys())
-    f.tight_layout(rect=(0, 0, 1, 1 - (0.6 if legend else 0.35) / f.get_figheight()))
+    layout_rect = (0, 0, 1, 1 - (0.6 if legend else 0.35) / f.get_figheight())
+    f.tight_layout(rect=layout_rect)
+    f.canvas.draw()
+    _untangle_tick_labels(f, axes[-1])
+    f.tight_layout(rect=layout_rect)
     f.suptitle(title, y=1 - 0.05 / f.get_figheight(), fontsize=11, va="top")
     paths = []
     for fmt in formats:

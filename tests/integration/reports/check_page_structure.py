@@ -101,7 +101,24 @@ def main():
         used = page.as_run(exp)
     assert used == ("This run used: model mobilenet_v3_small; workers 1; max batch 4; "
                     "400 requests a run; 1 repetition per point."), used
+    check_tick_labels()
     print("page structure ok")
+
+
+def check_tick_labels():
+    """Tick labels that would run into each other are turned until none overlaps."""
+    import plots
+    f, ax = plots.plt.subplots(figsize=(3, 2))
+    names = [f"policy number {i}" for i in range(12)]
+    ax.bar(range(12), range(12))
+    ax.set_xticks(range(12))
+    ax.set_xticklabels(names)
+    f.canvas.draw()
+    assert plots.overlapping_tick_labels(f, ax), "crowded labels were not seen to overlap"
+    plots._untangle_tick_labels(f, [ax])
+    left = plots.overlapping_tick_labels(f, ax)
+    assert not left, f"tick labels still overlap: {left[:3]}"
+    plots.plt.close(f)
 
 
 if __name__ == "__main__":
