@@ -40,10 +40,11 @@ def _file_stem(x):
 
 
 def value_label(v):
-    """A sweep value for axes and legends: '{type: zipf, alpha: 1.1}' -> 'zipf alpha=1.1'."""
-    if isinstance(v, str) and v.startswith("{") and v.endswith("}"):
+    """A sweep value for axes and legends: '{type: zipf, alpha: 1.1}' (text or map) ->
+    'zipf, alpha 1.1'."""
+    if isinstance(v, dict) or isinstance(v, str) and v.startswith("{") and v.endswith("}"):
         try:
-            m = yaml.safe_load(v)
+            m = dict(v) if isinstance(v, dict) else yaml.safe_load(v)
         except yaml.YAMLError:
             return v
         if isinstance(m, dict):

@@ -41,6 +41,7 @@ import math
 import yaml
 
 import noise
+import wording
 from results_db import METRIC_LABELS
 
 HOLDS = "holds"
@@ -68,18 +69,29 @@ def _norm(v):
     return v
 
 
-def _label(sel):
-    """{'workload.arrival.concurrency': 128} -> 'concurrency=128'."""
+def _label(sel, labels=None):
+    """A selection in words: {'workload.arrival.concurrency': 128} -> 'concurrency=128'; a value
+    the experiment's `labels:` name by its words ('r_u'); a policy by its name and parameters
+    ('dispatch greedy, members one, partial', 'eviction lru'). Selections are joined by '; '."""
+    import plots  # matplotlib: only where a check is evaluated
     parts = []
     for k, v in (sel or {}).items():
         if k == "metric":
             continue
         name = k.split(".")
         name = name[-2] if name[-1] in ("name", "type") and len(name) > 1 else name[-1]
-        if isinstance(v, dict):
-            v = " ".join(str(x) for x in v.values())
-        parts.append(f"{name}={v}")
-    return ", ".join(parts)
+        words = wording.label_of(labels, k, v)
+        if words:
+            parts.append(words)
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            parts.append(f"{name}={plots.value_label(v)}")
+        else:
+            parts.append(f"{name} {plots.value_label(v)}")
+    return "; ".join(parts)
+
+
+def _at(exp, sel):
+    return _label(sel, (getattr(exp, "spec", None) or {}).get("labels"))
 
 
 def _matches(value, wanted):
@@ -137,8 +149,8 @@ def _ratio(exp, mode, check, res):
     m_of = of.pop("metric", res["metric"])
     m_over = over.pop("metric", res["metric"])
     a, b = _stat(exp, mode, of, m_of), _stat(exp, mode, over, m_over)
-    res["detail"] = (f"{metric_words(m_of)} at {_label(of)} / {metric_words(m_over)} at "
-                     f"{_label(over)} = {_fmt(a[0])} / {_fmt(b[0])}")
+    res["detail"] = (f"{metric_words(m_of)} at {_at(exp, of)} / {metric_words(m_over)} at "
+                     f"{_at(exp, over)} = {_fmt(a[0])} / {_fmt(b[0])}")
     if not (math.isnan(a[0]) or math.isnan(b[0]) or b[0] == 0):
         res["value"] = a[0] / b[0]
         res["band"] = noise.ratio_band(a, b)
@@ -149,7 +161,7 @@ def _flat(exp, mode, check, res):
     where = dict(check.get("where") or {})
     stats = [exp.value(mode, p, res["metric"]) for p in select(exp, where)]
     stats = [s for s in stats if not math.isnan(s[0])]
-    res["detail"] = (f"{metric_words(res['metric'])} at {_label(where) or 'every point'}: "
+    res["detail"] = (f"{metric_words(res['metric'])} at {_at(exp, where) or 'every point'}: "
                      "max / min = ")
     if len(stats) >= 2 and min(s[0] for s in stats) > 0:
         hi, lo = max(stats, key=lambda s: s[0]), min(stats, key=lambda s: s[0])
@@ -163,7 +175,7 @@ def _flat(exp, mode, check, res):
 def _single(exp, mode, check, res):
     at = {**dict(check.get("where") or {}), **(check.get("at") or {})}
     a = _stat(exp, mode, at, res["metric"])
-    res["detail"] = f"{metric_words(res['metric'])} at {_label(at)} = {_fmt(a[0])}"
+    res["detail"] = f"{metric_words(res['metric'])} at {_at(exp, at)} = {_fmt(a[0])}"
     if not math.isnan(a[0]):
         res["value"] = a[0]
         res["band"] = noise.value_band(a)
@@ -187,7 +199,7 @@ def _extreme(exp, mode, check, res):
     stats = {p: s for p, s in stats.items() if not math.isnan(s[0])}
     target = [p for p in select(exp, {**where, **at}) if p in stats]
     if len(target) != 1 or len(stats) < 2:
-        res["detail"] = f"{metric_words(res['metric'])} at {_label(at)}: not in the results"
+        res["detail"] = f"{metric_words(res['metric'])} at {_at(exp, at)}: not in the results"
         return
     pick = max if check["test"] == "highest" else min
     best = pick(stats, key=lambda p: stats[p][0])
