@@ -13,6 +13,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "capacity/loadgen_summary.h"
+#include "cli/simulate_scenario.h"
 #include "cli/subcommands.h"
 #include "engine/control/ensemble.h"
 #include "engine/control/ensemble_dispatch.h"
@@ -72,6 +74,7 @@ struct SimulateArgs {
   std::vector<std::string> sets;
   std::optional<uint64_t> seed;
   bool summary_only = false, quiet = false;
+  std::optional<capacity::ScenarioSettings> scenario;  // --scenario: LoadGen's rules
 };
 
 po::options_description simulate_options(SimulateArgs& a, uint64_t& seed) {
@@ -92,6 +95,7 @@ po::options_description simulate_options(SimulateArgs& a, uint64_t& seed) {
        "(dotted key, YAML value; repeatable, applied in order)")
       ("summary-only", "write summary.json and config.yaml, not requests.csv (large sweeps)")
       ("quiet,q", "do not print the summary line");
+  add_scenario_options(opts);
   return opts;
 }
 
@@ -119,6 +123,14 @@ std::optional<int> parse_simulate_args(int argc, char** argv, SimulateArgs& a) {
     return 2;
   }
   if (vm.count("seed")) a.seed = seed;
+  if (vm.count("scenario")) {
+    try {
+      a.scenario = scenario_settings(vm);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "servelab simulate: " << e.what() << "\n";
+      return 2;
+    }
+  }
   a.summary_only = vm.count("summary-only") > 0;
   a.quiet = vm.count("quiet") > 0;
   return std::nullopt;
@@ -232,10 +244,22 @@ int simulate_main(int argc, char** argv) {
   nlohmann::json summary;
   try {
     cfg = sim::load_sim_config(a.config_path, a.sets, a.seed);
+    std::optional<SimScenarioRun> scenario;
+    if (a.scenario) {
+      scenario = run_sim_scenario(cfg, *a.scenario, a.quiet ? nullptr : &std::cerr);
+      cfg.run.workload = scenario->workload;  // the reported run, written as any run
+    }
     workloads::WorkloadStream workload(cfg.run.workload);
     RunOutputs outputs(a, cfg);
     result = sim::simulate(cfg.setup, workload, outputs);
     summary = outputs.finish(cfg, result);
+    if (scenario) {
+      try {
+        capacity::write_text(a.out_dir + "/loadgen_summary.txt", scenario->loadgen_summary);
+      } catch (const std::runtime_error& e) {
+        throw OutputError(e.what());
+      }
+    }
   } catch (const ConfigError& e) {
     std::cerr << "servelab simulate: " << e.what() << "\n";
     return 2;

@@ -234,13 +234,16 @@ std::vector<double> access_probabilities(const AccessSpec& spec, uint32_t n) {
   return p;
 }
 
-std::unique_ptr<ModelStream> model_stream(const AccessSpec& spec, uint32_t n) {
+std::unique_ptr<ModelStream> model_stream(const AccessSpec& spec, uint32_t n, uint64_t skip) {
   validate_access(spec, n);
-  return access_pattern(spec.type).models(spec, n);
+  auto stream = access_pattern(spec.type).models(spec, n);
+  for (uint64_t i = 0; i < skip; ++i) stream->next();
+  return stream;
 }
 
-std::vector<uint32_t> generate_models(const AccessSpec& spec, uint32_t n, uint64_t count) {
-  auto stream = model_stream(spec, n);
+std::vector<uint32_t> generate_models(const AccessSpec& spec, uint32_t n, uint64_t count,
+                                      uint64_t skip) {
+  auto stream = model_stream(spec, n, skip);
   auto models = huge_vector<uint32_t>(count);
   for (uint32_t& m : models) m = stream->next();
   return models;

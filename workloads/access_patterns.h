@@ -48,11 +48,13 @@ void validate_access(const AccessSpec& spec, uint32_t num_models);
 //   trace       column value per row, cycling when count exceeds the rows: an integer v maps to
 //               v mod n (non-negative); any other text maps to the order in which distinct
 //               values first appear in the file (first value -> 0, second -> 1, ...), mod n.
+// `skip`: draws dropped first (a trace replayed from a window: the rows before it).
 std::vector<uint32_t> generate_models(const AccessSpec& spec, uint32_t num_models,
-                                      uint64_t count);
+                                      uint64_t count, uint64_t skip = 0);
 
 // The same models as a stream, checked as above.
-std::unique_ptr<ModelStream> model_stream(const AccessSpec& spec, uint32_t num_models);
+std::unique_ptr<ModelStream> model_stream(const AccessSpec& spec, uint32_t num_models,
+                                          uint64_t skip = 0);
 
 // The categorical probabilities used by the randomized patterns (uniform, zipf, pareto,
 // weights), for documentation and reuse by the simulator; empty for sequential and trace.

@@ -1,5 +1,5 @@
 // Arrival processes: closed loop think times, Poisson, constant rate, Rafiki sine, trace replay,
-// and their registry.
+// and their registry (the bursty ones, gamma and MMPP, in bursty_arrivals.cpp).
 #include "workloads/arrivals.h"
 
 #include <algorithm>
@@ -11,48 +11,15 @@
 #include <string>
 
 #include "common/huge_pages.h"
+#include "workloads/bursty_arrivals.h"
+#include "workloads/open_times.h"
 #include "workloads/random.h"
 #include "workloads/trace_reader.h"
 
 namespace servelab::workloads::detail {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
-  throw std::invalid_argument("workload.arrival: " + what);
-}
-
-std::string number_text(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
-void require_positive(double v, const char* name, const std::string& type) {
-  if (!std::isfinite(v) || v <= 0)
-    fail(std::string(name) + " must be a positive number for " + type + ", got " +
-         number_text(v));
-}
-
-// A rate whose gaps the clock resolves: kMinRate..kMaxRate requests/s.
-void require_rate(double v, const char* name, const std::string& type) {
-  require_positive(v, name, type);
-  if (v < kMinRate || v > kMaxRate)
-    fail(std::string(name) + " must be in " + number_text(kMinRate) + ".." +
-         number_text(kMaxRate) + " requests/s for " + type + ", got " + number_text(v) +
-         " (a run's times resolve 1 us up to " + number_text(kMaxRunSeconds) + " s)");
-}
-
-// Seconds within a run's clock: 0..kMaxRunSeconds.
-void require_seconds(double v, const char* name) {
-  if (!std::isfinite(v) || v < 0 || v > kMaxRunSeconds)
-    fail(std::string(name) + " must be in 0.." + number_text(kMaxRunSeconds) +
-         " s (a run's times resolve 1 us up to there), got " + number_text(v));
-}
-
-// An open loop's count limit: max_requests, or kMaxRequests where it is 0.
-CountLimit open_limit(uint64_t max_requests) {
-  return CountLimit(max_requests ? max_requests : kMaxRequests);
-}
+[[noreturn]] void fail(const std::string& what) { arrival_error(what); }
 
 // --- checks, one per type ---
 
@@ -76,6 +43,10 @@ void validate_sine(const ArrivalSpec& spec) {
 void validate_trace(const ArrivalSpec& spec) {
   if (spec.trace_file.empty()) fail("type trace needs 'file'");
   require_positive(spec.time_scale, "time_scale", spec.type);
+  require_seconds(spec.window_start, "window_start_s");
+  require_seconds(spec.window_end, "window_end_s");
+  if (spec.window_end > 0 && spec.window_end <= spec.window_start)
+    fail("window_end_s must be after window_start_s (or 0: to the trace's end)");
 }
 
 // --- streams, one per type ---
@@ -95,34 +66,6 @@ class ClosedThinkTimes final : public TimeStream {
   double mean_;
   Rng rng_;
   CountLimit limit_;
-};
-
-// An open loop's times end at `duration` (0: never) or at the count limit.
-class OpenTimes : public TimeStream {
- public:
-  OpenTimes(uint64_t max_requests, double duration)
-      : limit_(open_limit(max_requests)), duration_(duration) {}
-  bool next(double& t) final {
-    if (ended_ || !limit_.room()) return false;
-    if (!draw(t) || (duration_ > 0 && t >= duration_)) {
-      ended_ = true;
-      return false;
-    }
-    if (!(t <= kMaxRunSeconds))
-      fail("a send time passes " + number_text(kMaxRunSeconds) +
-           " s, where a run's times no longer resolve 1 us (lower time_scale or the gaps)");
-    limit_.take();
-    return true;
-  }
-
- protected:
-  virtual bool draw(double& t) = 0;  // the next time, duration aside; false: no more
-  double duration() const { return duration_; }
-
- private:
-  CountLimit limit_;
-  double duration_;
-  bool ended_ = false;
 };
 
 class PoissonTimes final : public OpenTimes {
@@ -194,16 +137,20 @@ class TraceTimes final : public OpenTimes {
  public:
   TraceTimes(const ArrivalSpec& spec, uint64_t max_requests, double duration)
       : OpenTimes(max_requests, duration), times_(read_trace_times(spec.trace_file)),
-        scale_(spec.time_scale) {}
+        scale_(spec.time_scale), start_(spec.window_start),
+        end_(spec.window_end > 0 ? spec.window_end : HUGE_VAL) {
+    i_ = static_cast<size_t>(std::lower_bound(times_.begin(), times_.end(), start_) -
+                             times_.begin());
+  }
 
  private:
   bool draw(double& t) override {
-    if (i_ == times_.size()) return false;
-    t = times_[i_++] * scale_;
+    if (i_ == times_.size() || times_[i_] >= end_) return false;
+    t = (times_[i_++] - start_) * scale_;
     return true;
   }
-  std::vector<double> times_;
-  double scale_;
+  std::vector<double> times_;  // sorted, from 0
+  double scale_, start_, end_;
   size_t i_ = 0;
 };
 
@@ -251,6 +198,22 @@ const std::vector<ArrivalProcess>& arrival_registry() {
        .validate = validate_rate,
        .send_times = open_stream<ConstantTimes>,
        .peak_rate = [](const ArrivalSpec& a) { return a.rate; }},
+      {.name = "gamma",
+       .help = "open loop, gamma-distributed gaps: rate (requests/s), cv (coefficient of "
+               "variation of the gaps; 1 = exponential, above 1 bursty)",
+       .keys = {number_key("rate", &A::rate), number_key("cv", &A::cv)},
+       .validate = validate_gamma,
+       .send_times = gamma_stream,
+       .peak_rate = [](const ArrivalSpec& a) { return a.rate; }},
+      {.name = "mmpp",
+       .help = "open loop, Markov-modulated Poisson: state_rates (requests/s per state), "
+               "state_dwell_s (mean sojourn per state, s); starts in state 0, then moves to "
+               "another state uniformly",
+       .keys = {number_list_key("state_rates", &A::state_rates),
+                number_list_key("state_dwell_s", &A::state_dwell)},
+       .validate = validate_mmpp,
+       .send_times = mmpp_stream,
+       .peak_rate = mmpp_peak_rate},
       {.name = "sine",
        .help = "Rafiki 7.2 sine-shaped rate: peak_base (requests/s; peak 1.1 x), period_s (s), "
                "noise (sd of the per-interval factor), interval_s (s, 0 = period_s / 1000)",
@@ -261,8 +224,11 @@ const std::vector<ArrivalProcess>& arrival_registry() {
        .peak_rate = [](const ArrivalSpec& a) { return 1.1 * a.peak_base; }},
       {.name = "trace",
        .help = "replays the times of a CSV's first column: file (path), time_scale (gap "
-               "multiplier, 0.5 = twice as fast)",
-       .keys = {text_key("file", &A::trace_file), number_key("time_scale", &A::time_scale)},
+               "multiplier, 0.5 = twice the rate), window_start_s and window_end_s (the part "
+               "of the trace replayed, trace seconds; window_end_s 0 = to its end)",
+       .keys = {text_key("file", &A::trace_file), number_key("time_scale", &A::time_scale),
+                number_key("window_start_s", &A::window_start),
+                number_key("window_end_s", &A::window_end)},
        .validate = validate_trace,
        .send_times = open_stream<TraceTimes>,
        .ends_by_itself = true},
@@ -322,6 +288,15 @@ std::vector<double> generate_send_times(const ArrivalSpec& spec, uint64_t max_re
   std::vector<double> times = drain(*stream, by_count ? max_requests : 0);
   fail_if_capped(spec, max_requests, times.size());
   return times;
+}
+
+uint64_t rows_before_window(const ArrivalSpec& arrival, const AccessSpec& access) {
+  if (arrival.type != "trace" || access.type != "trace" || arrival.window_start <= 0 ||
+      access.trace_file != arrival.trace_file)
+    return 0;
+  const std::vector<double> times = read_trace_times(arrival.trace_file);
+  return static_cast<uint64_t>(
+      std::lower_bound(times.begin(), times.end(), arrival.window_start) - times.begin());
 }
 
 std::vector<double> generate_think_times(const ArrivalSpec& spec, uint64_t count) {

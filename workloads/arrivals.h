@@ -9,14 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "workloads/open_times.h"
 #include "workloads/streams.h"
 #include "workloads/type_registry.h"
 #include "workloads/workload.h"
 
 namespace servelab::workloads::detail {
 
-// Largest schedule generate() builds; bigger specs are rejected rather than exhausting memory.
-inline constexpr uint64_t kMaxRequests = 100'000'000;
+// kMaxRequests (open_times.h): the largest schedule generate() builds; bigger specs are
+// rejected rather than exhausting memory.
 
 // One registered arrival process: its name, help, YAML keys, checks and generator.
 struct ArrivalProcess {
@@ -70,6 +71,11 @@ SineRate sine_rate(double peak_base);
 //   trace     first-column times of the CSV (see trace_reader.h) times time_scale
 std::vector<double> generate_send_times(const ArrivalSpec& spec, uint64_t max_requests,
                                         double duration);
+
+// The rows a trace replay leaves out before its window (window_start): an access trace read
+// from the same file skips as many, so that each request keeps its row's model. 0 unless
+// `arrival` is a windowed trace and `access` reads the same file.
+uint64_t rows_before_window(const ArrivalSpec& arrival, const AccessSpec& access);
 
 // Closed loop: the think time before each of `count` requests, Exp(think_time) by inversion,
 // or all zero when think_time is 0.

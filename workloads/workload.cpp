@@ -79,7 +79,8 @@ Workload generate(const WorkloadSpec& spec) {
                                   "(duration too short or trace empty)");
   }
   const uint64_t count = w.closed_loop ? spec.requests : w.send_times.size();
-  w.models = detail::generate_models(spec.access, spec.num_models, count);
+  w.models = detail::generate_models(spec.access, spec.num_models, count,
+                                     detail::rows_before_window(spec.arrival, spec.access));
   return w;
 }
 

@@ -31,10 +31,17 @@ struct AccessSpec {
 
 // When requests are sent.
 struct ArrivalSpec {
-  std::string type = "closed";    // closed | poisson | constant | sine | trace
+  std::string type = "closed";    // closed | poisson | constant | gamma | mmpp | sine | trace
   uint32_t concurrency = 1;       // closed: requests in flight
   double think_time = 0;          // closed: mean think time (s), exponential; 0 = none
-  double rate = 1;                // poisson/constant: requests per second
+  double rate = 1;                // poisson/constant/gamma: requests per second
+  double cv = 1;                  // gamma: coefficient of variation of the gaps (1: Poisson)
+  // mmpp: a Markov-modulated Poisson process; in state i requests arrive at state_rates[i]
+  // (requests/s) for an exponential time of mean state_dwell[i] (s), then the state moves to
+  // one of the others, each as likely. It starts in state 0. By default a tenth of the time
+  // at ten times the base rate.
+  std::vector<double> state_rates = {1, 10};
+  std::vector<double> state_dwell = {9, 1};
   // sine (Rafiki 7.2): rate r(t) = k*sin(2*pi*t/period) + b with k, b from equations 8 and 9
   // so that r > peak_base for 20% of each period and max r = 1.1*peak_base; each interval's
   // count is scaled by (1 + phi), phi ~ N(0, noise).
@@ -44,6 +51,10 @@ struct ArrivalSpec {
   double interval = 0;            // sine: count interval delta (s) of Rafiki; 0 = period/1000
   std::string trace_file;         // trace: CSV whose first column is a timestamp
   double time_scale = 1.0;        // trace: multiply inter-arrival gaps by this
+  // trace: replay only the trace's times in [window_start, window_end) (trace seconds from
+  // its first request, before time_scale), shifted to start at 0; window_end 0: to the end.
+  double window_start = 0;
+  double window_end = 0;
   uint64_t seed = 2;
 };
 

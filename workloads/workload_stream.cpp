@@ -120,7 +120,8 @@ WorkloadStream::WorkloadStream(const WorkloadSpec& spec)
   } else {
     drawer_->times = detail::send_time_stream(spec.arrival, spec.requests, spec.duration);
   }
-  drawer_->models = detail::model_stream(spec.access, spec.num_models);
+  drawer_->models = detail::model_stream(spec.access, spec.num_models,
+                                         detail::rows_before_window(spec.arrival, spec.access));
   drawer_->start();
   refill();
   if (chunk_.empty() && !closed_loop_)

@@ -26,8 +26,10 @@ WorkloadSpec populated_spec() {
   s.duration = 30;
   s.warmup = 0.5;
   s.arrival = {.type = "poisson", .concurrency = 3, .think_time = 0.25, .rate = 7.5,
+               .cv = 2.5, .state_rates = {3, 0, 40}, .state_dwell = {1.5, 0.25, 2},
                .peak_base = 50, .period = 30, .noise = 0.2, .interval = 0.125,
-               .trace_file = "arrivals.csv", .time_scale = 0.5, .seed = 17};
+               .trace_file = "arrivals.csv", .time_scale = 0.5, .window_start = 1.5,
+               .window_end = 9, .seed = 17};
   s.access = {.type = "uniform", .alpha = 1.3, .weights = {1, 2, 0, 4},
               .trace_file = "models.csv", .trace_column = "Model", .seed = 23};
   return s;
@@ -109,7 +111,8 @@ TEST_CASE("every access pattern round-trips its YAML and rejects other types' ke
 TEST_CASE("the listings and docs/workloads.md name the same types", "[workloads][registry]") {
   const std::set<std::string> arrivals = documented_types("arrival");
   const std::set<std::string> accesses = documented_types("access");
-  CHECK(arrivals == std::set<std::string>{"closed", "poisson", "constant", "sine", "trace"});
+  CHECK(arrivals == std::set<std::string>{"closed", "poisson", "constant", "gamma", "mmpp", "sine",
+                                          "trace"});
   CHECK(accesses == std::set<std::string>{"sequential", "uniform", "zipf", "pareto", "weights",
                                            "trace"});
   const auto listed_arrivals = names_of(arrival_processes());

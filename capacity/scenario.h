@@ -1,0 +1,76 @@
+// MLPerf LoadGen's scenarios as ServeLab runs them, in the simulator and on the real engine:
+// their settings, the metric each reports, and the rules that make a run valid. Pure data and
+// functions; thread-safe.
+//   single-stream  one query in flight, the next sent when the previous answers; metric: the
+//                  90th-percentile latency
+//   server         Poisson arrivals at a scheduled rate; metric: the highest rate whose
+//                  99th-percentile latency stays within the bound (server_search.h)
+//   offline        every sample sent at once; metric: samples per second
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace servelab::capacity {
+
+enum class Scenario { kSingleStream, kServer, kOffline };
+
+// "single-stream", "server", "offline"; throws std::invalid_argument listing them.
+Scenario parse_scenario(const std::string& name);
+std::string scenario_name(Scenario s);
+std::string scenario_title(Scenario s);  // LoadGen's spelling: "SingleStream", "Server", ...
+
+struct ScenarioSettings {
+  Scenario scenario = Scenario::kServer;
+  double target_latency_s = 0.050;   // server: the bound on the percentile
+  double target_percentile = 0.99;   // server 0.99, single-stream 0.90 (LoadGen's)
+  uint64_t min_query_count = 100;    // LoadGen's default
+  double min_duration_s = 600;       // LoadGen's default (virtual seconds in the simulator)
+  double early_stopping_confidence = 0.99;
+  // server: the search's first rate (requests/s) and its stopping width (hi / lo - 1).
+  double start_rate = 10;
+  double search_precision = 0.01;
+};
+
+// LoadGen's defaults for the scenario (percentile 0.90 for single-stream).
+ScenarioSettings default_settings(Scenario s);
+
+// Throws std::invalid_argument naming the setting that is out of range.
+void validate(const ScenarioSettings& s);
+
+// One run's outcome under the scenario's rules.
+struct RunOutcome {
+  uint64_t queries = 0;
+  uint64_t overlatency = 0;        // queries over target_latency_s (server)
+  double duration_s = 0;           // first send to last answer
+  double scheduled_rate = 0;       // server: the Poisson rate asked for
+  double completed_rate = 0;       // queries / duration
+  double percentile_latency_s = 0; // at target_percentile
+  // Latency percentiles for the summary: 50, 90, 95, 97, 99, 99.9 (seconds).
+  std::vector<std::pair<double, double>> percentiles;
+  double min_latency_s = 0, max_latency_s = 0, mean_latency_s = 0;
+  bool min_duration_ok = false, min_queries_ok = false;
+  bool performance_ok = true;      // server: the percentile within the bound
+  bool early_stopping_ok = true;   // server: LoadGen's early stopping
+  uint64_t more_queries_needed = 0;
+  bool valid() const {
+    return min_duration_ok && min_queries_ok && performance_ok && early_stopping_ok;
+  }
+  std::vector<std::string> reasons() const;  // what made it invalid, in words
+};
+
+// Judges one run: `latencies_s` of its answered queries (any order), `duration_s` from the
+// first send to the last answer, `scheduled_rate` (server; 0 otherwise).
+RunOutcome judge_run(const ScenarioSettings& s, std::vector<double> latencies_s,
+                     double duration_s, double scheduled_rate);
+
+// The fewest queries a run may have: the min count, and for the server what early stopping
+// needs with none over the bound.
+uint64_t queries_for(const ScenarioSettings& s);
+
+// How long an open loop at `rate` sends for (server): until both the min duration and
+// queries_for(s) hold, with a margin for the Poisson spread.
+double schedule_seconds(const ScenarioSettings& s, double rate);
+
+}  // namespace servelab::capacity

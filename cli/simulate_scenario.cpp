@@ -1,0 +1,162 @@
+#include "cli/simulate_scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <ostream>
+
+#include "capacity/loadgen_summary.h"
+#include "capacity/server_search.h"
+#include "results/records.h"
+#include "simulator/simulator.h"
+
+namespace servelab::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr const char* kSut = "servelab-sim";
+
+// Every answered query's latency, and the run's span; a query not answered ok counts as
+// over any bound (LoadGen needs every query answered).
+class LatencySink final : public results::RecordSink {
+ public:
+  void add(const results::RequestRecord& r) override {
+    first_ = std::min(first_, r.arrival);
+    last_ = std::max(last_, r.finish);
+    latencies_.push_back(r.status == RequestStatus::Ok
+                             ? r.finish - r.arrival
+                             : std::numeric_limits<double>::infinity());
+  }
+  std::vector<double> take() { return std::move(latencies_); }
+  double span() const { return latencies_.empty() && last_ < first_ ? 0 : last_ - first_; }
+
+ private:
+  std::vector<double> latencies_;
+  double first_ = std::numeric_limits<double>::infinity(), last_ = 0;
+};
+
+capacity::RunOutcome simulate_outcome(const sim::SimConfig& cfg,
+                                      const workloads::WorkloadSpec& spec,
+                                      const capacity::ScenarioSettings& s, double rate) {
+  workloads::WorkloadStream stream(spec);
+  LatencySink sink;
+  sim::simulate(cfg.setup, stream, sink);
+  const double span = sink.span();
+  return capacity::judge_run(s, sink.take(), span, rate);
+}
+
+workloads::WorkloadSpec poisson_at(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
+                                   double rate) {
+  workloads::WorkloadSpec w = cfg.run.workload;
+  w.arrival.type = "poisson";
+  w.arrival.rate = rate;
+  w.requests = 0;
+  w.duration = capacity::schedule_seconds(s, rate);
+  w.warmup = 0;
+  return w;
+}
+
+// Single-stream (one in flight) or offline (every sample at once) with `n` queries.
+workloads::WorkloadSpec counted(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
+                                uint64_t n) {
+  workloads::WorkloadSpec w = cfg.run.workload;
+  if (s.scenario == capacity::Scenario::kSingleStream) {
+    w.arrival.type = "closed";
+    w.arrival.concurrency = 1;
+    w.arrival.think_time = 0;
+  } else {
+    w.arrival.type = "constant";
+    w.arrival.rate = workloads::kMaxRate;  // 1 ns apart: at once, in order
+  }
+  w.requests = n;
+  w.duration = 0;
+  w.warmup = 0;
+  return w;
+}
+
+void report(std::ostream* progress, const capacity::ScenarioSettings& s, double rate,
+            const capacity::RunOutcome& o) {
+  if (!progress) return;
+  *progress << "scenario " << capacity::scenario_name(s.scenario) << ": "
+            << (rate > 0 ? "rate " + std::to_string(rate) + " req/s, " : "") << o.queries
+            << " queries in " << o.duration_s << " s, p" << s.target_percentile * 100 << " "
+            << o.percentile_latency_s * 1e3 << " ms: " << (o.valid() ? "VALID" : "INVALID")
+            << "\n";
+}
+
+SimScenarioRun run_server(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
+                          std::ostream* progress) {
+  const capacity::SearchResult search = capacity::search_server_rate(s, [&](double rate) {
+    capacity::RunOutcome o = simulate_outcome(cfg, poisson_at(cfg, s, rate), s, rate);
+    report(progress, s, rate, o);
+    return o;
+  });
+  const double shown = search.best_rate > 0 ? search.best_rate
+                                            : (search.steps.empty() ? s.start_rate
+                                                                    : search.steps.back().rate);
+  return {poisson_at(cfg, s, shown), capacity::loadgen_search_summary(s, search, kSut),
+          search.best_rate > 0};
+}
+
+// Runs with the min query count, then as many more as the min duration needs at the rate the
+// first run showed.
+SimScenarioRun run_counted(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
+                           std::ostream* progress) {
+  uint64_t n = capacity::queries_for(s);
+  capacity::RunOutcome o = simulate_outcome(cfg, counted(cfg, s, n), s, 0);
+  report(progress, s, 0, o);
+  for (int i = 0; i < 3 && !o.min_duration_ok && o.completed_rate > 0; ++i) {
+    n = static_cast<uint64_t>(std::ceil(1.1 * s.min_duration_s * o.completed_rate)) + 1;
+    o = simulate_outcome(cfg, counted(cfg, s, n), s, 0);
+    report(progress, s, 0, o);
+  }
+  return {counted(cfg, s, n), capacity::loadgen_summary(s, o, kSut), o.valid()};
+}
+
+}  // namespace
+
+void add_scenario_options(po::options_description& opts) {
+  opts.add_options()
+      ("scenario", po::value<std::string>(),
+       "an MLPerf LoadGen scenario instead of the config's arrivals: single-stream, server "
+       "(the highest Poisson rate within the latency bound, searched), offline; writes "
+       "DIR/loadgen_summary.txt")
+      ("target-latency-ms", po::value<double>()->default_value(50), "server: the latency bound")
+      ("target-latency-percentile", po::value<double>(),
+       "the percentile judged (default: server 0.99, single-stream 0.90)")
+      ("min-query-count", po::value<uint64_t>()->default_value(100), "queries a run needs")
+      ("min-duration-s", po::value<double>()->default_value(600),
+       "virtual seconds a run needs")
+      ("early-stopping-confidence", po::value<double>()->default_value(0.99),
+       "server: LoadGen's early stopping confidence (0: off)")
+      ("start-rate", po::value<double>()->default_value(10),
+       "server: the search's first rate (req/s)")
+      ("search-precision", po::value<double>()->default_value(0.01),
+       "server: stop when the highest valid and lowest invalid rates are this close");
+}
+
+capacity::ScenarioSettings scenario_settings(const po::variables_map& vm) {
+  capacity::ScenarioSettings s =
+      capacity::default_settings(capacity::parse_scenario(vm["scenario"].as<std::string>()));
+  s.target_latency_s = vm["target-latency-ms"].as<double>() / 1e3;
+  if (vm.count("target-latency-percentile"))
+    s.target_percentile = vm["target-latency-percentile"].as<double>();
+  s.min_query_count = vm["min-query-count"].as<uint64_t>();
+  s.min_duration_s = vm["min-duration-s"].as<double>();
+  s.early_stopping_confidence = vm["early-stopping-confidence"].as<double>();
+  s.start_rate = vm["start-rate"].as<double>();
+  s.search_precision = vm["search-precision"].as<double>();
+  capacity::validate(s);
+  return s;
+}
+
+SimScenarioRun run_sim_scenario(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
+                                std::ostream* progress) {
+  capacity::validate(s);
+  return s.scenario == capacity::Scenario::kServer ? run_server(cfg, s, progress)
+                                                   : run_counted(cfg, s, progress);
+}
+
+}  // namespace servelab::cli

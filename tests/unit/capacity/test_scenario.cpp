@@ -1,0 +1,108 @@
+// LoadGen's validity rules on hand-made runs, the Server search on a trial whose valid rates
+// are known, and loadgen_summary.txt's lines.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "capacity/loadgen_summary.h"
+#include "capacity/scenario.h"
+#include "capacity/server_search.h"
+
+using namespace servelab::capacity;
+using Catch::Contains;
+
+namespace {
+
+ScenarioSettings server(double bound_s) {
+  ScenarioSettings s = default_settings(Scenario::kServer);
+  s.target_latency_s = bound_s;
+  s.min_duration_s = 10;
+  s.min_query_count = 100;
+  return s;
+}
+
+// n latencies: all `base` except `over` of them at `slow`.
+std::vector<double> latencies(size_t n, double base, size_t over, double slow) {
+  std::vector<double> v(n, base);
+  for (size_t i = 0; i < over; ++i) v[i] = slow;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("server runs: valid only with both minimums, the percentile and early stopping") {
+  const ScenarioSettings s = server(0.050);
+  CHECK(judge_run(s, latencies(2000, 0.010, 5, 0.2), 20, 100).valid());
+  const RunOutcome short_run = judge_run(s, latencies(2000, 0.010, 0, 0), 9.5, 100);
+  CHECK_FALSE(short_run.valid());
+  CHECK_FALSE(short_run.min_duration_ok);
+  const RunOutcome few = judge_run(s, latencies(99, 0.010, 0, 0), 20, 5);
+  CHECK_FALSE(few.min_queries_ok);
+  // 2% over the bound: the p99 is over it.
+  const RunOutcome slow = judge_run(s, latencies(2000, 0.010, 40, 0.2), 20, 100);
+  CHECK_FALSE(slow.performance_ok);
+  CHECK(slow.overlatency == 40);
+  CHECK(slow.percentile_latency_s == 0.2);
+  // 0.95% over: the p99 is within the bound, but 19 of 2000 is no evidence at 99% confidence.
+  const RunOutcome edge = judge_run(s, latencies(2000, 0.010, 19, 0.2), 20, 100);
+  CHECK(edge.performance_ok);
+  CHECK_FALSE(edge.early_stopping_ok);
+  CHECK(edge.more_queries_needed > 0);
+  CHECK_THAT(edge.reasons().back(), Contains("early stopping"));
+}
+
+TEST_CASE("the server search brackets and bisects to the highest valid rate") {
+  ScenarioSettings s = server(0.050);
+  s.start_rate = 7;
+  s.search_precision = 0.005;
+  const double edge = 123.4;  // valid at or below
+  int calls = 0;
+  const SearchResult r = search_server_rate(s, [&](double rate) {
+    ++calls;
+    const size_t n = 2000;
+    return judge_run(s, latencies(n, rate <= edge ? 0.010 : 0.100, 0, 0), 20, rate);
+  });
+  CHECK(r.best_rate <= edge);
+  CHECK(r.best_rate >= edge / 1.005);
+  CHECK(r.lowest_invalid > edge);
+  CHECK(calls == static_cast<int>(r.steps.size()));
+  CHECK(r.queries == 2000u * r.steps.size());
+  CHECK(calls < 20);  // 5 doublings to bracket, then about 8 halvings of a 2x bracket
+}
+
+TEST_CASE("the server search reports no rate when none is valid") {
+  ScenarioSettings s = server(0.050);
+  const SearchResult r = search_server_rate(
+      s, [&](double rate) { return judge_run(s, latencies(500, 1.0, 0, 0), 20, rate); }, 12);
+  CHECK(r.best_rate == 0);
+  CHECK(r.steps.size() == 12);
+  CHECK_THAT(loadgen_search_summary(s, r, "sut"), Contains("Result is : INVALID"));
+}
+
+TEST_CASE("loadgen_summary.txt has LoadGen's metric line, verdict and settings") {
+  ScenarioSettings s = server(0.050);
+  const RunOutcome run = judge_run(s, latencies(2000, 0.010, 3, 0.06), 20, 100);
+  const std::string text = loadgen_summary(s, run, "servelab-sim");
+  CHECK_THAT(text, Contains("Scenario : Server"));
+  CHECK_THAT(text, Contains("Scheduled samples per second : 100.00"));
+  CHECK_THAT(text, Contains("Result is : VALID"));
+  CHECK_THAT(text, Contains("Early stopping satisfied: Yes"));
+  CHECK_THAT(text, Contains("99th percentile latency (ns) : 10000000"));
+  CHECK_THAT(text, Contains("target_latency (ns): 50000000"));
+  ScenarioSettings off = default_settings(Scenario::kOffline);
+  CHECK_THAT(loadgen_summary(off, judge_run(off, latencies(1000, 0.5, 0, 0), 2.0, 0), "x"),
+             Contains("Samples per second: 500.00"));
+  ScenarioSettings single = default_settings(Scenario::kSingleStream);
+  CHECK_THAT(loadgen_summary(single, judge_run(single, latencies(10, 0.002, 1, 0.009), 1, 0), "x"),
+             Contains("90.0th percentile latency (ns) : 2000000"));
+}
+
+TEST_CASE("scenario names and settings are checked") {
+  CHECK(parse_scenario("offline") == Scenario::kOffline);
+  CHECK_THROWS_WITH(parse_scenario("multi"), Contains("single-stream, server, offline"));
+  ScenarioSettings s = server(0.05);
+  s.target_percentile = 1.0;
+  CHECK_THROWS_WITH(validate(s), Contains("percentile"));
+}
