@@ -20,7 +20,8 @@ def render(exp, fig, out_base, formats=("png", "svg")):
     modes = [m for m in ("sim", "real") if m in exp.modes] or exp.modes
     xs, series = plots.figure_series(exp, fig)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    f, axes = plt.subplots(1, len(modes), figsize=(2.5 + 1.6 * len(xs) * len(modes), 5.0), squeeze=False, sharey=True)
+    f, axes = plt.subplots(1, len(modes), figsize=(2.5 + 1.6 * len(xs) * len(modes), 5.0),
+                           squeeze=False, sharey=True)
     width = 0.8 / max(1, len(series))
     for ci, mode in enumerate(modes):
         ax = axes[0][ci]
