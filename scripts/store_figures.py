@@ -217,7 +217,8 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="store-fig-", dir=args.out) as tmp:
         weights = os.path.join(tmp, "weights")
-        print(f"store_figures: populating a weight store with {count} {args.family}", file=sys.stderr)
+        print(f"store_figures: populating a weight store with {count} {args.family}",
+              file=sys.stderr)
         populate(args, weights, names)
         print("store_figures: PRETZEL figure 2 (memory)", file=sys.stderr)
         sr.write_results(os.path.join(args.out, "pretzel-memory"), memory,

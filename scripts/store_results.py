@@ -149,7 +149,8 @@ def write_results(out_dir, spec, runs):
         os.remove(db_path)
     con = sqlite3.connect(db_path)
     axis = "".join(f', "{_column(p)}"' for p in paths)
-    con.execute(f"CREATE TABLE points (point_id INTEGER PRIMARY KEY, label TEXT, params TEXT{axis})")
+    con.execute("CREATE TABLE points (point_id INTEGER PRIMARY KEY, label TEXT, params TEXT"
+                f"{axis})")
     con.execute("CREATE TABLE runs (run_id INTEGER PRIMARY KEY, point_id INTEGER REFERENCES "
                 "points, mode TEXT, repetition INTEGER, seed INTEGER, dir TEXT, status TEXT, "
                 "error TEXT, wall_s REAL, started_at TEXT DEFAULT CURRENT_TIMESTAMP)")
