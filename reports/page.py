@@ -37,7 +37,11 @@ def figure_section(exp, fig, files):
     """Collects one figure's text, image files and table rows (mode-independent data)."""
     xs, series = plots.figure_series(exp, fig)
     metrics = fig.get("metrics") or plots.DEFAULT_METRICS
-    cols = [m for m in dict.fromkeys(ERROR_METRICS + metrics)]
+    # The simulator-vs-real metrics lead every table of a serving run; results that measured
+    # none of them (memory, speedups) show the figure's metrics only.
+    measured = {m for st in exp.stats.values() for m, s in st.items() if s[2] > 0}
+    serving = any(m in measured for m in ERROR_METRICS)
+    cols = list(dict.fromkeys((ERROR_METRICS if serving else []) + metrics))
     modes = [m for m in ("sim", "real") if m in exp.modes]
     header = [plots.short(fig.get("x")) or "point"] + (["series"] if any(series) else [])
     # --match-speed: each sim point ran on the profile scaled to its real run's machine speed.

@@ -220,6 +220,8 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                                    fontsize=8, rotation=30 if len(xs) > 4 else 0)
             if ri == len(metrics) - 1:
                 ax.set_xlabel(fig.get("x_label") or fig.get("x") or "point")
+    if fig.get("annotate_checks"):
+        _annotate_checks(exp, fig, modes, axes)
     if any(series.keys()):
         handles, labels = axes[0][0].get_legend_handles_labels()
         if handles:
@@ -240,6 +242,20 @@ def render(exp, fig, out_base, formats=("png", "svg")):
         paths.append(path)
     plt.close(f)
     return paths
+
+
+def _annotate_checks(exp, fig, modes, axes):
+    """Writes each check's computed value and verdict into its mode's top panel (a figure's
+    `annotate_checks: true`), so that the plot states its result, e.g. a final ratio."""
+    import verdict  # imports this module lazily: no cycle at import time
+    for ci, mode in enumerate(modes):
+        _, results = verdict.figure_verdicts(exp, fig, [mode]).get(mode, (None, []))
+        lines = [textwrap.fill(f"{r['says']}: computed {r['value']:.3g} ({r['verdict']})", 52)
+                 for r in results if not math.isnan(r["value"])]
+        if lines:
+            axes[0][ci].text(0.02, 0.97, "\n".join(lines), transform=axes[0][ci].transAxes,
+                             fontsize=7, va="top", bbox={"facecolor": "white", "alpha": 0.85,
+                                                         "edgecolor": "#ccc"})
 
 
 def default_figures(exp):

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import page  # noqa: E402
 import plots  # noqa: E402
 import results_db  # noqa: E402
+import stacked  # noqa: E402
 import timeline  # noqa: E402
 
 
@@ -63,6 +64,8 @@ def main(argv=None):
         if fig.get("kind") == "timeline":
             files = timeline.render(exp, fig, base, formats=args.formats.split(","))
             fig = timeline.table_spec(fig)  # its table: one row per point, by series and row
+        elif fig.get("kind") == "stacked":
+            files = stacked.render(exp, fig, base, formats=args.formats.split(","))
         else:
             files = plots.render(exp, fig, base, formats=args.formats.split(","))
         sections.append(page.figure_section(exp, fig, [os.path.basename(p) for p in files]))

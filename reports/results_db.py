@@ -24,6 +24,17 @@ METRIC_LABELS = {
     "loads": "model loads",
     "mean_batch_size": "mean batch size",
     "accuracy": "expected accuracy",
+    # The weight store's figures (scripts/store_figures.py).
+    "pss_mb": "memory, PSS (MB)",
+    "latency_ms": "latency (ms)",
+    "load_ms": "load wait (ms)",
+    "speedup": "speedup over no sharing",
+    "first_answer_ms": "first answer time (ms)",
+    "hot_ms": "hot answer time (ms)",
+    "share_load": "load share of the no-sharing time",
+    "share_compute": "compute share of the no-sharing time",
+    "share_queue": "queue share of the no-sharing time",
+    "share_other": "HTTP and preprocessing share of the no-sharing time",
 }
 # Columns that results.db files of older versions lack, read from each run's stored summary
 # JSON instead (missing there too: NaN, as for a run without model groups).

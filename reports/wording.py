@@ -27,6 +27,16 @@ METRIC_WORDS = {
     "accuracy": ["accura"],
     "loads": ["load", "swap"],
     "mean_batch_size": ["batch"],
+    "pss_mb": ["memory", "pss"],
+    "latency_ms": ["latency"],
+    "load_ms": ["load"],
+    "speedup": ["speedup"],
+    "first_answer_ms": ["first answer"],
+    "hot_ms": ["hot"],
+    "share_load": ["load share"],
+    "share_compute": ["compute share"],
+    "share_queue": ["queue share"],
+    "share_other": ["http and preprocessing share"],
 }
 # Registered names and the words the pages and papers use for them.
 NAME_WORDS = {

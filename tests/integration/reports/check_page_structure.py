@@ -48,8 +48,9 @@ def claim_sections(md, reading):
     return out
 
 
-def check_lines(md, checks):
-    """Each check's page line says what it computed, and its words name that quantity."""
+def check_lines(md, checks, labels=None):
+    """Each check's page line says what it computed, and its words name that quantity (with
+    the experiment's `labels:`, the words its pages give sweep values)."""
     out = []
     lines = [m for m in (CHECK_LINE.match(x) for x in md.splitlines()) if m]
     for c in checks:
@@ -61,13 +62,13 @@ def check_lines(md, checks):
             label = wording.METRIC_WORDS.get(c.get("metric", "throughput_rps"), [""])[0]
             if label not in m.group(3).lower():
                 out.append(f"check '{says}': its computation does not name {label}")
-        out += [f"check '{says}': {p}" for p in wording.problems(c)]
+        out += [f"check '{says}': {p}" for p in wording.problems(c, labels)]
     return out
 
 
-def problems(md, spec_fig):
+def problems(md, spec_fig, labels=None):
     return (empty_tables(md) + claim_sections(md, spec_fig.get("our_reading"))
-            + check_lines(md, spec_fig.get("checks") or []))
+            + check_lines(md, spec_fig.get("checks") or [], labels))
 
 
 def main():
@@ -87,6 +88,18 @@ def main():
     assert empty_tables("| a | b |\n|---|---|\n\ntext\n"), "an empty table passed"
     bad = dict(fig["checks"][1], says="batching beats none at 16 in flight")
     assert check_lines(md, [bad]), "a check whose words miss its metric passed"
+    # The weight store's figures (tests/integration/store_figures/fixture.py) keep the rules.
+    sys.path.insert(0, os.path.join(here, "..", "store_figures"))
+    import fixture as store_fixture
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in store_fixture.write_all(tmp):
+            subprocess.run([sys.executable, os.path.join(src, "reports", "report.py"), path,
+                            "--formats", "png"], check=True, stdout=subprocess.DEVNULL)
+            md = open(os.path.join(path, "report", "report.md")).read()
+            store_spec = yaml.safe_load(open(os.path.join(path, "experiment.yaml")))
+            for store_fig in store_spec["figures"]:
+                found = problems(md, store_fig, store_spec.get("labels"))
+                assert not found, path + ":\n" + "\n".join(found)
     # The run's own setting is generated from its resolved config, whatever the file's text.
     import page
     from results_db import Experiment

@@ -1,0 +1,240 @@
+#!/usr/bin/python3
+"""The weight store's figures, measured on this machine (scripts/store-figures runs this):
+
+  PRETZEL figure 2  cumulative PSS of one server after registering 1..N variants of one
+                    backbone, with and without the store, and the prediction from the
+                    store's manifests (mode sim);
+  PRETZEL figure 3  cold (first request after registration) and hot latency of one variant;
+  TrIMS figure 8    per model, the speedup of the first answer with the weights resident in
+                    the store (a second process) and from disk (a cold store) over no sharing,
+                    and the ideal (no load at all);
+  TrIMS figure 9    the first answer's time split, with and without the store.
+
+Each figure becomes a results folder (experiment.yaml from experiments/{pretzel,trims}/,
+results.db) that reports/report.py turns into a page; reports/index.py indexes them.
+
+  store_figures.py SERVELAB MODELS_DIR OUT [--family F] [--variants N] [--models a,b,c]
+                   [--repetitions R] [--holder NAME]
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import store_results as sr  # noqa: E402
+from store_processes import Server, data_pss_kb, drop_from_page_cache  # noqa: E402
+
+HOT_REQUESTS = 5
+MB = 1024 * 1024
+
+
+def settle_pss(server, weights):
+    """The PSS of the server's data in bytes (store_processes.data_pss_kb: anonymous memory
+    and the blobs it maps) once it is idle (its last answer's buffers freed)."""
+    time.sleep(0.3)
+    return data_pss_kb(server.pid, weights) * 1024
+
+
+def populate(args, weights, names):
+    """Puts `names` into the weight store `weights` (PRETZEL's parameter store, populated
+    offline), through a server that is stopped afterwards."""
+    with tempfile.TemporaryDirectory(prefix="store-fig-") as tmp:
+        with Server(args.servelab, os.path.join(tmp, "store"), args.models, weights) as s:
+            for name in names:
+                s.register(name)
+
+
+def memory_runs(args, weights, names):
+    """PRETZEL figure 2: PSS after each registration, measured and predicted."""
+    measured, base, first = {}, {}, {}
+    for shared in (False, True):
+        with tempfile.TemporaryDirectory(prefix="store-fig-") as tmp:
+            with Server(args.servelab, os.path.join(tmp, "store"), args.models,
+                        weights if shared else None, host_models=len(names) + 1) as s:
+                base[shared] = settle_pss(s, weights)
+                series = []
+                for name in names:
+                    s.register(name)
+                    s.classify(name)
+                    series.append(settle_pss(s, weights))
+                measured[shared] = series
+                first[shared] = series[0]
+    manifests = [sr.read_manifest(sr.skeleton_of(weights, os.path.join(args.models, n + ".pt")))
+                 for n in names]
+    predicted = sr.predict_memory(manifests, base, first)
+    runs = []
+    for k in range(1, len(names) + 1):
+        for shared in (False, True):
+            params = {"variants": k, "weight_store": shared}
+            runs.append({"params": params, "mode": "real",
+                         "metrics": {"pss_mb": measured[shared][k - 1] / MB}})
+            runs.append({"params": params, "mode": "sim",
+                         "metrics": {"pss_mb": predicted[k - 1][shared] / MB}})
+    return runs
+
+
+def variant_latency_runs(args, weights, names):
+    """PRETZEL figure 3: a variant's first request after registration (its load is in the
+    request's path: the server holds two other variants in its host tier) and later ones."""
+    target, holders = names[0], names[1:3]
+    runs = []
+    for rep in range(args.repetitions):
+        for shared in (False, True):
+            with tempfile.TemporaryDirectory(prefix="store-fig-") as tmp:
+                with Server(args.servelab, os.path.join(tmp, "store"), args.models,
+                            weights if shared else None, host_models=len(holders)) as s:
+                    for h in holders:
+                        s.register(h)
+                        s.classify(h)
+                    s.register(target)
+                    cold = s.classify(target)
+                    hot = [s.classify(target)["wall_ms"] for _ in range(HOT_REQUESTS)]
+            for temp, ms in (("cold", cold["wall_ms"]), ("hot", statistics.median(hot))):
+                runs.append({"params": {"temperature": temp, "weight_store": shared},
+                             "mode": "real", "repetition": rep,
+                             "metrics": {"latency_ms": ms, "load_ms": cold["load_ms"]
+                                         if temp == "cold" else 0.0}})
+    return runs
+
+
+def first_answer(args, model, case):
+    """The first answer of `model` after registration in a server whose host tier is full
+    (args.holder fills it), so that the answer includes the model's load, for one case: none
+    (its TorchScript file, read from disk), store-cold (a store just written, read from
+    disk) or store-warm (a store whose blobs another running server maps). Returns (the
+    first answer, the median wall time of later answers)."""
+    with tempfile.TemporaryDirectory(prefix="store-fig-") as tmp:
+        weights = os.path.join(tmp, "weights") if case != "none" else None
+        keeper = None
+        try:
+            if case == "store-warm":
+                keeper = Server(args.servelab, os.path.join(tmp, "keeper"), args.models, weights)
+                keeper.register(model)
+            with Server(args.servelab, os.path.join(tmp, "store"), args.models, weights,
+                        host_models=1) as s:
+                s.register(args.holder)
+                s.register(model)
+                if case != "store-warm":
+                    drop_from_page_cache(tmp)
+                first = s.classify(model)
+                hot = [s.classify(model)["wall_ms"] for _ in range(HOT_REQUESTS)]
+        finally:
+            if keeper:
+                keeper.stop()
+    return first, statistics.median(hot)
+
+
+CASES = ("none", "store-warm", "store-cold")
+
+
+def first_answer_runs(args):
+    """TrIMS figures 8 and 9 from one set of measurements: per model, case and repetition."""
+    speedup, split = [], []
+    for rep in range(args.repetitions):
+        for model in args.model_list:
+            answers = {case: first_answer(args, model, case) for case in CASES}
+            base, base_hot = answers["none"][0], answers["none"][1]
+            base_parts = sr.time_split(base)
+            for case, (ans, hot) in answers.items():
+                speedup.append({"params": {"model": model, "case": case}, "mode": "real",
+                                "repetition": rep,
+                                "metrics": {"speedup": base["wall_ms"] / ans["wall_ms"],
+                                            "first_answer_ms": ans["wall_ms"],
+                                            "hot_ms": hot}})
+            ideal_ms = base["wall_ms"] - base_parts["load"]
+            speedup.append({"params": {"model": model, "case": "ideal"}, "mode": "real",
+                            "repetition": rep,
+                            "metrics": {"speedup": base["wall_ms"] / ideal_ms,
+                                        "first_answer_ms": ideal_ms, "hot_ms": base_hot}})
+            for shared, ans in ((False, base), (True, answers["store-warm"][0])):
+                split.append(split_run(model, shared, rep, ans, base["wall_ms"]))
+    split += mean_split_runs(split)
+    return speedup, split
+
+
+def split_run(model, shared, rep, answer, base_ms):
+    """One first answer's parts, each as a share of the no-store first answer's time."""
+    parts = sr.time_split(answer)
+    metrics = {f"share_{p}": parts[p] / base_ms for p in sr.PARTS}
+    metrics["first_answer_ms"] = answer["wall_ms"]
+    return {"params": {"model": model, "weight_store": shared}, "mode": "real",
+            "repetition": rep, "metrics": metrics}
+
+
+def mean_split_runs(split):
+    """The `mean` point per repetition and case: the models' mean shares and the geometric
+    mean of their first-answer times (so a ratio of two of them is the geometric mean of the
+    models' speedups, as TrIMS reports)."""
+    out = []
+    for rep in sorted({r["repetition"] for r in split}):
+        for shared in (False, True):
+            rows = [r["metrics"] for r in split
+                    if r["repetition"] == rep and r["params"]["weight_store"] == shared]
+            metrics = {k: statistics.mean(m[k] for m in rows) for k in rows[0]
+                       if k.startswith("share_")}
+            metrics["first_answer_ms"] = sr.geometric_mean([m["first_answer_ms"] for m in rows])
+            out.append({"params": {"model": "mean", "weight_store": shared}, "mode": "real",
+                        "repetition": rep, "metrics": metrics})
+    return out
+
+
+def spec_for_models(spec, models):
+    """The spec with the measured models on its model axis (the mean point last, if any)."""
+    spec = dict(spec)
+    sweep = dict(spec["sweep"])
+    sweep["model"] = list(models) + (["mean"] if "mean" in sweep["model"] else [])
+    spec["sweep"] = sweep
+    return spec
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("servelab")
+    ap.add_argument("models")
+    ap.add_argument("out")
+    ap.add_argument("--family", default="mobilenet_v3_small_variant")
+    ap.add_argument("--variants", type=int, default=None,
+                    help="variants registered (default: the memory experiment's last count)")
+    ap.add_argument("--models-list", dest="model_list",
+                    default="resnet18,mobilenet_v3_small,squeezenet1_1")
+    ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--holder", default="tiny_cnn",
+                    help="the small model that fills the host tier before a first answer")
+    args = ap.parse_args(argv)
+    args.model_list = [m for m in args.model_list.split(",") if m]
+    exp = os.path.join(SRC, "experiments")
+    memory = sr.load_spec(os.path.join(exp, "pretzel", "memory.yaml"))
+    count = args.variants or max(memory["sweep"]["variants"])
+    if count < 3:
+        sys.exit("store_figures: --variants needs at least 3 (a target and two holders)")
+    memory = sr.spec_for_count(memory, count)
+    names = [f"{args.family}_{i}" for i in range(count)]
+    os.makedirs(args.out, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="store-fig-", dir=args.out) as tmp:
+        weights = os.path.join(tmp, "weights")
+        print(f"store_figures: populating a weight store with {count} {args.family}",
+              file=sys.stderr)
+        populate(args, weights, names)
+        print("store_figures: PRETZEL figure 2 (memory)", file=sys.stderr)
+        sr.write_results(os.path.join(args.out, "pretzel-memory"), memory,
+                         memory_runs(args, weights, names))
+        print("store_figures: PRETZEL figure 3 (cold and hot latency)", file=sys.stderr)
+        sr.write_results(os.path.join(args.out, "pretzel-latency"),
+                         sr.load_spec(os.path.join(exp, "pretzel", "latency.yaml")),
+                         variant_latency_runs(args, weights, names))
+    print("store_figures: TrIMS figures 8 and 9 (first answers)", file=sys.stderr)
+    speedup, split = first_answer_runs(args)
+    sr.write_results(os.path.join(args.out, "trims-speedup"), spec_for_models(
+        sr.load_spec(os.path.join(exp, "trims", "speedup.yaml")), args.model_list), speedup)
+    sr.write_results(os.path.join(args.out, "trims-breakdown"), spec_for_models(
+        sr.load_spec(os.path.join(exp, "trims", "breakdown.yaml")), args.model_list), split)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
