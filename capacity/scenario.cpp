@@ -70,6 +70,9 @@ void validate(const ScenarioSettings& s) {
   if (!(s.start_rate > 0 && s.start_rate <= 1e7)) fail("start rate must be in (0, 1e7] req/s");
   if (!(s.search_precision > 0 && s.search_precision <= 1))
     fail("search precision must be in (0, 1]");
+  if (s.max_trials < 1 || s.max_trials > 1000) fail("max trials must be 1..1000");
+  if (!(s.min_rate > 0 && s.min_rate <= s.start_rate))
+    fail("min rate must be above 0 and at most the start rate");
 }
 
 RunOutcome judge_run(const ScenarioSettings& s, std::vector<double> latencies,

@@ -31,6 +31,8 @@ struct ScenarioSettings {
   // server: the search's first rate (requests/s) and its stopping width (hi / lo - 1).
   double start_rate = 10;
   double search_precision = 0.01;
+  int max_trials = 40;
+  double min_rate = 0.1;             // the search gives up below it (runs grow as 1 / rate)
 };
 
 // LoadGen's defaults for the scenario (percentile 0.90 for single-stream).

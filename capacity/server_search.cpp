@@ -24,8 +24,8 @@ bool bracketed(const SearchResult& r) { return r.best_rate > 0 && r.lowest_inval
 }  // namespace
 
 SearchResult search_server_rate(const ScenarioSettings& s,
-                                const std::function<RunOutcome(double rate)>& trial,
-                                int max_trials) {
+                                const std::function<RunOutcome(double rate)>& trial) {
+  const int max_trials = s.max_trials;
   validate(s);
   SearchResult r;
   // Bracket: double after a valid run, halve after an invalid one.
@@ -33,7 +33,7 @@ SearchResult search_server_rate(const ScenarioSettings& s,
   for (int i = 0; i < max_trials && !bracketed(r); ++i) {
     const bool valid = run_trial(trial, rate, r);
     rate = valid ? rate * 2 : rate / 2;
-    if (rate < 1e-6) break;  // nothing is valid at any useful rate
+    if (rate < s.min_rate) break;  // nothing is valid at any rate worth a run
   }
   // Bisect the bracket geometrically until it is within the precision.
   while (bracketed(r) && static_cast<int>(r.steps.size()) < max_trials &&

@@ -26,9 +26,9 @@ struct SearchResult {
   uint64_t queries = 0;        // every trial's queries together
 };
 
-// At most `max_trials` runs. Throws std::invalid_argument on bad settings.
+// At most s.max_trials runs, none below s.min_rate. Throws std::invalid_argument on bad
+// settings.
 SearchResult search_server_rate(const ScenarioSettings& s,
-                                const std::function<RunOutcome(double rate)>& trial,
-                                int max_trials = 40);
+                                const std::function<RunOutcome(double rate)>& trial);
 
 }  // namespace servelab::capacity

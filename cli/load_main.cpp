@@ -8,8 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
+#include "capacity/loadgen_summary.h"
+#include "cli/load_scenario.h"
+#include "cli/scenario_options.h"
 #include "cli/subcommands.h"
 #include "config/run_config.h"
 #include "config/yaml_util.h"
@@ -72,6 +76,7 @@ struct LoadArgs {
   double max_failed_fraction = 1;  // above it the run exits 1; none completed: 1 as well
   bool send_slo = false;
   uint32_t max_connections = 1024;
+  std::optional<capacity::ScenarioSettings> scenario;  // --scenario: LoadGen's rules
 };
 
 // Parses the command line into `a`; false when --help was asked for (and printed).
@@ -92,6 +97,7 @@ bool parse_args(int argc, char** argv, LoadArgs& a) {
       "send-slo", po::bool_switch(&a.send_slo),
       "send each request's SLO in X-SLO-Ms (the server's per-request SLO)")(
       "workload", po::value(&a.workload_file)->required(), "YAML file with `workload:`");
+  add_scenario_options(opts);
   po::positional_options_description positional;
   positional.add("workload", 1);
   po::variables_map vm;
@@ -102,6 +108,7 @@ bool parse_args(int argc, char** argv, LoadArgs& a) {
     return false;
   }
   po::notify(vm);
+  if (vm.count("scenario")) a.scenario = scenario_settings(vm);
   if (!(a.max_failed_fraction >= 0 && a.max_failed_fraction <= 1))
     throw std::invalid_argument("--max-failed-fraction must be between 0 and 1");
   return true;
@@ -179,6 +186,20 @@ int load_status(const LoadArgs& a, const nlohmann::json& summary) {
   return 1;
 }
 
+// --scenario: the scenario's trials, then the reported run written as any run, with
+// loadgen_summary.txt beside it.
+int run_scenario(const LoadArgs& a, const loadgen::LoadOptions& options,
+                 const workloads::WorkloadSpec& spec) {
+  std::fprintf(stderr, "servelab load: LoadGen scenario %s against %s\n",
+               capacity::scenario_name(a.scenario->scenario).c_str(), a.url.c_str());
+  LoadScenarioRun run = run_load_scenario(options, spec, *a.scenario, &std::cerr);
+  std::filesystem::create_directories(a.out_dir);
+  std::ofstream(a.out_dir + "/workload.yaml") << workloads::to_yaml(run.spec) << "\n";
+  const nlohmann::json summary = write_results(a, run.records, run.stats);
+  capacity::write_text(a.out_dir + "/loadgen_summary.txt", run.loadgen_summary);
+  return load_status(a, summary);
+}
+
 int run(int argc, char** argv) {
   LoadArgs a;
   if (!parse_args(argc, argv, a)) return 0;
@@ -187,6 +208,7 @@ int run(int argc, char** argv) {
   if (!doc["workload"]) throw std::invalid_argument(a.workload_file + ": no `workload:` section");
   const auto spec = workloads::parse_workload(doc["workload"],
                                               static_cast<uint32_t>(options.model_names.size()));
+  if (a.scenario) return run_scenario(a, options, spec);
   const auto workload = workloads::generate(spec);
   std::filesystem::create_directories(a.out_dir);
   std::ofstream(a.out_dir + "/workload.yaml") << workloads::to_yaml(spec) << "\n";

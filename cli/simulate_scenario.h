@@ -7,19 +7,13 @@
 #include <iosfwd>
 #include <string>
 
-#include <boost/program_options.hpp>
+#include "cli/scenario_options.h"
 
 #include "capacity/scenario.h"
 #include "simulator/sim_config.h"
 #include "workloads/workload.h"
 
 namespace servelab::cli {
-
-// LoadGen's settings as options (--scenario, --target-latency-ms, ...); defaults are LoadGen's
-// (the percentile: the scenario's).
-void add_scenario_options(boost::program_options::options_description& opts);
-// The settings the options give; throws std::invalid_argument on a bad one.
-capacity::ScenarioSettings scenario_settings(const boost::program_options::variables_map& vm);
 
 struct SimScenarioRun {
   workloads::WorkloadSpec workload;  // the reported run's workload, to run again and write
