@@ -46,10 +46,12 @@ struct Command {
 #define SERVELAB_PROFILE servelab::cli::profile_main
 #define SERVELAB_RUN servelab::cli::run_main
 #define SERVELAB_REPORT servelab::cli::report_main
+#define SERVELAB_SEARCH servelab::cli::search_main
 #else
 #define SERVELAB_PROFILE nullptr
 #define SERVELAB_RUN nullptr
 #define SERVELAB_REPORT nullptr
+#define SERVELAB_SEARCH nullptr
 #endif
 #ifdef SERVELAB_HAS_TRAIN
 #define SERVELAB_TRAIN servelab::cli::train_main
@@ -65,6 +67,8 @@ const Command kCommands[] = {
     {"profile", "measure model cost profiles on this machine", SERVELAB_PROFILE},
     {"run", "run an experiment config (sim, real or both)", SERVELAB_RUN},
     {"report", "turn a results folder into plots and a report", SERVELAB_REPORT},
+    {"search", "search configurations under an SLO in simulation (and measure the best)",
+     SERVELAB_SEARCH},
     {"train", "train a learned policy (rafiki-rl) in the simulator", SERVELAB_TRAIN},
 };
 

@@ -12,5 +12,6 @@ int route_main(int argc, char** argv);     // route_main.cpp: engine/route/http/
 int profile_main(int argc, char** argv);   // experiments_main.cpp: experiments/
 int run_main(int argc, char** argv);       // experiments_main.cpp: experiments/
 int report_main(int argc, char** argv);    // experiments_main.cpp (calls reports/)
+int search_main(int argc, char** argv);    // search_main.cpp: experiments/ + capacity/
 int train_main(int argc, char** argv);     // train_main.cpp: learn/train/
 }  // namespace servelab::cli

@@ -1,5 +1,7 @@
 #include "experiments/results_index.h"
 
+#include <limits>
+
 #include <sqlite3.h>
 
 #include <stdexcept>
@@ -66,6 +68,21 @@ nlohmann::json yaml_to_json(const YAML::Node& v) {
 }
 
 }  // namespace
+
+std::vector<std::string> summary_metric_names() {
+  std::vector<std::string> names;
+  for (const auto& [col, ptr] : kMetrics) names.push_back(col);
+  return names;
+}
+
+double summary_metric(const nlohmann::json& summary, const std::string& name) {
+  for (const auto& [col, ptr] : kMetrics) {
+    if (name != col) continue;
+    const nlohmann::json::json_pointer at(ptr);
+    if (summary.contains(at) && summary.at(at).is_number()) return summary.at(at).get<double>();
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
 
 std::string ResultsIndex::column_name(const std::string& path) {
   std::string c = path;

@@ -34,6 +34,10 @@ struct RunRow {
   double wall_s = 0;
 };
 
+// The summaries table's metric columns, and one's value in a summary.json (NaN when absent).
+std::vector<std::string> summary_metric_names();
+double summary_metric(const nlohmann::json& summary, const std::string& name);
+
 class ResultsIndex {
  public:
   // Opens (creating) DIR/results.db. Recreates the tables (a results folder holds one run of

@@ -122,7 +122,12 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   auto points = expand_sweep(spec);
   // Resolve every config up front: a broken sweep path fails before anything runs.
   std::vector<Job> jobs;
+  const auto chosen = [&](uint32_t point) {
+    return options.points.empty() || std::find(options.points.begin(), options.points.end(),
+                                               point) != options.points.end();
+  };
   for (const PlannedRun& run : run_order(spec, points, modes)) {
+    if (!chosen(run.point)) continue;
     const SweepPoint& p = points[run.point];
     const uint64_t seed = spec.seeds[run.repetition];
     YAML::Node cfg = resolve_config(spec, p, run.mode, seed);
@@ -136,7 +141,8 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   fs::create_directories(out / "runs");
   write_text(out / "experiment.yaml", emit(spec.doc));
   ResultsIndex index((out / "results.db").string(), spec.sweep);
-  for (const auto& p : points) index.add_point(p);
+  for (const auto& p : points)
+    if (chosen(p.index)) index.add_point(p);
 
   for (const auto& mode : modes) {
     std::vector<YAML::Node> configs;

@@ -75,6 +75,8 @@ struct RunOptions {
   // the profile it writes (summary.json: "calibrated_profile"). Nothing is taken from the runs
   // predicted.
   bool calibrate_each = false;
+  // Only these points (indices into expand_sweep's grid), e.g. a search's sample; empty: all.
+  std::vector<uint32_t> points;
 };
 
 struct RunOutcome {
