@@ -9,6 +9,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/slurm_run.h"
 #include "cli/subcommands.h"
 #include "config/profile_yaml.h"
 #include "experiments/backends.h"
@@ -86,6 +87,13 @@ po::options_description run_options() {
       "probes so far and the profile")(
       "report", "render the report when done (servelab report OUT)")(
       "fail-fast", "stop at the first failed run")("quiet,q", "no progress bar")(
+      "slurm", "submit the runs as a Slurm job array and a merge job after them (needs --out)")(
+      "slurm-args", po::value<std::string>(), "--slurm: extra sbatch options, e.g. "
+      "'--partition=gpu --time=10'")(
+      "resume", "--slurm: submit only the runs without a finished folder, then merge again")(
+      "wait", "--slurm: return when the merge has run")(
+      "task", po::value<size_t>(), "run only the plan's run number N (a Slurm array task)")(
+      "merge", "run nothing: index the runs' folders in --out into results.db")(
       "verbose,v", "print what each body does");
   return opts;
 }
@@ -114,6 +122,10 @@ ex::RunOptions run_options_of(const po::variables_map& vm) {
   ro.quiet = vm.count("quiet") > 0;
   ro.match_speed = vm.count("match-speed") > 0;
   ro.calibrate_each = vm.count("calibrate-each") > 0;
+  if (vm.count("task")) ro.task = vm["task"].as<size_t>();
+  ro.merge = vm.count("merge") > 0;
+  if ((ro.task || ro.merge) && ro.out_dir.empty())
+    throw ex::ExperimentError("--task and --merge need --out DIR");
   return ro;
 }
 
@@ -160,7 +172,9 @@ int run_main(int argc, char** argv) {
                "usage: servelab run EXPERIMENT.yaml [--mode sim|real|both] [--out DIR]"))
       return 0;
     const ex::ExperimentSpec spec = load_with_sets(vm);
+    if (vm.count("slurm")) return submit_to_slurm(slurm_plan(vm), spec, run_options_of(vm));
     const ex::RunOutcome out = run_with_backends(spec, run_options_of(vm), vm);
+    if (vm.count("task")) return out.failed ? 1 : 0;  // the merge reports
     return report_outcome(out, vm.count("report") > 0);
   } catch (const po::error& e) {
     std::fprintf(stderr, "servelab run: %s (see servelab run --help)\n", e.what());

@@ -87,6 +87,77 @@ void calibrate_run(Job& job, Backend& real, const fs::path& out,
   if (calibrated.count(key)) job.config["profile"] = calibrated[key];
 }
 
+// Every run `options` plans, its config resolved (a broken sweep path fails before anything
+// runs), in run order.
+std::vector<Job> plan_jobs(const ExperimentSpec& spec, const std::vector<SweepPoint>& points,
+                           const RunOptions& options, const std::vector<std::string>& modes,
+                           const std::map<std::string, Backend*>& backends) {
+  std::vector<Job> jobs;
+  for (const PlannedRun& run : run_order(spec, points, modes)) {
+    if (!options.points.empty() && std::find(options.points.begin(), options.points.end(),
+                                             run.point) == options.points.end())
+      continue;
+    const SweepPoint& p = points[run.point];
+    const uint64_t seed = spec.seeds[run.repetition];
+    YAML::Node cfg = resolve_config(spec, p, run.mode, seed);
+    const auto body = backends.find(run.mode);
+    const double w = body != backends.end() && body->second ? body->second->weight(cfg)
+                                                            : config_requests(cfg);
+    jobs.push_back(Job{&p, run.mode, run.repetition, seed, cfg, w});
+  }
+  return jobs;
+}
+
+std::string run_name(uint32_t point, const std::string& mode, uint32_t repetition) {
+  char name[64];
+  std::snprintf(name, sizeof name, "p%03u-%s-r%u", point, mode.c_str(), repetition);
+  return name;
+}
+
+std::string run_name(const Job& job) {
+  return run_name(job.point->index, job.mode, job.repetition);
+}
+
+// A task's row for the merge: runs/<name>/run.json.
+void write_run_row(const fs::path& dir, const RunRow& row) {
+  const nlohmann::json j = {{"point", row.point_id}, {"mode", row.mode},
+                            {"repetition", row.repetition}, {"seed", row.seed},
+                            {"dir", row.dir}, {"status", row.status},
+                            {"error", row.error}, {"wall_s", row.wall_s}};
+  results::write_json((dir / "run.json").string(), j);
+}
+
+// The merge: each planned run's row and summary from its folder into results.db.
+RunOutcome merge_runs(const std::vector<Job>& jobs, const fs::path& out, ResultsIndex& index,
+                      RunOutcome outcome) {
+  for (const Job& job : jobs) {
+    const std::string name = run_name(job);
+    const fs::path dir = out / "runs" / name;
+    RunRow row{job.point->index, job.mode, job.repetition, job.seed,
+               (fs::path("runs") / name).string(), "failed", "its task did not finish", 0};
+    nlohmann::json summary;
+    std::ifstream row_in(dir / "run.json"), summary_in(dir / "summary.json");
+    const nlohmann::json r = nlohmann::json::parse(row_in, nullptr, false);
+    if (row_in && !r.is_discarded()) {
+      row.status = r.value("status", "failed");
+      row.error = r.value("error", "");
+      row.wall_s = r.value("wall_s", 0.0);
+    }
+    if (row.status == "ok") summary = nlohmann::json::parse(summary_in, nullptr, false);
+    if (row.status == "ok" && summary.is_discarded()) {
+      row.status = "failed";
+      row.error = "summary.json is missing or unreadable";
+    }
+    if (row.status != "ok") {
+      ++outcome.failed;
+      if (outcome.first_error.empty()) outcome.first_error = name + ": " + row.error;
+    }
+    index.add_run(row, row.status == "ok" ? summary : nlohmann::json());
+    ++outcome.runs;
+  }
+  return outcome;
+}
+
 }  // namespace
 
 std::vector<PlannedRun> run_order(const ExperimentSpec& spec, const std::vector<SweepPoint>& points,
@@ -117,45 +188,50 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   if ((options.match_speed || options.calibrate_each) && !both)
     throw ExperimentError("matching the simulator's speed to the real runs or calibrating "
                           "before each point needs both modes (--mode both)");
+  if ((options.match_speed || options.calibrate_each) && (options.task || options.merge))
+    throw ExperimentError("matching speeds or calibrating before each point chains a point's "
+                          "runs, which a cluster's separate tasks cannot");
   // A point's real run (and its calibration) comes before its sim run, which needs them.
   if (options.match_speed || options.calibrate_each) modes = {"real", "sim"};
   auto points = expand_sweep(spec);
-  // Resolve every config up front: a broken sweep path fails before anything runs.
-  std::vector<Job> jobs;
+  std::vector<Job> jobs = plan_jobs(spec, points, options, modes, backends);
+  if (options.task && *options.task >= jobs.size())
+    throw ExperimentError("task " + std::to_string(*options.task) + " of a plan of " +
+                          std::to_string(jobs.size()) + " runs");
   const auto chosen = [&](uint32_t point) {
     return options.points.empty() || std::find(options.points.begin(), options.points.end(),
                                                point) != options.points.end();
   };
-  for (const PlannedRun& run : run_order(spec, points, modes)) {
-    if (!chosen(run.point)) continue;
-    const SweepPoint& p = points[run.point];
-    const uint64_t seed = spec.seeds[run.repetition];
-    YAML::Node cfg = resolve_config(spec, p, run.mode, seed);
-    double w = backends.at(run.mode)->weight(cfg);
-    jobs.push_back(Job{&p, run.mode, run.repetition, seed, cfg, w});
-  }
 
   RunOutcome outcome;
   outcome.out_dir = options.out_dir.empty() ? default_out_dir(spec.name) : options.out_dir;
   fs::path out(outcome.out_dir);
   fs::create_directories(out / "runs");
-  write_text(out / "experiment.yaml", emit(spec.doc));
-  ResultsIndex index((out / "results.db").string(), spec.sweep);
-  for (const auto& p : points)
-    if (chosen(p.index)) index.add_point(p);
+  std::optional<ResultsIndex> index;  // a task writes none: the merge does
+  if (!options.task) {
+    write_text(out / "experiment.yaml", emit(spec.doc));
+    index.emplace((out / "results.db").string(), spec.sweep);
+    for (const auto& p : points)
+      if (chosen(p.index)) index->add_point(p);
+  }
+  if (options.merge) return merge_runs(jobs, out, *index, outcome);
 
+  const auto mine = [&](size_t k) { return !options.task || k == *options.task; };
   for (const auto& mode : modes) {
     std::vector<YAML::Node> configs;
-    for (const auto& j : jobs)
-      if (j.mode == mode) configs.push_back(j.config);
-    backends.at(mode)->prepare(configs);
+    for (size_t k = 0; k < jobs.size(); ++k)
+      if (mine(k) && jobs[k].mode == mode) configs.push_back(jobs[k].config);
+    if (!configs.empty()) backends.at(mode)->prepare(configs);
   }
   double total = 0;
-  for (const auto& j : jobs) total += j.weight;
-  ProgressBar bar(jobs.size(), total, options.quiet ? nullptr : stderr);
+  for (size_t k = 0; k < jobs.size(); ++k)
+    if (mine(k)) total += jobs[k].weight;
+  ProgressBar bar(options.task ? 1 : jobs.size(), total, options.quiet ? nullptr : stderr);
   SpeedMatch speed;  // of the last real run
   std::map<RunKey, std::string> calibrated;  // its calibration profile
-  for (auto& job : jobs) {
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    if (!mine(k)) continue;
+    Job& job = jobs[k];
     bool scaled = false;
     if (job.mode == "real") speed = SpeedMatch{};
     if (options.calibrate_each)
@@ -167,9 +243,7 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
       if (std::isfinite(speed.jitter)) job.config["simulation"]["jitter"] = speed.jitter;
       scaled = true;
     }
-    char name[64];
-    std::snprintf(name, sizeof name, "p%03u-%s-r%u", job.point->index, job.mode.c_str(),
-                  job.repetition);
+    const std::string name = run_name(job);
     fs::path dir = out / "runs" / name;
     fs::create_directories(dir);
     write_text(dir / "config.yaml", emit(job.config));
@@ -216,17 +290,29 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
       row.status = "failed";
       row.error = e.what();
       ++outcome.failed;
-      if (outcome.first_error.empty()) outcome.first_error = std::string(name) + ": " + e.what();
+      if (outcome.first_error.empty()) outcome.first_error = name + ": " + e.what();
       write_text(dir / "error.txt", row.error + "\n");
     }
     row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    index.add_run(row, summary);
+    if (index) index->add_run(row, summary);
+    else write_run_row(dir, row);
     ++outcome.runs;
     bar.done(job.weight);
     if (options.fail_fast && row.status != "ok") break;
   }
   bar.finish();
   return outcome;
+}
+
+std::vector<std::string> planned_run_names(const ExperimentSpec& spec, const RunOptions& options) {
+  const std::vector<std::string> modes = options.modes.empty() ? spec.modes : options.modes;
+  const auto points = expand_sweep(spec);
+  std::vector<std::string> names;
+  for (const PlannedRun& run : run_order(spec, points, modes))
+    if (options.points.empty() || std::find(options.points.begin(), options.points.end(),
+                                            run.point) != options.points.end())
+      names.push_back(run_name(run.point, run.mode, run.repetition));
+  return names;
 }
 
 }  // namespace servelab::experiments

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,7 +78,17 @@ struct RunOptions {
   bool calibrate_each = false;
   // Only these points (indices into expand_sweep's grid), e.g. a search's sample; empty: all.
   std::vector<uint32_t> points;
+  // A cluster's share of the work (`servelab run --slurm`): run only the plan's task-th run
+  // (0-based, in run order), writing its folder and runs/<name>/run.json but no results.db,
+  // so that tasks on many nodes never write one file...
+  std::optional<size_t> task;
+  // ... and then, run nothing: index every planned run's folder (run.json, summary.json) into
+  // results.db; a run without run.json counts as failed ("its task did not finish").
+  bool merge = false;
 };
+
+// The folder names (p<point>-<mode>-r<rep>) of the runs `options` plans, in task order.
+std::vector<std::string> planned_run_names(const ExperimentSpec& spec, const RunOptions& options);
 
 struct RunOutcome {
   std::string out_dir;
