@@ -39,4 +39,13 @@ rm -rf cluster/runs/p000-sim-r0 cluster/runs/p004-sim-r0/run.json
 "$BIN" run "$EXP" --out cluster "${ARGS[@]}" --slurm --resume --wait 2> resume.log
 grep -q "2 of 6 runs submitted" resume.log
 same
-echo "slurm sweep: identical to the local run, resume ran 2 of 6"
+# The controller down: refused with Slurm's message, the finished results as they were.
+bash "$SRC/scripts/slurm-local" stop
+before=$(sqlite3 cluster/results.db "select count(*) from runs where status = 'ok'")
+set +e
+"$BIN" run "$EXP" --out cluster "${ARGS[@]}" --slurm --resume 2> down.log
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q "Slurm refused" down.log
+[ "$(sqlite3 cluster/results.db "select count(*) from runs where status = 'ok'")" = "$before" ]
+echo "slurm sweep: identical to the local run, resume ran 2 of 6, a dead controller refused"
