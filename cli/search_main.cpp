@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -187,6 +188,15 @@ std::string markdown(const SearchArgs& a, const nlohmann::json& j) {
   return md;
 }
 
+// Draws DIR/search.png (reports/search_plot.py); the page's line for it, or a note why not.
+std::string plot(const std::string& out) {
+  const std::string cmd = "/usr/bin/python3 " + std::string(SERVELAB_SOURCE_DIR) +
+                          "/reports/search_plot.py '" + out + "' >/dev/null";
+  if (out.find('\'') == std::string::npos && std::system(cmd.c_str()) == 0)
+    return "\n![throughput against p99 latency](search.png)\n";
+  return "\n(no plot: reports/search_plot.py needs python3 with matplotlib)\n";
+}
+
 int run_search(const po::variables_map& vm) {
   SearchArgs a = search_args(vm);
   const auto points = ex::expand_sweep(a.spec);
@@ -217,6 +227,7 @@ int run_search(const po::variables_map& vm) {
                       {"ranked", nlohmann::json::array()}, {"pareto", nlohmann::json::array()},
                       {"infeasible", found.infeasible}};
   for (const auto& c : a.constraints) j["constraints"].push_back(c.text);
+  for (const auto& c : all) j["all"].push_back(candidate_json(c));
   for (const auto& c : found.ranked) j["ranked"].push_back(candidate_json(c));
   for (const auto& c : found.pareto) j["pareto"].push_back(candidate_json(c));
   if (a.measure_best > 0 && !found.ranked.empty()) {
@@ -226,7 +237,7 @@ int run_search(const po::variables_map& vm) {
     j["measured"] = measure(a, points, found, *real);
   }
   std::ofstream(fs::path(a.out) / "search.json") << j.dump(2) << "\n";
-  std::ofstream(fs::path(a.out) / "search.md") << markdown(a, j);
+  std::ofstream(fs::path(a.out) / "search.md") << markdown(a, j) << plot(a.out);
   if (found.ranked.empty()) {
     std::fprintf(stderr, "search: no configuration is feasible:\n");
     for (const auto& r : found.infeasible) std::fprintf(stderr, "  %s\n", r.c_str());

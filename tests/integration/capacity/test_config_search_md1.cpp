@@ -78,6 +78,7 @@ TEST_CASE("search on M/D/1 rates picks the highest rate whose closed-form p99 is
   CHECK_THAT(j["ranked"][0]["label"].get<std::string>(), Contains("50"));
   CHECK(fs::exists(tmp.path() / "s" / "sim" / "results.db"));
   CHECK(fs::exists(tmp.path() / "s" / "search.md"));
+  CHECK(fs::exists(tmp.path() / "s" / "search.png"));  // reports/search_plot.py
 }
 
 TEST_CASE("search names the constraint no configuration meets, and refuses unknown metrics",
