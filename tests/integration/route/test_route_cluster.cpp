@@ -211,7 +211,9 @@ TEST_CASE("servelab route prints its port, forwards, stops on SIGTERM, and refus
            {{"--port", "0"}, "--backends is required"},
            {{"--backends", "127.0.0.1:9", "--max-held", "-1"}, "must not be negative"},
            {{"--backends", "127.0.0.1:9", "--hosts", "cnn=1"}, "server '1' is not one of 0..0"},
-           {{"--backends", "127.0.0.1:9", "--hosts", "cnn"}, "MODEL=I,J"}}) {
+           {{"--backends", "127.0.0.1:9", "--hosts", "cnn"}, "MODEL=I,J"},
+           {{"--backends", "127.0.0.1:9", "--backup-percentile", "100"}, "in (0, 100)"},
+           {{"--backends", "127.0.0.1:9", "--backup-after-ms", "-5"}, "must be between 0 and"}}) {
     ServeProcess bad("route", args, dir.path / "bad");
     CHECK(bad.wait_exit(std::chrono::seconds(30)) == 2);
     CHECK(bad.err().find(message) != std::string::npos);
