@@ -31,9 +31,6 @@ struct RealBackendOptions {
   std::string image;  // request body; default <models_dir>/images/gradient.jpg (a config's
                       // workload.images replace it, one labelled image per request)
   bool verbose = false;
-  // A config with `cluster:` starts its servers from this servelab executable (empty: this
-  // process's own, as `servelab run` is).
-  std::string servelab_binary;
 };
 
 // Makes sure the profile at `path` has every model in `models`, measuring the missing ones

@@ -202,8 +202,7 @@ class RealBackend : public Backend {
   // kept in run_dir/route-metrics.txt. The servers' own counters (loads, batches) stay theirs.
   results::RunRecords run_cluster(const config::RunConfig& rc, const workloads::Workload& w,
                                   loadgen::LoadOptions lo, const std::string& run_dir) const {
-    RealClusterOptions co;
-    if (!o_.servelab_binary.empty()) co.binary = o_.servelab_binary;
+    RealClusterOptions co;  // the servers run this process's executable: servelab's
     co.models_dir = o_.models_dir;
     co.run_dir = run_dir;
     co.config_file = run_dir + "/config.yaml";
