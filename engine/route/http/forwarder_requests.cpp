@@ -160,6 +160,8 @@ void Forwarder::Impl::on_answer(std::shared_ptr<Pending> p, size_t c,
     r.body = std::move(a.body);
     r.headers = std::move(a.headers);
     r.headers.emplace_back("x-servelab-backend", b.name);
+    if (!p->request_id.empty())  // with backups: which copy answered
+      r.headers.emplace_back("x-servelab-copy", p->copies[c].backup ? "backup" : "first");
     ++answered;
     won_by(p, c);
     return answer(*p, std::move(r));

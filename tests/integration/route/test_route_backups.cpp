@@ -69,6 +69,7 @@ TEST_CASE("a request whose server is busy gets a backup on the other server, and
   INFO(r.body);
   CHECK(r.status == 200);
   CHECK(r.headers.at("x-servelab-backend") == "127.0.0.1:" + std::to_string(servers.b1.port()));
+  CHECK(r.headers.at("x-servelab-copy") == "backup");
   CHECK(busy.get().status == 200);
 
   CHECK(metric(front.port(), "servelab_route_backups_sent_total") == 1);
@@ -91,7 +92,9 @@ TEST_CASE("no backup goes when the first copy answers or starts before the delay
   SECTION("answered first") {
     route::RouteServer front(servers.front(60));
     REQUIRE(front.start().empty());
-    CHECK(classify(front.port(), image).status == 200);
+    const auto r = classify(front.port(), image);
+    CHECK(r.status == 200);
+    CHECK(r.headers.at("x-servelab-copy") == "first");
     CHECK(metric(front.port(), "servelab_route_backups_sent_total") == 0);
     CHECK(metric(front.port(), "servelab_route_won_total{copy=\"first\"") == 1);
   }

@@ -20,7 +20,10 @@ inline auto slow_model_server(std::map<std::string, double> batch_seconds) {
     ModelProfile m;
     m.name = name;
     m.size_bytes = 1;
-    m.batches = {BatchCost{1, seconds}};
+    BatchCost one;
+    one.batch = 1;
+    one.mean = seconds;
+    m.batches = {one};
     m.set_load_time(Tier::Disk, Tier::Host, 0);
     profile->models.push_back(std::move(m));
   }
