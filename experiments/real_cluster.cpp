@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
@@ -102,20 +102,32 @@ struct Child {
 };
 
 // One exchange with 127.0.0.1:port (a JSON body when not empty): the answer's status and body.
+// A server that takes over 5 minutes (a registration loads the model) fails it.
 std::pair<unsigned, std::string> exchange(uint16_t port, http::verb verb,
                                           const std::string& target, const std::string& body) {
   boost::asio::io_context io;
-  tcp::socket socket(io);
-  socket.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port));
+  boost::beast::tcp_stream stream(io);
   http::request<http::string_body> req(verb, target, 11);
   req.set(http::field::host, "127.0.0.1");
   if (!body.empty()) req.set(http::field::content_type, "application/json");
   req.body() = body;
   req.prepare_payload();
-  http::write(socket, req);
   boost::beast::flat_buffer buffer;
   http::response<http::string_body> res;
-  http::read(socket, buffer, res);
+  boost::system::error_code failure;
+  stream.expires_after(std::chrono::minutes(5));
+  stream.async_connect(
+      tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port), [&](auto ec) {
+        if (ec) return void(failure = ec);
+        http::async_write(stream, req, [&](auto ec, size_t) {
+          if (ec) return void(failure = ec);
+          http::async_read(stream, buffer, res, [&](auto ec, size_t) { failure = ec; });
+        });
+      });
+  io.run();
+  if (failure)
+    throw ExperimentError("real mode: " + target + " on 127.0.0.1:" + std::to_string(port) +
+                          " failed: " + failure.message());
   return {res.result_int(), res.body()};
 }
 
