@@ -6,6 +6,7 @@
 // servers (DELETE /requests/{id}); the first answer is the request's, and later ones are
 // discarded. Runs on the forwarder's thread (forwarder_impl.h).
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 
