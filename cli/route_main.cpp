@@ -56,7 +56,15 @@ po::options_description route_options() {
     ("probe-interval-s", po::value<double>()->default_value(1), "a down backend's GET /health "
                          "is asked this often; 200 marks it up")
     ("max-body-bytes", po::value<size_t>()->default_value(size_t(256) << 20),
-                       "larger request bodies are answered 413");
+                       "larger request bodies are answered 413")
+    ("backup-after-ms", po::value<double>(), "backup requests: a request neither answered nor "
+                        "started this long after it was sent goes again to another host of "
+                        "its model (docs/cluster.md)")
+    ("backup-percentile", po::value<double>(), "backup requests after this percentile (0, 100) "
+                          "of the model's latency over the front end's last answers "
+                          "(--backup-after-ms, or none, until 20 are in)")
+    ("cancel-copies", po::value<bool>()->default_value(true), "with backups: the first copy "
+                      "to start has the other cancelled on its server (true|false)");
   // clang-format on
   return d;
 }
@@ -119,6 +127,18 @@ route::RouteServerOptions options_from(const po::variables_map& vm) {
   check_range<double>("backend-timeout-s", f.backend_timeout_s, 0.001, 86400);
   f.probe_interval_s = vm["probe-interval-s"].as<double>();
   check_range<double>("probe-interval-s", f.probe_interval_s, 0.001, 3600);
+  if (vm.count("backup-after-ms")) {
+    const double ms = vm["backup-after-ms"].as<double>();
+    check_range<double>("backup-after-ms", ms, 0, 86400000);
+    f.backup_after_s = ms / 1e3;
+  }
+  if (vm.count("backup-percentile")) {
+    f.backup_percentile = vm["backup-percentile"].as<double>();
+    if (!(f.backup_percentile > 0 && f.backup_percentile < 100))
+      throw ConfigError("--backup-percentile must be in (0, 100) (got " +
+                        std::to_string(f.backup_percentile) + ")");
+  }
+  f.cancel_copies = vm["cancel-copies"].as<bool>();
   f.log = [](const std::string& line) {
     std::fprintf(stderr, "servelab route: %s\n", line.c_str());
   };

@@ -19,6 +19,7 @@
 #include "engine/server/http_server.h"
 #include "engine/server/register_request.h"
 #include "experiments/backends.h"
+#include "experiments/real_cluster.h"
 #include "calibration/profiler.h"
 #ifdef SERVELAB_EXP_PROFILER
 #include "calibration/calibration.h"
@@ -151,6 +152,7 @@ class RealBackend : public Backend {
       lo.url = o_.url;
       return loadgen::run_load(lo, w);
     }
+    if (rc.cluster.servers > 1) return run_cluster(rc, w, std::move(lo), run_dir);
 
     runtime::EngineOptions eo;
     eo.control = rc.engine.control;
@@ -195,6 +197,27 @@ class RealBackend : public Backend {
   }
 
  private:
+  // A config with `cluster:`: its servers as `servelab serve` processes and the front end
+  // before them (real_cluster.h); the load goes through the front end, whose /metrics are
+  // kept in run_dir/route-metrics.txt. The servers' own counters (loads, batches) stay theirs.
+  results::RunRecords run_cluster(const config::RunConfig& rc, const workloads::Workload& w,
+                                  loadgen::LoadOptions lo, const std::string& run_dir) const {
+    RealClusterOptions co;  // the servers run this process's executable: servelab's
+    co.models_dir = o_.models_dir;
+    co.run_dir = run_dir;
+    co.config_file = run_dir + "/config.yaml";
+    co.profile = o_.profile;
+    co.verbose = o_.verbose;
+    RealCluster cluster(rc, w, co);
+    lo.url = cluster.url();
+    loadgen::LoadStats stats;
+    results::RunRecords records = loadgen::run_load(lo, w, &stats);
+    std::ofstream(run_dir + "/route-metrics.txt") << cluster.route_metrics();
+    if (records.requests.empty() && !stats.first_error.empty())
+      throw std::runtime_error("load generator: " + stats.first_error);
+    return records;
+  }
+
   // Registers in model order, as the simulator preloads: the first models that fit stay
   // resident in the executing tier, the others start on disk.
   void register_models(server::HttpServer& srv, const config::RunConfig& rc) const {

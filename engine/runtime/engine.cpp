@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
+#include <utility>
 
 #include "engine/control/action_carrier.h"
 #include "engine/runtime/engine_impl.h"
@@ -162,6 +163,8 @@ void Engine::Impl::run_batch(Batch b) {
     }
   }
   metrics.on_dispatch(b.model, static_cast<uint32_t>(b.requests.size()));
+  for (Pending* p : items)  // the requests have left their queues (RequestOptions::on_dispatch)
+    if (p && p->on_dispatch) std::exchange(p->on_dispatch, nullptr)();
   BatchId id = b.id;
   ModelId model = b.model;
   WorkerId worker = b.worker;

@@ -63,6 +63,11 @@ struct RequestOptions {
   // deadline, which then override now and now + slo.
   std::optional<Time> arrival;
   std::optional<Time> deadline;
+  // Called once when the request leaves its queue in a batch handed to a worker (a tied copy's
+  // server tells the cluster's front end so; engine/server/request_ids.h), on the engine
+  // thread that dispatches, under the control lock: it must return quickly and must not call
+  // the engine. Empty: nothing is called.
+  std::function<void()> on_dispatch;
 };
 
 struct Input;  // a preprocessed image (executor.h)

@@ -54,6 +54,7 @@ struct Pending {
   std::shared_ptr<const Input> input;
   int top_k = 5;  // 0: a tensor request (infer): answer the output row, not classes
   std::function<void(ClassifyResult)> done;
+  std::function<void()> on_dispatch;  // RequestOptions::on_dispatch; cleared once called
   std::shared_ptr<const ModelEntry> model;  // labels
   // Written by the worker that ran the batch, read by the control thread after batch_done.
   std::vector<std::pair<std::string, float>> top;

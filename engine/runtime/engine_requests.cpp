@@ -22,6 +22,7 @@ std::unique_ptr<Pending> Engine::Impl::make_pending(std::shared_ptr<const ModelE
   p->input = std::move(input);
   p->top_k = top_k;
   p->done = std::move(done);
+  p->on_dispatch = ro.on_dispatch;
   p->model = std::move(m);
   return p;
 }

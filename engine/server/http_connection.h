@@ -80,6 +80,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // out_body_.size() bytes. Extra headers come from handlers; one with CR or LF is dropped.
   void write_head(const HttpResponse& res, bool close_after);
 
+  // The request's HttpRequest::interim: writes an informational response for the request
+  // whose ClientGone is `client`, unless its answer began; the answer waits for it.
+  void write_interim(const std::shared_ptr<ClientGone>& client, const HttpResponse& res);
+
   // After an early error response the client may still be sending its body; closing with
   // unread data would reset the connection before it reads the response, so read it away.
   void drain_and_close();
@@ -103,6 +107,15 @@ class Session : public std::enable_shared_from_this<Session> {
   bool json_limited_ = false;  // a chunked v2 JSON body: its body limit is the JSON one
   bool counted_ = false;       // a request is in flight (counted in shared_->in_flight)
   std::shared_ptr<ClientGone> client_;  // the request in flight's; null when none
+  // The request in flight's informational response: sent (at most one), being written, and
+  // the answer that waits for that write to end.
+  struct Deferred {
+    HttpResponse res;
+    bool force_close = false, counted = false;
+  };
+  bool interim_sent_ = false, interim_writing_ = false, answering_ = false;
+  std::string interim_head_;
+  std::optional<Deferred> deferred_;
 };
 
 }  // namespace servelab::server::transport

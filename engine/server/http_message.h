@@ -15,6 +15,8 @@
 
 namespace servelab::server {
 
+struct HttpResponse;
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ... as sent
   std::string target;  // raw request target, query included
@@ -31,6 +33,10 @@ struct HttpRequest {
   // Set by the transport: fired when the connection closes before the answer is written.
   // Null for requests made in-process.
   std::shared_ptr<ClientGone> client;
+  // Set by the transport: sends an informational (1xx, not 101) response's status and headers
+  // ahead of the answer, at most once; ignored once the answer is on its way, after the client
+  // went and for any other status. Any thread. Null for requests made in-process.
+  std::function<void(const HttpResponse&)> interim;
 
   // Value of header `name` (lowercase), or nullptr.
   const std::string* header(std::string_view name) const;

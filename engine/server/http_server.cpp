@@ -106,6 +106,7 @@ HttpResponse classify_response(const std::string& model, const runtime::Classify
 
 HttpServer::Impl::Impl(ServerOptions opts, runtime::EngineOptions engine_opts)
     : options(std::move(opts)),
+      request_ids(options.max_request_ids),
       store(options.store_dir),
       store_lock(store.dir()),
       registry(store.db_path()),
@@ -159,17 +160,29 @@ void HttpServer::Impl::add_routes() {
              listing_route([](Impl* s, HttpRequest& req, const PathParams& p) {
                return s->get_model(p.at("name"), req);
              }));
-  routes.add("POST", "/classify/{name}", [this](HttpRequest& req, const PathParams& p, Reply reply) {
+  routes.add("POST", "/classify/{name}", [this](HttpRequest& req, const PathParams& p,
+                                                 Reply client_reply) {
+    // A model's request with an X-Request-Id is listed for cancels (server_cancel.cpp); a
+    // group's is not (its members' requests are the engine's).
+    Tracked t;
+    const std::string& name = p.at("name");
+    std::shared_ptr<LiveGroup> group = find_group(name);
+    try {
+      t = group ? Tracked{{}, nullptr, client_reply, nullptr} : track_request(req, client_reply);
+    } catch (const HttpError& e) {
+      return client_reply(error_response(e.status, e.what()));
+    }
+    const Reply& reply = t.reply;
     reply_with(reply, [&]() -> HttpResponse {
-      const std::string& name = p.at("name");
       int top_k = parse_top_k(req, options.default_top_k);
-      const runtime::RequestOptions ro = parse_slo_header(req);
+      runtime::RequestOptions ro = parse_slo_header(req);
+      ro.on_dispatch = t.on_dispatch;
       if (req.body.empty()) throw HttpError(400, "empty body: send the image bytes as the body");
       std::string why;  // bounded before decoding: dimensions from the image header
       if (int status = check_image(req.body, options.image_limits, &why)) {
         throw HttpError(status, why);
       }
-      if (auto group = find_group(name)) {  // its members vote (server_groups.cpp)
+      if (group) {  // its members vote (server_groups.cpp)
         classify_group(group, std::move(req.body), ro, reply, req.client);
         HttpResponse later;
         later.status = -1;
@@ -185,6 +198,7 @@ void HttpServer::Impl::add_routes() {
                                   reply(classify_response(name, r));
                                 }, ro, &id);
       if (rc == 0) {  // answered later, from an engine thread
+        if (id != 0 && t.entry) t.entry->set_cancel([this, id] { engine->cancel(id); });
         if (id != 0 && req.client)  // a client gone takes its queued request with it
           req.client->on_gone([this, id] { engine->cancel(id); });
         HttpResponse later;
@@ -199,6 +213,7 @@ void HttpServer::Impl::add_routes() {
   });
   add_v2_routes();
   add_group_routes();
+  add_cancel_routes();
   routes.add("GET", "/health", [this](HttpRequest&, const PathParams&, Reply reply) {
     reply_with(reply, [&] {
       size_t unavailable_models;
@@ -219,6 +234,7 @@ void HttpServer::Impl::add_routes() {
       r.content_type = "text/plain; version=0.0.4; charset=utf-8";
       r.body = engine->metrics_text();
       if (!r.body.empty() && r.body.back() != '\n') r.body += '\n';
+      r.body += request_ids.metrics_text();
       r.body += metrics.text();
       return r;
     });

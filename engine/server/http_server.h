@@ -5,6 +5,7 @@
 //   POST   /classify/{name}   image bytes in the body, ?top_k=N; top-k labels and time split
 //                             (a group's name: its members' majority vote, server_groups.cpp)
 //   POST   /groups            define a model group; GET /groups, GET|DELETE /groups/{name}
+//   DELETE /requests/{id}     cancel the request in flight with that X-Request-Id
 //   GET    /health, GET /metrics (Prometheus text: engine metrics plus HTTP counters)
 // Every error is JSON {"error": "..."} with its status. The server owns its Engine, the model
 // store directory and the SQLite registry in it; start() registers every model of the
@@ -52,6 +53,9 @@ struct ServerOptions {
   // exported models, a registry lost or being restored): they are moved to quarantine. Off:
   // such a start is refused, since those files may be the user's own.
   bool quarantine_orphans = false;
+  // Requests carrying an X-Request-Id (so DELETE /requests/{id} can cancel them) held at
+  // once; one more is answered 503.
+  size_t max_request_ids = 65536;
 };
 
 // What start() found in the registry.

@@ -161,6 +161,15 @@ void Session::on_read(beast::error_code ec, size_t) {
   counted_ = true;
   const size_t body_bytes = req.body.capacity() + req.tensor.capacity() * sizeof(float);
   req.client = client_ = std::make_shared<ClientGone>();
+  interim_sent_ = answering_ = false;
+  req.interim = [weak = weak_from_this(), gate = shared_->gate,
+                 client = client_](const HttpResponse& res) {
+    std::lock_guard<std::mutex> lock(gate->mu);
+    if (!gate->open) return;
+    if (auto self = weak.lock())
+      net::post(self->stream_.get_executor(),
+                [self, client, res] { self->write_interim(client, res); });
+  };
 
   auto called = std::make_shared<std::atomic<bool>>(false);
   Reply reply = [weak = weak_from_this(), gate = shared_->gate, called,

@@ -64,6 +64,11 @@ void Session::deliver(const std::weak_ptr<Session>& weak, Gate& gate,
 }
 
 void Session::write(HttpResponse res, bool force_close, bool counted) {
+  answering_ = true;
+  if (interim_writing_) {  // one write at a time: the answer follows the informational one
+    deferred_ = Deferred{std::move(res), force_close, counted};
+    return;
+  }
   const bool close_after = force_close || !keep_alive_;
   out_body_ = std::move(res.body);
   write_head(res, close_after);
@@ -82,6 +87,32 @@ void Session::write(HttpResponse res, bool force_close, bool counted) {
                      if (ec) return self->close();
                      if (close_after) return self->drain_and_close();
                      self->read_header();
+                   });
+}
+
+void Session::write_interim(const std::shared_ptr<ClientGone>& client,
+                            const HttpResponse& res) {
+  if (client != client_ || answering_ || interim_sent_) return;
+  if (res.status < 100 || res.status > 199 || res.status == 101) return;
+  interim_sent_ = interim_writing_ = true;
+  std::string& h = interim_head_;
+  h = "HTTP/1.1 " + std::to_string(res.status) + " ";
+  const auto reason = http::obsolete_reason(static_cast<http::status>(res.status));
+  h.append(reason.data(), reason.size());
+  for (const auto& [name, value] : res.headers) {
+    if (name.empty() || name.find_first_of("\r\n:") != name.npos ||
+        value.find_first_of("\r\n") != value.npos)
+      continue;
+    h += "\r\n" + name + ": " + value;
+  }
+  h += "\r\n\r\n";
+  net::async_write(stream_, net::buffer(interim_head_),
+                   [self = shared_from_this()](beast::error_code, size_t) {
+                     self->interim_writing_ = false;  // a failed write: the answer's fails too
+                     if (!self->deferred_) return;
+                     Deferred d = std::move(*self->deferred_);
+                     self->deferred_.reset();
+                     self->write(std::move(d.res), d.force_close, d.counted);
                    });
 }
 

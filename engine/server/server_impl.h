@@ -19,6 +19,7 @@
 #include "engine/server/http_transport.h"
 #include "engine/server/model_store.h"
 #include "engine/server/registry.h"
+#include "engine/server/request_ids.h"
 #include "engine/server/route_table.h"
 #include "engine/server/store_lock.h"
 
@@ -31,6 +32,7 @@ struct LiveGroup;  // a defined group with its subset policy (server_groups.cpp)
 struct HttpServer::Impl {
   ServerOptions options;
   HttpMetrics metrics;
+  RequestIds request_ids;  // requests in flight with an X-Request-Id (server_cancel.cpp)
   ModelStore store;
   StoreLock store_lock;  // taken before the registry is opened, held for the server's life
   Registry registry;
@@ -99,6 +101,20 @@ struct HttpServer::Impl {
   nlohmann::json model_json(const std::string& name, bool full, size_t labels_offset = 0);
   void add_v2_routes();  // the KServe v2 protocol (server_v2.cpp)
 
+  // A request's X-Request-Id, listed for DELETE /requests/{id} (server_cancel.cpp).
+  struct Tracked {
+    std::string id;                            // empty without the header
+    std::shared_ptr<RequestIds::Entry> entry;  // null without the header
+    Reply reply;  // the request's reply; with an id, it unlists the id as it answers
+    // For RequestOptions::on_dispatch: marks the request started and, when it asked
+    // (X-Servelab-Notify-Start: 1), sends its client "102 Processing" with X-Servelab-Started.
+    std::function<void()> on_dispatch;
+  };
+  // Lists req's X-Request-Id. Throws HttpError 400 (not a request id, or a notification asked
+  // without an id), 409 (in flight already), 503 (max_request_ids in flight).
+  Tracked track_request(const HttpRequest& req, Reply reply);
+  void add_cancel_routes();  // DELETE /requests/{id}
+
   // Groups (server_groups.cpp). create/delete run on the admin pool, under admin_mu.
   void add_group_routes();
   HttpResponse create_group(const HttpRequest& req);
@@ -121,7 +137,7 @@ struct HttpServer::Impl {
   void restore_groups(RestoreReport* report);  // under admin_mu, from restore()
   // POST /v2/models/{name}/infer: parses and queues; `reply` answers later (status -1 now).
   HttpResponse infer_v2(HttpRequest& req, const std::string& name,
-                        const runtime::Engine::Tensors& t, const Reply& reply);
+                        const runtime::Engine::Tensors& t, const Tracked& tracked);
 };
 
 // Replies with work()'s response, or with the error it throws (HttpError: its status; any

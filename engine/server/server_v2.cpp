@@ -176,33 +176,42 @@ void HttpServer::Impl::add_v2_routes() {
   });
   both(routes, "POST", "/infer", [this, tensors_of](HttpRequest& req, const PathParams& p,
                                                     Reply reply) {
-    answer(reply, [&] { return infer_v2(req, p.at("name"), tensors_of(p), reply); });
+    Tracked t;
+    try {
+      t = track_request(req, reply);
+    } catch (const HttpError& e) {
+      return reply(error_response(e.status, e.what()));
+    }
+    answer(t.reply, [&] { return infer_v2(req, p.at("name"), tensors_of(p), t); });
   });
 }
 
 HttpResponse HttpServer::Impl::infer_v2(HttpRequest& req, const std::string& name,
-                                        const runtime::Engine::Tensors& t, const Reply& reply) {
+                                        const runtime::Engine::Tensors& t,
+                                        const Tracked& tracked) {
   V2InferRequest r = parse_v2_infer(req.body, req.header("inference-header-content-length"),
                                     v2_input_spec(t.height, t.width), v2_output_spec(t.classes),
                                     options.v2_max_batch,
                                     req.tensor_split ? &req.tensor : nullptr);
   runtime::RequestOptions ro = parse_slo_header(req);
   if (r.slo_ms) ro.slo = *r.slo_ms / 1e3;  // the v2 parameter wins over the header
+  ro.on_dispatch = tracked.on_dispatch;  // any item's dispatch starts the request
   auto batch = std::make_shared<V2Batch>();
   batch->model = name;
   batch->id = std::move(r.id);
   batch->binary = r.binary_output;
   batch->classification = r.classification;
-  batch->reply = reply;
+  batch->reply = tracked.reply;
   batch->rows.resize(r.items.size());
   batch->remaining = r.items.size();
-  if (req.client) {  // a client gone takes its queued items with it, before they run
-    req.client->on_gone([this, batch] {
-      if (!batch->claim()) return;
-      batch->reply(error_response(499, "the client closed the connection"));
-      for (RequestId id : batch->queued_ids()) engine->cancel(id);
-    });
-  }
+  // A client gone, or a cancel of its X-Request-Id, takes its queued items with it before
+  // they run, and discards the running ones' results.
+  auto drop = [this, batch](const char* why) {
+    if (!batch->claim()) return;
+    batch->reply(error_response(499, why));
+    for (RequestId id : batch->queued_ids()) engine->cancel(id);
+  };
+  if (req.client) req.client->on_gone([drop] { drop("the client closed the connection"); });
   for (size_t i = 0; i < r.items.size(); ++i) {
     if (batch->is_answered()) break;  // an item failed already: queue no more
     RequestId item_id = 0;
@@ -235,6 +244,11 @@ HttpResponse HttpServer::Impl::infer_v2(HttpRequest& req, const std::string& nam
     if (!batch->claim()) break;  // a queued item failed and answered already
     if (rc == 404) throw HttpError(404, "unknown model '" + name + "'");
     throw HttpError(rc, "model '" + name + "' cannot take this request now");
+  }
+  if (tracked.entry) {
+    tracked.entry->set_cancel([drop, id = tracked.id] {
+      drop(("request '" + id + "' was cancelled (DELETE /requests/{id})").c_str());
+    });
   }
   HttpResponse later;  // answered from an engine thread
   later.status = -1;

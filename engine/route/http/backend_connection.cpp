@@ -49,11 +49,12 @@ BackendConnection::BackendConnection(asio::io_context& io, tcp::endpoint endpoin
     : io_(io), endpoint_(std::move(endpoint)), max_body_bytes_(max_body_bytes) {}
 
 void BackendConnection::send(std::shared_ptr<const BackendRequest> request,
-                             Clock::time_point deadline, Done done) {
+                             Clock::time_point deadline, Done done, Interim interim) {
   assert(!busy_);
   busy_ = true;
   request_ = std::move(request);
   done_ = std::move(done);
+  interim_ = std::move(interim);
   deadline_ = deadline;
   resent_ = false;
   reused_ = connected_;
@@ -97,6 +98,11 @@ void BackendConnection::read() {
     a.content_type = std::string(res[beast_http::field::content_type]);
     for (const auto& f : res)
       if (!hop_by_hop(f.name_string())) a.headers.emplace_back(lower(f.name_string()), f.value());
+    if (a.status / 100 == 1) {  // informational: the final answer follows on this connection
+      self->resent_ = true;     // the backend has the request: never send it again
+      if (self->interim_) self->interim_(a.status, a.headers);
+      return self->read();
+    }
     a.body = std::move(res.body());
     const bool keep = res.keep_alive();
     self->parser_.reset();
@@ -137,6 +143,7 @@ void BackendConnection::finish(BackendAnswer a) {
   request_.reset();
   Done done = std::move(done_);
   done_ = nullptr;
+  interim_ = nullptr;
   if (done) done(std::move(a));
 }
 

@@ -46,6 +46,9 @@ struct BackendAnswer {
 class BackendConnection : public std::enable_shared_from_this<BackendConnection> {
  public:
   using Done = std::function<void(BackendAnswer)>;
+  // An informational (1xx) answer before the final one: its status and end-to-end headers.
+  using Interim = std::function<void(unsigned, const std::vector<std::pair<std::string,
+                                                                            std::string>>&)>;
   using Clock = std::chrono::steady_clock;
 
   // `endpoint` is the backend's resolved address; answers over `max_body_bytes` fail.
@@ -54,9 +57,11 @@ class BackendConnection : public std::enable_shared_from_this<BackendConnection>
 
   // Sends `request` and calls `done` once. Connects first when not connected; when a reused
   // keep-alive socket fails before any answer (the backend closed it while idle), reconnects
-  // and sends once more. `deadline` bounds the whole exchange. Busy until `done` runs.
+  // and sends once more (never after an informational answer came). `deadline` bounds the
+  // whole exchange. `interim` (may be empty) hears each 1xx answer (a tied copy's server says
+  // so when the copy leaves its queue: docs/cluster.md). Busy until `done` runs.
   void send(std::shared_ptr<const BackendRequest> request, Clock::time_point deadline,
-            Done done);
+            Done done, Interim interim = {});
   bool busy() const { return busy_; }
   bool connected() const { return connected_; }
   // Closes the socket; an exchange in flight fails (Broken). Idempotent.
@@ -77,6 +82,7 @@ class BackendConnection : public std::enable_shared_from_this<BackendConnection>
   std::optional<beast_http::response_parser<beast_http::string_body>> parser_;
   std::shared_ptr<const BackendRequest> request_;
   Done done_;
+  Interim interim_;
   Clock::time_point deadline_;
   bool busy_ = false, connected_ = false, reused_ = false, resent_ = false;
 };

@@ -38,6 +38,8 @@ Forwarder::Forwarder(ForwarderOptions options) : impl_(std::make_unique<Impl>())
   if (!(options.backend_timeout_s > 0) || !(options.probe_interval_s > 0))
     throw std::invalid_argument("the backend timeout and probe interval must be positive");
   if (options.max_held == 0) throw std::invalid_argument("max_held must be at least 1");
+  if (!(options.backup_percentile >= 0 && options.backup_percentile < 100))
+    throw std::invalid_argument("the backup percentile must be in [0, 100)");
   s.options = std::move(options);
   s.router = make_router(s.options.router, s.options.seed);
   for (auto& [model, hosts] : s.options.hosts) {
@@ -169,6 +171,7 @@ void Forwarder::metrics_text(std::function<void(std::string)> done) {
     for (const Backend& b : s.backends)
       o << "servelab_route_marked_down_total{backend=\"" << b.name << "\"} " << b.marked_down
         << "\n";
+    s.backup_metrics(o);
     done(o.str());
   });
 }

@@ -6,7 +6,10 @@
 // `backend_timeout_s` is marked down and the request is sent to another backend that is up,
 // hosts the model and was not yet tried; a down backend's GET /health is asked every
 // `probe_interval_s` and a 200 marks it up again. No request waits for ever: every one is
-// answered (the backend's answer, or 404/502/503/504).
+// answered (the backend's answer, or 404/502/503/504). With backups (backup_after_s,
+// backup_percentile) a slow request gets a second copy on another host; the copies are tied:
+// each carries X-Request-Id and asks its server to say when it starts (a 102 answer), and the
+// first to start has the other cancelled.
 // Thread-safety: forward(), metrics_text() and backends_json() from any thread; all backend
 // state lives on the forwarder's one thread. start()/stop() from the owning thread.
 #pragma once
@@ -40,6 +43,16 @@ struct ForwarderOptions {
   double probe_interval_s = 1;          // a down backend is asked this often (also the
                                         // probe's own timeout)
   size_t max_answer_bytes = 256u << 20; // a larger answer fails (502)
+  // Backup requests (DLIS; "The Tail at Scale"'s tied requests; docs/cluster.md): a request
+  // neither answered nor started this long after it was sent goes again to another host of
+  // its model. Negative: no static delay.
+  double backup_after_s = -1;
+  // In (0, 100): the delay is instead this percentile of the model's latency over the front
+  // end's last answered requests (the static delay, or none, until enough are in). 0: off.
+  double backup_percentile = 0;
+  // With backups: the first copy to start has the other cancelled on its server
+  // (DELETE /requests/{id}); the first answer wins either way and the other is discarded.
+  bool cancel_copies = true;
   std::function<void(const std::string&)> log;  // state changes; may be empty
 };
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <ostream>
 #include <memory>
 #include <optional>
 #include <set>
@@ -38,8 +39,18 @@ struct Backend {
   std::unique_ptr<boost::asio::steady_timer> probe_timer;
 };
 
+// One copy of a request on one backend: the first sent, a retry after a failure, a backup.
+struct Copy {
+  uint32_t backend = 0;
+  bool backup = false;
+  bool started = false;    // its server said it left the queue (102)
+  bool cancelled = false;  // a cancel was sent to its server
+  bool done = false;       // its answer or failure is in
+};
+
 // One client request while the forwarder holds it.
 struct Pending {
+  using Clock = std::chrono::steady_clock;
   uint64_t id = 0;
   ModelId model = 0;
   std::string model_name;
@@ -48,6 +59,23 @@ struct Pending {
   server::Reply reply;
   std::vector<uint32_t> tried;  // backends sent to, in order
   BackendAnswer last_failure;   // of the last backend tried
+  // With backups: the copies' X-Request-Id, the copies in order, the first to start (-1:
+  // none yet), the backup's timer, and when the request was first sent.
+  std::string request_id;
+  std::vector<Copy> copies;
+  int first_started = -1;
+  std::unique_ptr<boost::asio::steady_timer> backup_timer;
+  Clock::time_point sent{};
+  bool answered = false;  // the client has its answer; later copies are discarded
+};
+
+// The latencies of a model's last answered requests, for a percentile backup delay.
+struct LatencyWindow {
+  static constexpr size_t kSize = 512, kMinSamples = 20, kRecomputeEvery = 16;
+  std::vector<double> seconds;  // a ring of at most kSize
+  size_t next = 0, since_recompute = 0;
+  double percentile = -1;  // of the window at the last recompute; -1: too few samples
+  void add(double s, double p);
 };
 
 struct Forwarder::Impl {
@@ -68,11 +96,22 @@ struct Forwarder::Impl {
   uint64_t next_id = 0;
   bool stopping = false;
   uint64_t rejected_full = 0, no_backend = 0, retries = 0, answered = 0, failed = 0;
+  // Backups (forwarder_copies.cpp).
+  std::string id_prefix;  // of the copies' X-Request-Id: this front end's own
+  std::unordered_map<ModelId, LatencyWindow> latencies;
+  uint64_t backups_sent = 0, backups_skipped_started = 0, backups_no_host = 0;
+  uint64_t cancels_sent = 0, copies_cancelled = 0, cancels_missed = 0, copies_wasted = 0;
+  uint64_t cancels_resent = 0;
+  std::array<uint64_t, 2> won{};  // by copy: the first sent (or its retry), the backup
 
   // forwarder_requests.cpp
   void begin(std::string model, server::HttpRequest req, server::Reply reply);
   void attempt(std::shared_ptr<Pending> p);
-  void on_answer(std::shared_ptr<Pending> p, uint32_t b,
+  // The backends up, hosting p's model and not yet tried, into `views`.
+  void candidates(const Pending& p);
+  // Sends copy `c` of p (its backend in p.copies[c]).
+  void send_copy(std::shared_ptr<Pending> p, size_t c);
+  void on_answer(std::shared_ptr<Pending> p, size_t c,
                  std::shared_ptr<BackendConnection> conn, BackendAnswer a);
   void answer(Pending& p, server::HttpResponse r);
   void fail(Pending& p, int status, const std::string& message);
@@ -81,6 +120,22 @@ struct Forwarder::Impl {
   void schedule_probe(uint32_t b);
   std::shared_ptr<BackendConnection> connection(Backend& b);
   ModelId model_id(const std::string& name);
+
+  // forwarder_copies.cpp: backup requests and cross-server cancellation.
+  bool backups() const { return options.backup_after_s >= 0 || options.backup_percentile > 0; }
+  void tie(Pending& p);  // the copies' headers
+  void arm_backup(std::shared_ptr<Pending> p);
+  void send_backup(std::shared_ptr<Pending> p);
+  void on_started(const std::shared_ptr<Pending>& p, size_t c);
+  // DELETE /requests/{id} on copy c's server. A 404 while the copy is still in flight (the
+  // cancel overtook the copy on its way into the server) is sent once more, a little later.
+  void cancel_copy(const std::shared_ptr<Pending>& p, size_t c, int attempt = 0);
+  // A copy's answer after p was answered, or a cancelled copy's 499: true when consumed.
+  bool settle_copy(Pending& p, size_t c, const BackendAnswer& a);
+  // Counts the win, records the latency, cancels the other copies.
+  void won_by(const std::shared_ptr<Pending>& p, size_t c);
+  bool other_copy_alive(const Pending& p, size_t c) const;
+  void backup_metrics(std::ostream& o) const;
   void log(const std::string& line) const {
     if (options.log) options.log(line);
   }

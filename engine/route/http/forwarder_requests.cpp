@@ -76,18 +76,24 @@ void Forwarder::Impl::begin(std::string model, server::HttpRequest req, server::
   }
   p->model_name = std::move(model);
   p->request = backend_request(req);
+  if (backups()) tie(*p);
+  p->sent = Clock::now();
   attempt(std::move(p));
+}
+
+void Forwarder::Impl::candidates(const Pending& p) {
+  views.clear();
+  for (uint32_t i = 0; i < backends.size(); ++i) {
+    const Backend& b = backends[i];
+    if (!b.up || std::find(p.tried.begin(), p.tried.end(), i) != p.tried.end()) continue;
+    if (p.hosts && !std::binary_search(p.hosts->begin(), p.hosts->end(), i)) continue;
+    views.push_back({i, b.outstanding, 0, 0});
+  }
 }
 
 void Forwarder::Impl::attempt(std::shared_ptr<Pending> p) {
   if (stopping) return fail(*p, 503, "the front end is stopping");
-  views.clear();
-  for (uint32_t i = 0; i < backends.size(); ++i) {
-    const Backend& b = backends[i];
-    if (!b.up || std::find(p->tried.begin(), p->tried.end(), i) != p->tried.end()) continue;
-    if (p->hosts && !std::binary_search(p->hosts->begin(), p->hosts->end(), i)) continue;
-    views.push_back({i, b.outstanding, 0, 0});
-  }
+  candidates(*p);
   if (views.empty()) {
     if (p->tried.empty()) {
       ++no_backend;
@@ -107,7 +113,13 @@ void Forwarder::Impl::attempt(std::shared_ptr<Pending> p) {
   const double now = std::chrono::duration<double>(Clock::now() - started).count();
   size_t k = router->route(p->id, p->model, views, now);
   if (k >= views.size()) k = 0;  // a router's bug must not lose the request
-  const uint32_t bi = views[k].index;
+  p->copies.push_back({views[k].index});
+  send_copy(p, p->copies.size() - 1);
+  if (p->copies.size() == 1 && backups()) arm_backup(p);
+}
+
+void Forwarder::Impl::send_copy(std::shared_ptr<Pending> p, size_t c) {
+  const uint32_t bi = p->copies[c].backend;
   Backend& b = backends[bi];
   p->tried.push_back(bi);
   ++b.outstanding;
@@ -116,27 +128,42 @@ void Forwarder::Impl::attempt(std::shared_ptr<Pending> p) {
   b.in_use.insert(conn);
   const auto timeout = std::chrono::duration<double>(options.backend_timeout_s);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
-  conn->send(p->request, deadline, [this, p, bi, conn](BackendAnswer a) {
-    on_answer(p, bi, conn, std::move(a));
-  });
+  BackendConnection::Interim started;
+  if (!p->request_id.empty()) {  // a tied copy: its server says when it starts (102)
+    started = [this, p, c](unsigned status, const auto& headers) {
+      for (const auto& [name, value] : headers)
+        if (status == 102 && name == "x-servelab-started" && value == p->request_id)
+          return on_started(p, c);
+    };
+  }
+  conn->send(
+      p->request, deadline,
+      [this, p, c, conn](BackendAnswer a) { on_answer(p, c, conn, std::move(a)); }, started);
 }
 
-void Forwarder::Impl::on_answer(std::shared_ptr<Pending> p, uint32_t bi,
+void Forwarder::Impl::on_answer(std::shared_ptr<Pending> p, size_t c,
                                 std::shared_ptr<BackendConnection> conn, BackendAnswer a) {
-  Backend& b = backends[bi];
+  Backend& b = backends[p->copies[c].backend];
   --b.outstanding;
   b.in_use.erase(conn);
+  p->copies[c].done = true;
   if (a.failure == BackendFailure::None) {
     ++b.answered;
     if (conn->connected() && b.up && !stopping && b.idle.size() < kMaxIdlePerBackend)
       b.idle.push_back(std::move(conn));
+  }
+  if (settle_copy(*p, c, a)) return;  // a losing copy, or one this front end cancelled
+  if (a.failure == BackendFailure::None) {
     HttpResponse r;
     r.status = int(a.status);
     r.content_type = a.content_type.empty() ? "application/octet-stream" : a.content_type;
     r.body = std::move(a.body);
     r.headers = std::move(a.headers);
     r.headers.emplace_back("x-servelab-backend", b.name);
+    if (!p->request_id.empty())  // with backups: which copy answered
+      r.headers.emplace_back("x-servelab-copy", p->copies[c].backup ? "backup" : "first");
     ++answered;
+    won_by(p, c);
     return answer(*p, std::move(r));
   }
   ++b.failures[size_t(a.failure)];
@@ -147,6 +174,7 @@ void Forwarder::Impl::on_answer(std::shared_ptr<Pending> p, uint32_t bi,
   }
   mark_down(b, std::string(failure_name(a.failure)) + ": " + a.error);
   p->last_failure = std::move(a);
+  if (other_copy_alive(*p, c)) return;  // a backup still runs: its answer is the request's
   ++retries;
   attempt(std::move(p));
 }
@@ -159,6 +187,8 @@ void Forwarder::Impl::fail(Pending& p, int status, const std::string& message) {
 void Forwarder::Impl::answer(Pending& p, HttpResponse r) {
   server::Reply reply = std::move(p.reply);
   p.reply = nullptr;
+  p.answered = true;
+  if (p.backup_timer) p.backup_timer->cancel();
   held.fetch_sub(1);
   if (reply) reply(std::move(r));
 }

@@ -14,6 +14,7 @@
 #include "engine/route/http/route_server.h"
 #include "tests/integration/server/serve_process.h"
 #include "tests/integration/server/server_fixture.h"
+#include "tests/unit/route/holding_backend.h"
 
 using namespace servelab;
 using namespace servelab::testing;
@@ -193,12 +194,15 @@ TEST_CASE("servelab route prints its port, forwards, stops on SIGTERM, and refus
   TempDir dir;
   Backend b0(dir.path, "b0");
   b0.register_cnn();
-  ServeProcess route("route", {"--port", "0", "--backends", b0.address(), "--router",
-                               "power-of-two"},
+  // A second backend where nothing listens: named down at start, the first one serves.
+  const std::string unreachable = "127.0.0.1:" + std::to_string(closed_port());
+  ServeProcess route("route", {"--port", "0", "--backends", b0.address() + "," + unreachable,
+                               "--router", "power-of-two"},
                      dir.path / "route");
   const uint16_t port = route.wait_port(std::chrono::seconds(30));
   INFO("route stderr: " << route.err());
   REQUIRE(port != 0);
+  CHECK(route.err().find("backend " + unreachable + " is down (connect: ") != std::string::npos);
   const auto r = HttpClient(port).request("POST", "/classify/cnn",
                                           read_file(image_file("gradient.jpg")), "image/jpeg");
   CHECK(r.status == 200);
@@ -211,7 +215,9 @@ TEST_CASE("servelab route prints its port, forwards, stops on SIGTERM, and refus
            {{"--port", "0"}, "--backends is required"},
            {{"--backends", "127.0.0.1:9", "--max-held", "-1"}, "must not be negative"},
            {{"--backends", "127.0.0.1:9", "--hosts", "cnn=1"}, "server '1' is not one of 0..0"},
-           {{"--backends", "127.0.0.1:9", "--hosts", "cnn"}, "MODEL=I,J"}}) {
+           {{"--backends", "127.0.0.1:9", "--hosts", "cnn"}, "MODEL=I,J"},
+           {{"--backends", "127.0.0.1:9", "--backup-percentile", "100"}, "in (0, 100)"},
+           {{"--backends", "127.0.0.1:9", "--backup-after-ms", "-5"}, "must be between 0 and"}}) {
     ServeProcess bad("route", args, dir.path / "bad");
     CHECK(bad.wait_exit(std::chrono::seconds(30)) == 2);
     CHECK(bad.err().find(message) != std::string::npos);
