@@ -153,7 +153,7 @@ class RunOutputs : public results::RecordSink {
       std::filesystem::create_directories(a.out_dir);
       if (!a.summary_only)
         rows_.emplace(a.out_dir + "/requests.csv", names_, has_accuracy(cfg.setup),
-                      has_slo(cfg.setup));
+                      has_slo(cfg.setup), cfg.setup.cluster.backups());
     });
   }
 
@@ -172,11 +172,6 @@ class RunOutputs : public results::RecordSink {
                              {"lost", result.lost},
                              {"virtual_time_s", result.end_time},
                              {"violations", result.violations}};
-    if (std::isfinite(cfg.setup.cluster.backup_after))  // only where backups were on
-      summary["backups"] = {{"sent", result.backups_sent},
-                            {"copies_cancelled", result.copies_cancelled},
-                            {"copies_wasted", result.copies_wasted},
-                            {"wasted_seconds", result.wasted_seconds}};
     output_step([&] {
       results::write_json(args_.out_dir + "/summary.json", summary);
       std::ofstream yaml(args_.out_dir + "/config.yaml");

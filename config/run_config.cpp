@@ -166,7 +166,7 @@ const std::vector<std::string>& run_config_keys() {
 const std::vector<std::string>& experiment_keys() {
   static const std::vector<std::string> keys = {
       "title", "paper", "figure", "claim", "scaled_down", "modes", "repetitions", "seeds",
-      "more_repetitions", "seed_paths", "sweep", "figures", "labels", "sim", "real",
+      "more_repetitions", "skip", "seed_paths", "sweep", "figures", "labels", "sim", "real",
       "regression"};
   return keys;
 }

@@ -4,9 +4,9 @@
 // knows (routers, event lists). No YAML here; value types, thread-compatible.
 #pragma once
 
-#include <limits>
-
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -30,6 +30,11 @@ struct ClusterSection {
   // Backup requests (DLIS, "The Tail at Scale"): a request not answered this long after it
   // was sent goes a second time to another host of its model; kNever: none.
   double backup_after = std::numeric_limits<double>::infinity();
+  // Or a delay that follows the model: this percentile (0 < p <= 100) of the latencies of
+  // its answered requests so far (DLIS: the 95th); NaN: none. At most one of the two is set.
+  double backup_percentile = std::numeric_limits<double>::quiet_NaN();
+  // Whether backups are on (either delay set).
+  bool backups() const { return backup_after < kNever || !std::isnan(backup_percentile); }
   // With backups: the server that dequeues a copy first has the other copy cancelled
   // (simulation.cancel_delay_s later): queued, it is removed; running, its result discarded.
   bool cancel_copies = true;

@@ -178,7 +178,8 @@ ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w) {
   ClusterSection c;
   if (!n) return c;
   require_map(n, w);
-  check_keys(n, w, {"servers", "router", "placement", "backup_after_s", "cancel_copies"});
+  check_keys(n, w, {"servers", "router", "placement", "backup_after_s", "backup_percentile",
+                    "cancel_copies"});
   if (n["servers"]) {
     const uint64_t k = as_uint(n["servers"], w.child("servers"));
     if (k < 1 || k > kMaxServers)
@@ -189,6 +190,15 @@ ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w) {
   c.placement = parse_policy(n["placement"], w.child("placement"), c.placement);
   if (const YAML::Node& b = n["backup_after_s"]; b && !is_none(b))
     c.backup_after = positive_seconds(b, w.child("backup_after_s"), true);
+  if (const YAML::Node& p = n["backup_percentile"]; p && !is_none(p)) {
+    const double v = as_double(p, w.child("backup_percentile"));
+    if (!(v > 0 && v <= 100))
+      fail(w.child("backup_percentile"), p, "expected a percentile in (0, 100], e.g. 95");
+    if (std::isfinite(c.backup_after))
+      fail(w.child("backup_percentile"), p,
+           "give one backup delay: backup_after_s (seconds) or backup_percentile, not both");
+    c.backup_percentile = v;
+  }
   if (n["cancel_copies"]) c.cancel_copies = as_bool(n["cancel_copies"], w.child("cancel_copies"));
   return c;
 }
@@ -230,10 +240,9 @@ YAML::Node emit_cluster_section(const ClusterSection& c) {
   // Written only when set, so a config without it resolves as it always did.
   if (c.placement.name != "everywhere" || !c.placement.params.values().empty())
     n["placement"] = emit_policy(c.placement);
-  if (std::isfinite(c.backup_after)) {
-    n["backup_after_s"] = c.backup_after;
-    n["cancel_copies"] = c.cancel_copies;
-  }
+  if (std::isfinite(c.backup_after)) n["backup_after_s"] = c.backup_after;
+  if (!std::isnan(c.backup_percentile)) n["backup_percentile"] = c.backup_percentile;
+  if (c.backups()) n["cancel_copies"] = c.cancel_copies;
   return n;
 }
 

@@ -90,6 +90,36 @@ void complete_seeds(ExperimentSpec& spec) {
   for (uint64_t r = spec.seeds.size(); r < most; ++r) spec.seeds.push_back(r + 1);
 }
 
+// {AXIS: VALUE or [VALUES], ...}: every path must be a sweep axis.
+PointMatch parse_point_match(const ExperimentSpec& spec, const YAML::Node& n,
+                             const std::string& where) {
+  PointMatch match;
+  for (const auto& kv : n) {
+    const auto path = kv.first.as<std::string>();
+    if (std::none_of(spec.sweep.begin(), spec.sweep.end(),
+                     [&](const SweepAxis& a) { return a.path == path; }))
+      throw ExperimentError(where + ": '" + path + "' is not a sweep axis");
+    std::vector<YAML::Node> values;
+    if (kv.second.IsSequence())
+      for (const auto& v : kv.second) values.push_back(v);
+    else
+      values.push_back(kv.second);
+    match.emplace_back(path, std::move(values));
+  }
+  return match;
+}
+
+// Whether `point` has, for each path of `match`, one of its values.
+bool matches(const PointMatch& match, const SweepPoint& point) {
+  return std::all_of(match.begin(), match.end(), [&](const auto& cond) {
+    for (const auto& [path, v] : point.values)
+      if (path == cond.first)
+        return std::any_of(cond.second.begin(), cond.second.end(),
+                           [&](const YAML::Node& x) { return node_text(x) == node_text(v); });
+    return false;
+  });
+}
+
 void set_more_repetitions(ExperimentSpec& spec, const YAML::Node& n, const std::string& file) {
   const std::string where = file + ": more_repetitions";
   if (!n.IsSequence())
@@ -100,19 +130,19 @@ void set_more_repetitions(ExperimentSpec& spec, const YAML::Node& n, const std::
                                     "axes to values) and 'repetitions'");
     RepetitionRule rule;
     rule.repetitions = parse_repetitions(r["repetitions"], where);
-    for (const auto& kv : r["where"]) {
-      const auto path = kv.first.as<std::string>();
-      if (std::none_of(spec.sweep.begin(), spec.sweep.end(),
-                       [&](const SweepAxis& a) { return a.path == path; }))
-        throw ExperimentError(where + ": '" + path + "' is not a sweep axis");
-      std::vector<YAML::Node> values;
-      if (kv.second.IsSequence())
-        for (const auto& v : kv.second) values.push_back(v);
-      else
-        values.push_back(kv.second);
-      rule.where.emplace_back(path, std::move(values));
-    }
+    rule.where = parse_point_match(spec, r["where"], where);
     spec.more_repetitions.push_back(std::move(rule));
+  }
+}
+
+void set_skip(ExperimentSpec& spec, const YAML::Node& n, const std::string& file) {
+  const std::string where = file + ": skip";
+  if (!n.IsSequence())
+    throw ExperimentError(where + ": expected a list of {AXIS: VALUES} (grid points not to run)");
+  for (const auto& m : n) {
+    if (!m.IsMap() || m.size() == 0)
+      throw ExperimentError(where + ": each entry maps sweep axes to values");
+    spec.skip.push_back(parse_point_match(spec, m, where));
   }
 }
 
@@ -195,6 +225,7 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file) 
     }
   }
   if (doc["more_repetitions"]) set_more_repetitions(spec, doc["more_repetitions"], file);
+  if (doc["skip"]) set_skip(spec, doc["skip"], file);
   complete_seeds(spec);
   check_run_count(spec);
   return spec;
@@ -313,6 +344,10 @@ std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec) {
     }
     points = std::move(next);
   }
+  std::erase_if(points, [&](const SweepPoint& p) {
+    return std::any_of(spec.skip.begin(), spec.skip.end(),
+                       [&](const PointMatch& m) { return matches(m, p); });
+  });
   for (uint32_t i = 0; i < points.size(); ++i) {
     auto& p = points[i];
     p.index = i;
@@ -327,16 +362,8 @@ std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec) {
 
 uint32_t repetitions_at(const ExperimentSpec& spec, const SweepPoint& point) {
   uint32_t n = spec.repetitions;
-  for (const auto& rule : spec.more_repetitions) {
-    bool match = std::all_of(rule.where.begin(), rule.where.end(), [&](const auto& cond) {
-      for (const auto& [path, v] : point.values)
-        if (path == cond.first)
-          return std::any_of(cond.second.begin(), cond.second.end(),
-                             [&](const YAML::Node& x) { return node_text(x) == node_text(v); });
-      return false;
-    });
-    if (match) n = std::max(n, rule.repetitions);
-  }
+  for (const auto& rule : spec.more_repetitions)
+    if (matches(rule.where, point)) n = std::max(n, rule.repetitions);
   return n;
 }
 

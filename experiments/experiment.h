@@ -11,6 +11,8 @@
 //   more_repetitions:                  # points that need more runs (their value is a mean
 //     - where: {workload.arrival.concurrency: [16, 32]}   # over noisier runs), matched by
 //       repetitions: 10                # sweep values (a value or a list per axis path)
+//   skip:                              # grid points not to run, matched the same way
+//     - {cluster.backup_after_s: 0, cluster.backup_percentile: [50, 95]}
 //   seed_paths: [engine.x.seed]        # extra paths set to the seed (the backend already
 //                                      # seeds simulation, access and arrival from it)
 //   sweep: {workload.arrival.concurrency: [1, 2, 4], policies.batching.name: [none]}
@@ -47,10 +49,12 @@ struct SweepAxis {
   std::vector<YAML::Node> values;  // scalars (or small mappings) to set at `path`
 };
 
-// Points whose sweep values match `where` (for each axis path, one of the values) run
-// `repetitions` times.
+// Sweep points by their values: for each axis path, one of the values.
+using PointMatch = std::vector<std::pair<std::string, std::vector<YAML::Node>>>;
+
+// Points whose sweep values match `where` run `repetitions` times.
 struct RepetitionRule {
-  std::vector<std::pair<std::string, std::vector<YAML::Node>>> where;
+  PointMatch where;
   uint32_t repetitions = 1;
 };
 
@@ -65,6 +69,7 @@ struct ExperimentSpec {
   uint32_t repetitions = 1;
   std::vector<uint64_t> seeds;     // one per repetition (of the point with the most)
   std::vector<RepetitionRule> more_repetitions;
+  std::vector<PointMatch> skip;    // grid points left out (a combination that is no config)
   std::vector<std::string> seed_paths;
 };
 
@@ -87,7 +92,8 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file);
 // Throws ExperimentError on a malformed assignment.
 void apply_set(ExperimentSpec& spec, const std::string& assignment);
 
-// The full grid (cartesian product of the axes); one point with no values when no sweep.
+// The grid (cartesian product of the axes) less the points `skip` matches, numbered in order;
+// one point with no values when no sweep.
 // Throws ExperimentError, before expanding, when the experiment has more than kMaxRuns runs.
 std::vector<SweepPoint> expand_sweep(const ExperimentSpec& spec);
 // Throws ExperimentError naming `sweep` and kMaxRuns when the experiment has more runs.

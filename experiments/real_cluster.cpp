@@ -202,6 +202,8 @@ struct RealCluster::Impl {
     f.router = rc.cluster.router;
     f.hosts = std::move(hosts);
     f.backup_after_s = std::isfinite(rc.cluster.backup_after) ? rc.cluster.backup_after : -1;
+    if (!std::isnan(rc.cluster.backup_percentile))
+      f.backup_percentile = rc.cluster.backup_percentile;
     f.cancel_copies = rc.cluster.cancel_copies;
     f.max_held = 1u << 20;  // the load generator bounds what is in flight
     if (verbose)

@@ -20,7 +20,9 @@ const std::vector<std::pair<const char*, const char*>> kMetrics = {
     {"overdue", "/overdue"}, {"loads", "/loads"}, {"evictions", "/evictions"},
     {"hits", "/hits"}, {"misses", "/misses"}, {"mean_batch_size", "/mean_batch_size"},
     {"speed_factor", "/speed_factor"}, {"cost_scale", "/cost_scale"},
-    {"accuracy", "/accuracy"}};  // runs with model groups only; NULL otherwise
+    {"accuracy", "/accuracy"},  // runs with model groups only; NULL otherwise
+    {"backup_extra_load", "/backups/extra_load"},  // runs with backups only
+    {"backup_wasted_s", "/backups/wasted_seconds"}};
 
 // RAII prepared statement.
 struct Stmt {

@@ -23,7 +23,10 @@ MODE_TITLES = {"sim": "simulated", "real": "real (engine over HTTP)"}
 
 
 def short(path):
-    """policies.eviction.name -> eviction; workload.arrival.concurrency -> concurrency."""
+    """policies.eviction.name -> eviction; workload.arrival.concurrency -> concurrency; a list
+    of paths (a figure's x made of several axes) -> their short names joined by ' / '."""
+    if isinstance(path, list):
+        return " / ".join(short(p) for p in path)
     if not path:
         return ""
     parts = path.split(".")
@@ -59,6 +62,8 @@ def value_label(v):
 
 def words(exp, path, v):
     """A sweep value as the page names it: the experiment's `labels:` where it gives one."""
+    if isinstance(path, list):  # an x of several axes: already in words (joined_x)
+        return str(v)
     return wording.label_of(exp.spec.get("labels"), path, v) or value_label(v)
 
 
@@ -95,15 +100,26 @@ def _is_number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def joined_x(exp, paths, params):
+    """The x of a point when `x` lists several axes (one setting spread over several keys, as
+    a backup delay in seconds or at a percentile): the words of its values other than none,
+    or 'none' where all are."""
+    parts = [words(exp, p, params.get(p)) for p in paths
+             if params.get(p) is not None and str(params.get(p)) != "none"]
+    return " ".join(parts) or "none"
+
+
 def figure_series(exp, fig):
     """Returns (x_values, series) for a figure spec: series maps a label to {x: point_id}.
 
     Points are kept when they match `where`; every sweep path other than `x` (and those fixed
-    by `where`) distinguishes series, so no two points collapse onto one marker.
+    by `where`) distinguishes series, so no two points collapse onto one marker. `x` may list
+    several sweep paths (joined_x).
     """
     x_path = fig["x"]
+    x_paths = x_path if isinstance(x_path, list) else [x_path]
     where = fig.get("where") or {}
-    others = [p for p in exp.sweep_paths() if p != x_path and p not in where]
+    others = [p for p in exp.sweep_paths() if p not in x_paths and p not in where]
     order = fig.get("series")
     if order in others:  # the named series dimension leads the label
         others.remove(order)
@@ -113,7 +129,8 @@ def figure_series(exp, fig):
         params = pt["params"]
         if any(str(params.get(k)) != str(v) for k, v in where.items()):
             continue
-        x = params.get(x_path) if x_path else pt["label"]
+        x = joined_x(exp, x_paths, params) if isinstance(x_path, list) else \
+            params.get(x_path) if x_path else pt["label"]
         if x not in xs:
             xs.append(x)
         label = "; ".join(f"{short(p)} {words(exp, p, params.get(p))}" for p in others) \
@@ -219,7 +236,7 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                 ax.set_xticklabels([textwrap.fill(words(exp, fig.get("x"), x), 12) for x in xs],
                                    fontsize=8, rotation=30 if len(xs) > 4 else 0)
             if ri == len(metrics) - 1:
-                ax.set_xlabel(fig.get("x_label") or fig.get("x") or "point")
+                ax.set_xlabel(fig.get("x_label") or short(fig.get("x")) or "point")
     if fig.get("annotate_checks"):
         _annotate_checks(exp, fig, modes, axes)
     if any(series.keys()):

@@ -35,6 +35,9 @@ METRIC_LABELS = {
     "share_compute": "compute share of the no-sharing time",
     "share_queue": "queue share of the no-sharing time",
     "share_other": "HTTP and preprocessing share of the no-sharing time",
+    "latency_p999_ms": "p99.9 latency (ms)",
+    "backup_extra_load": "extra load (copies sent / requests)",
+    "backup_wasted_s": "wasted work (server s)",
 }
 # Columns that results.db files of older versions lack, read from each run's stored summary
 # JSON instead (missing there too: NaN, as for a run without model groups).

@@ -279,8 +279,12 @@ def problems(spec, fig):
     sweep = spec.get("sweep") or {}
     paths = list(sweep)
     points = {}
-    for i, values in enumerate(itertools.product(*(sweep[p] for p in paths))):
-        points[i] = {"params": dict(zip(paths, values)), "label": str(i)}
+    skip = spec.get("skip") or []   # grid points the experiment leaves out
+    for values in itertools.product(*(sweep[p] for p in paths)):
+        params = dict(zip(paths, values))
+        if any(all(_matches(params.get(k), v) for k, v in s.items()) for s in skip):
+            continue
+        points[len(points)] = {"params": params, "label": str(len(points))}
     grid = results_db.Experiment(spec, points, {}, [])
     out = []
     if not str(fig.get("claim") or spec.get("claim") or "").strip():

@@ -21,6 +21,7 @@ METRIC_WORDS = {
     "latency_p80_ms": ["p80"],
     "latency_p90_ms": ["p90"],
     "latency_p99_ms": ["p99", "tail"],
+    "latency_p999_ms": ["p999", "p99.9", "99.9th"],
     "latency_max_ms": ["max"],
     "slo_attainment": ["attainment", "within the slo"],
     "overdue": ["overdue"],
@@ -37,6 +38,8 @@ METRIC_WORDS = {
     "share_compute": ["compute share"],
     "share_queue": ["queue share"],
     "share_other": ["http and preprocessing share"],
+    "backup_extra_load": ["extra load"],
+    "backup_wasted_s": ["wasted"],
 }
 # Registered names and the words the pages and papers use for them.
 NAME_WORDS = {

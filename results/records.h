@@ -41,6 +41,15 @@ struct RequestRecord {
   // Its own latency objective in seconds (its deadline is arrival + slo): a per-model or
   // per-request SLO. NaN: the run's RunRecords::slo, if any. requests.csv writes the deadline.
   double slo = std::numeric_limits<double>::quiet_NaN();
+  // Backup requests (the simulator's cluster.backup_after_s / backup_percentile): whether a
+  // second copy was sent, which copy's answer the request got, whether the cancellation the
+  // first dequeue sent found the other copy, and the server seconds a losing copy ran for
+  // nothing. requests.csv has them only where the run had backups (RunRecords::backups).
+  enum class Copy : uint8_t { None = 0, Primary = 1, Backup = 2 };
+  bool backup_sent = false;
+  Copy won_by = Copy::None;     // None: no backup, or no copy answered
+  bool copy_cancelled = false;
+  double wasted = 0;            // seconds
 };
 
 struct RunRecords {
@@ -51,6 +60,7 @@ struct RunRecords {
   double warmup = 0;            // seconds: requests sent before it are left out of summaries
   uint64_t loads = 0, evictions = 0, hits = 0, misses = 0;  // when known (simulator, engine)
   double mean_batch_size = 0;   // over batches, when known
+  bool backups = false;         // backups were on: the backup columns and summary "backups"
 };
 
 // summary.json: requests, completed, failed (by status), throughput_rps (completed divided by the
@@ -66,7 +76,9 @@ struct RunRecords {
 // misses, mean_batch_size) cover the whole run; requests.csv keeps every request. "accuracy" (the
 // whole run's and each model's or group's) is the mean expected accuracy of the completed requests
 // whose accuracy is known, present only when some are (runs with model groups); "accuracy_requests"
-// says how many that was.
+// says how many that was. Where RunRecords::backups is set, "backups" sums the records' backup
+// fields over the whole run: sent, won_by_backup, copies_cancelled, copies_wasted (losing
+// copies that ran), wasted_seconds, and extra_load (copies sent per request).
 nlohmann::json summarize(const RunRecords& run);
 
 // Receives a run's records one at a time, in id order, each final: the streaming form of
@@ -108,11 +120,12 @@ class SummaryBuilder : public RecordSink {
 // cannot be opened, and from add() or close() after a write error.
 class RequestsCsvStream : public RecordSink {
  public:
-  // accuracy_column: the rows end with each request's accuracy (runs with model groups or
-  // scored answers); deadline_column: each request's deadline before it (runs with SLOs). See
-  // write_requests_csv.
+  // accuracy_column: each request's accuracy (runs with model groups or scored answers);
+  // deadline_column: each request's deadline before it (runs with SLOs); backup_columns: the
+  // backup columns last (runs with backups). See write_requests_csv.
   RequestsCsvStream(const std::string& path, std::vector<std::string> model_names,
-                    bool accuracy_column = false, bool deadline_column = false);
+                    bool accuracy_column = false, bool deadline_column = false,
+                    bool backup_columns = false);
   ~RequestsCsvStream() override;  // closes; errors are lost: call close() to see them
   void add(const RequestRecord& r) override;
   void close();
@@ -127,8 +140,10 @@ double percentile(std::vector<double> values, double p);
 
 // Writes requests.csv with header id,model,arrival,queued,dispatch,start,finish,batch_size,
 // waited_for_load,status (model by name, status by name), then a column `deadline` (arrival +
-// the record's own SLO) when some record has its own SLO, and a last column `accuracy` when
-// some record's accuracy is known (empty where not). Throws std::runtime_error on I/O.
+// the record's own SLO) when some record has its own SLO, a column `accuracy` when some
+// record's accuracy is known (empty where not), and where RunRecords::backups is set the
+// columns backup_sent (0 or 1), won_by (primary, backup, or empty: no backup or no answer),
+// copy_cancelled (0 or 1) and wasted_s. Throws std::runtime_error on I/O.
 // The reader also takes files written before `queued` existed (it is then NaN).
 void write_requests_csv(const std::string& path, const RunRecords& run);
 RunRecords read_requests_csv(const std::string& path);

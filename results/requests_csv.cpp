@@ -60,6 +60,17 @@ uint64_t parse_uint(const std::string& s, const std::string& path, size_t line_n
   return v;
 }
 
+// backup_sent, won_by, copy_cancelled, wasted_s (four fields from `f`).
+void read_backup_columns(const std::string* f, const std::string& path, size_t line_no,
+                         RequestRecord& r) {
+  r.backup_sent = f[0] == "1";
+  if (f[1] == "primary") r.won_by = RequestRecord::Copy::Primary;
+  else if (f[1] == "backup") r.won_by = RequestRecord::Copy::Backup;
+  else if (!f[1].empty()) bad_line(path, line_no, "unknown copy '" + f[1] + "'");
+  r.copy_cancelled = f[2] == "1";
+  r.wasted = parse_number(f[3], path, line_no, "wasted_s");
+}
+
 }  // namespace
 
 void write_requests_csv(const std::string& path, const RunRecords& run) {
@@ -71,7 +82,8 @@ void write_requests_csv(const std::string& path, const RunRecords& run) {
       return std::any_of(rs.begin(), rs.end(),
                          [field](const RequestRecord& r) { return !std::isnan(r.*field); });
     };
-    const Columns columns{any_known(&RequestRecord::slo), any_known(&RequestRecord::accuracy)};
+    const Columns columns{any_known(&RequestRecord::slo), any_known(&RequestRecord::accuracy),
+                          run.backups};
     auto out = std::make_unique<RowWriter>(f.get());
     out->text(header(columns));
     out->ch('\n');
@@ -89,21 +101,23 @@ RunRecords read_requests_csv(const std::string& path) {
   const bool got_line = static_cast<bool>(std::getline(in, line));
   Columns columns;
   bool has_queued = false;
-  for (Columns c : {Columns{false, false}, Columns{true, false}, Columns{false, true},
-                    Columns{true, true}})
+  for (int bits = 0; bits < 8; ++bits) {
+    const Columns c{(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0};
     if (got_line && line == header(c)) columns = c, has_queued = true;
+  }
   if (!has_queued && !(got_line && line == kHeaderBeforeQueued)) {
     throw std::runtime_error(path + ": not a requests.csv (expected header '" +
                              std::string(kHeader) + "')");
   }
   RunRecords run;
+  run.backups = columns.backups;
   std::unordered_map<std::string, uint32_t> model_index;
   size_t line_no = 1;
   while (std::getline(in, line)) {
     ++line_no;
     if (line.empty()) continue;
     std::vector<std::string> f = split(line);
-    const size_t fields = (has_queued ? 10 : 9) + columns.deadline + columns.accuracy;
+    const size_t fields = (has_queued ? 10 : 9) + columns.count();
     if (f.size() != fields)
       bad_line(path, line_no, "expected " + std::to_string(fields) + " fields, got " +
                                   std::to_string(f.size()));
@@ -131,7 +145,8 @@ RunRecords read_requests_csv(const std::string& path) {
     if (!known) bad_line(path, line_no, "unknown status '" + f[9] + "'");
     size_t next = 10;
     if (columns.deadline) r.slo = parse_number(f[next++], path, line_no, "deadline") - r.arrival;
-    if (columns.accuracy) r.accuracy = parse_number(f[next], path, line_no, "accuracy");
+    if (columns.accuracy) r.accuracy = parse_number(f[next++], path, line_no, "accuracy");
+    if (columns.backups) read_backup_columns(&f[next], path, line_no, r);
     run.requests.push_back(r);
   }
   return run;

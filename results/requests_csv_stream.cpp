@@ -63,14 +63,15 @@ struct RequestsCsvStream::Writer {
 };
 
 RequestsCsvStream::RequestsCsvStream(const std::string& path, std::vector<std::string> names,
-                                     bool accuracy_column, bool deadline_column)
+                                     bool accuracy_column, bool deadline_column,
+                                     bool backup_columns)
     : writer_(std::make_unique<Writer>()) {
   Writer& w = *writer_;
   w.file.reset(std::fopen(path.c_str(), "wb"));
   if (!w.file) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
   w.path = path;
   w.names = std::move(names);
-  w.columns = {deadline_column, accuracy_column};
+  w.columns = {deadline_column, accuracy_column, backup_columns};
   w.filling.reserve(kChunk);
   w.handed.reserve(kChunk);
   w.thread = std::thread([&w] { w.run(); });

@@ -18,22 +18,32 @@ namespace servelab::results::detail {
 
 inline constexpr const char* kHeader =
     "id,model,arrival,queued,dispatch,start,finish,batch_size,waited_for_load,status";
-// Optional columns after status, in this order: each request's deadline (runs with SLOs) and
-// its accuracy (runs with model groups or scored answers).
+// Optional columns after status, in this order: each request's deadline (runs with SLOs), its
+// accuracy (runs with model groups or scored answers) and its backup columns (runs with
+// backups).
 inline constexpr const char* kDeadlineColumn = ",deadline";
 inline constexpr const char* kAccuracyColumn = ",accuracy";
+inline constexpr const char* kBackupColumns = ",backup_sent,won_by,copy_cancelled,wasted_s";
 inline constexpr const char* kHeaderBeforeQueued =
     "id,model,arrival,dispatch,start,finish,batch_size,waited_for_load,status";
 
 struct Columns {
   bool deadline = false;
   bool accuracy = false;
+  bool backups = false;
+  size_t count() const { return size_t(deadline) + accuracy + 4 * backups; }
 };
+
+inline const char* copy_name(RequestRecord::Copy c) {
+  return c == RequestRecord::Copy::Primary ? "primary"
+         : c == RequestRecord::Copy::Backup ? "backup" : "";
+}
 
 inline std::string header(Columns c) {
   std::string h = kHeader;
   if (c.deadline) h += kDeadlineColumn;
   if (c.accuracy) h += kAccuracyColumn;
+  if (c.backups) h += kBackupColumns;
   return h;
 }
 
@@ -166,6 +176,12 @@ inline void write_row(RowWriter& out, const RequestRecord& r,
   if (c.accuracy) {
     out.ch(',');
     out.number(r.accuracy);
+  }
+  if (c.backups) {
+    out.text(r.backup_sent ? ",1," : ",0,");
+    out.text(copy_name(r.won_by));
+    out.text(r.copy_cancelled ? ",1," : ",0,");
+    out.number(r.wasted);
   }
   out.ch('\n');
 }

@@ -116,6 +116,30 @@ nlohmann::json subset_summary(const SubsetStats& s, const ValueChunks& latency_m
   return j;
 }
 
+// The run's backup fields, over every request (warm-up included, as the run's counters).
+struct BackupTally {
+  uint64_t requests = 0, sent = 0, won_by_backup = 0, cancelled = 0, wasted = 0;
+  double wasted_seconds = 0;  // summed in id order
+
+  void add(const RequestRecord& r) {
+    ++requests;
+    if (!r.backup_sent) return;
+    ++sent;
+    won_by_backup += r.won_by == RequestRecord::Copy::Backup;
+    cancelled += r.copy_cancelled;
+    wasted += r.wasted > 0;
+    wasted_seconds += r.wasted;
+  }
+  nlohmann::json summary() const {
+    return {{"sent", sent},
+            {"won_by_backup", won_by_backup},
+            {"copies_cancelled", cancelled},
+            {"copies_wasted", wasted},
+            {"wasted_seconds", wasted_seconds},
+            {"extra_load", number(requests == 0 ? kNaN : double(sent) / double(requests))}};
+  }
+};
+
 }  // namespace
 
 double percentile(std::vector<double> values, double p) {
@@ -132,6 +156,7 @@ struct SummaryBuilder::State {
   LatencySpill spill;                   // before the stores, which hold memory of its budget
   std::vector<LatencyStore> latencies;  // by_model's, in the same order
   uint64_t unknown_model = 0;  // records naming no model of the run: in the whole run only
+  BackupTally backups;
   // One model, and every record so far its own: the whole run's subset would be model 0's,
   // fed the same records in the same order, so it is not fed at all (two adds a request cost
   // ~2% of a one-model simulation) and is copied from model 0 when it first differs (a record
@@ -170,6 +195,7 @@ void SummaryBuilder::add(const RequestRecord& r) {
   // own, which holds its latencies and has no per-model entry).
   const size_t m = std::min<size_t>(r.model, names_.size());
   if (m == st.by_model.size()) st.add_subset();
+  st.backups.add(r);
   if (st.whole_is_model0) {
     if (m == 0) return st.by_model[0].add(r, warmup_, slo_, &st.latencies[0]);
     st.split_whole();
@@ -193,6 +219,7 @@ nlohmann::json SummaryBuilder::summary(const RunRecords& counters) {
   j["hits"] = counters.hits;
   j["misses"] = counters.misses;
   j["mean_batch_size"] = number(counters.mean_batch_size);
+  if (counters.backups) j["backups"] = st.backups.summary();
   if (warmup_ > 0) {
     j["warmup_s"] = warmup_;
     j["warmup_requests"] = st.whole.seen - st.whole.counted;

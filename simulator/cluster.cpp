@@ -165,6 +165,7 @@ void Cluster::finish(RequestId id, Time now) {
   ++completed_;
   last_progress_ = now;
   const Time answered = ctx_.window.at(id).finish;
+  if (!latencies_.empty()) observe_latency(id);
   ctx_.window.finalize(id);
   clients_->answered(id, answered);
   stop_when_done();

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/route/latency_percentile.h"
 #include "engine/route/placement.h"
 #include "engine/route/router.h"
 #include "simulator/clients.h"
@@ -47,7 +48,7 @@ class Cluster final : public RequestSink, public OutcomeSink {
   // Events.
   void on_give_up(RequestId id, Time now);   // the client stops waiting for `id`
   void on_cancel(RequestId id, Time now);    // the cancellation reaches id's server
-  // Backup requests (cluster.backup_after_s; cluster_backups.cpp).
+  // Backup requests (cluster.backup_after_s or backup_percentile; cluster_backups.cpp).
   void on_backup(RequestId id, Time now);       // id's backup delay has passed
   void on_copy_cancel(RequestId id, Time now);  // a copy's cancellation reaches its server
 
@@ -72,6 +73,7 @@ class Cluster final : public RequestSink, public OutcomeSink {
   void start_backups();
   void watch_for_backup(RequestId id, uint32_t server, Time now);
   bool copy_outcome(Server& server, const RequestOutcome& o, Time now);
+  void observe_latency(RequestId id);
   void forget_when_done(std::unordered_map<RequestId, Copies>::iterator it);
   RunContext& ctx_;
   Clients* clients_ = nullptr;
@@ -82,8 +84,10 @@ class Cluster final : public RequestSink, public OutcomeSink {
   bool everywhere_ = true;      // every model on every server: route over all servers
   std::unique_ptr<route::Router> router_;
   std::vector<route::ServerView> views_;       // scratch for the router
-  bool backups_ = false;                       // cluster.backup_after_s is set
+  bool backups_ = false;                       // a backup delay is set
   std::unordered_map<RequestId, Copies> copies_;
+  // Percentile delays: each model's latencies so far, by ModelId; empty otherwise.
+  std::vector<route::LatencyPercentile> latencies_;
   uint64_t completed_ = 0;
   Time last_progress_ = 0;
 };

@@ -1,6 +1,7 @@
 // Backup requests with cross-server cancellation (DLIS section 5, "The Tail at Scale"'s tied
-// requests): a request not answered cluster.backup_after_s after it was sent goes a second
-// time to another host of its model. With cluster.cancel_copies the first server to dequeue a
+// requests): a request not answered cluster.backup_after_s after it was sent, or its model's
+// cluster.backup_percentile of latency so far, goes a second time to another host of its
+// model. With cluster.cancel_copies the first server to dequeue a
 // copy has the other copy cancelled, simulation.cancel_delay_s later (queued: removed;
 // running: its result discarded), and no backup is sent for a request already dequeued. The
 // first answer that is not a cancellation is the request's; the other copy's work, where it
@@ -11,12 +12,23 @@
 
 namespace servelab::sim {
 
+namespace {
+// A percentile delay reads the model's last this many answered requests (docs/config.md).
+constexpr size_t kPercentileWindow = 1000;
+}  // namespace
+
 void Cluster::start_backups() {
   const SimulationSetup::Cluster& c = ctx_.setup.cluster;
-  if (!std::isfinite(c.backup_after) || servers_.size() < 2) return;
+  ctx_.records.backups = c.backups();  // the records carry their backup columns
+  if (!c.backups() || servers_.size() < 2) return;
   if (!ctx_.setup.groups.empty())
-    throw ConfigError("cluster.backup_after_s: backup requests do not support model groups");
+    throw ConfigError(std::string(std::isnan(c.backup_percentile) ? "cluster.backup_after_s"
+                                                                  : "cluster.backup_percentile") +
+                      ": backup requests do not support model groups");
   backups_ = true;
+  if (!std::isnan(c.backup_percentile))
+    latencies_.assign(ctx_.setup.models.size(),
+                      route::LatencyPercentile(c.backup_percentile, kPercentileWindow));
   if (c.cancel_copies)
     for (auto& s : servers_) s->notify_dequeues(true);
 }
@@ -24,9 +36,19 @@ void Cluster::start_backups() {
 void Cluster::watch_for_backup(RequestId id, uint32_t server, Time now) {
   const ModelId model = ctx_.model_of(id);
   if (!everywhere_ && placement_.hosts[model].size() < 2) return;  // nowhere else to send it
+  const Time delay = latencies_.empty() ? ctx_.setup.cluster.backup_after
+                                        : latencies_[model].value();
+  if (std::isnan(delay)) return;  // no answer of its model yet: no percentile to wait for
   copies_[id] = Copies{server};
   ++ctx_.in_flight;
-  ctx_.sim.schedule<&Cluster::on_backup>(now + ctx_.setup.cluster.backup_after, this, id);
+  ctx_.sim.schedule<&Cluster::on_backup>(now + delay, this, id);
+}
+
+// Request `id` was answered: its latency joins its model's (percentile delays only).
+void Cluster::observe_latency(RequestId id) {
+  const results::RequestRecord& r = ctx_.window.at(id);
+  if (r.status == RequestStatus::Ok && r.model < latencies_.size())
+    latencies_[r.model].add(r.finish - r.arrival);
 }
 
 void Cluster::on_backup(RequestId id, Time now) {
@@ -49,6 +71,7 @@ void Cluster::on_backup(RequestId id, Time now) {
   c.outcomes = 2;
   ctx_.window.hold(id);  // the second copy's outcome
   ++ctx_.result.backups_sent;
+  ctx_.window.at(id).backup_sent = true;
   front_ends_[c.backup]->receive(id, now);
 }
 
@@ -68,7 +91,10 @@ void Cluster::on_dequeued(Server& server, RequestId id, Time now) {
 void Cluster::on_copy_cancel(RequestId id, Time now) {
   --ctx_.in_flight;
   auto it = copies_.find(id);
-  if (servers_[it->second.cancelled]->cancel(id, now)) ++ctx_.result.copies_cancelled;
+  if (servers_[it->second.cancelled]->cancel(id, now)) {
+    ++ctx_.result.copies_cancelled;
+    ctx_.window.at(id).copy_cancelled = true;  // held until now
+  }
   it->second.cancel_pending = false;
   forget_when_done(it);
   ctx_.window.release(id);
@@ -95,11 +121,20 @@ bool Cluster::copy_outcome(Server& server, const RequestOutcome& o, Time now) {
   }
   --c.outcomes;
   const bool cancelled_copy = server.index() == c.cancelled && o.status != RequestStatus::Ok;
+  results::RequestRecord& r = ctx_.window.at(id);  // held for this outcome
+  if (ctx_.window.state(id) == kOpen && !cancelled_copy) {  // the answer
+    if (o.status == RequestStatus::Ok)
+      r.won_by = server.index() == c.primary ? results::RequestRecord::Copy::Primary
+                                             : results::RequestRecord::Copy::Backup;
+    forget_when_done(it);
+    return false;
+  }
   forget_when_done(it);
-  if (ctx_.window.state(id) == kOpen && !cancelled_copy) return false;  // the answer
   if (std::isfinite(o.started)) {  // this copy ran, for nothing
+    const Time wasted = (std::isfinite(o.finished) ? o.finished : now) - o.started;
     ++ctx_.result.copies_wasted;
-    ctx_.result.wasted_seconds += (std::isfinite(o.finished) ? o.finished : now) - o.started;
+    ctx_.result.wasted_seconds += wasted;
+    r.wasted += wasted;
   }
   ctx_.window.release(id);  // the second copy's outcome is in
   stop_when_done();

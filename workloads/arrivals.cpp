@@ -1,5 +1,6 @@
 // Arrival processes: closed loop think times, Poisson, constant rate, Rafiki sine, trace replay,
-// and their registry (the bursty ones, gamma and MMPP, in bursty_arrivals.cpp).
+// and their registry (DLIS's bursts here; the bursty ones, gamma and MMPP, in
+// bursty_arrivals.cpp).
 #include "workloads/arrivals.h"
 
 #include <algorithm>
@@ -38,6 +39,15 @@ void validate_sine(const ArrivalSpec& spec) {
   if (!std::isfinite(spec.interval) || spec.interval < 0)
     fail("interval must be non-negative (0: period/1000)");
   require_seconds(spec.interval, "interval");
+}
+
+void validate_bursts(const ArrivalSpec& spec) {
+  require_rate(spec.rate, "rate", spec.type);
+  if (spec.burst == 0) fail("burst must be at least 1");
+  require_seconds(spec.burst_span, "burst_ms / 1000");
+  if (spec.burst_span >= spec.burst / spec.rate)
+    fail("a burst's span (burst_ms) must be shorter than the bursts' mean spacing, burst / rate = " +
+         number_text(spec.burst / spec.rate * 1e3) + " ms");
 }
 
 void validate_trace(const ArrivalSpec& spec) {
@@ -133,6 +143,30 @@ class SineTimes final : public OpenTimes {
   uint64_t c_ = 0, m_ = 0;  // the current interval's requests, and those given
 };
 
+// A burst's requests evenly over its span; the next burst starts the span plus an exponential
+// gap later (mean burst / rate less the span), so bursts never overlap and times only grow.
+class BurstTimes final : public OpenTimes {
+ public:
+  BurstTimes(const ArrivalSpec& spec, uint64_t max_requests, double duration)
+      : OpenTimes(max_requests, duration), burst_(spec.burst), span_(spec.burst_span),
+        mean_gap_(spec.burst / spec.rate - spec.burst_span), rng_(spec.seed) {}
+
+ private:
+  bool draw(double& t) override {
+    if (m_ == burst_) {
+      start_ += span_ + rng_.exponential(mean_gap_);
+      m_ = 0;
+    }
+    t = start_ + span_ * static_cast<double>(m_++) / burst_;
+    return true;
+  }
+  uint32_t burst_;
+  double span_, mean_gap_;
+  Rng rng_;
+  double start_ = 0;
+  uint32_t m_ = 0;  // requests of the current burst given
+};
+
 class TraceTimes final : public OpenTimes {
  public:
   TraceTimes(const ArrivalSpec& spec, uint64_t max_requests, double duration)
@@ -222,6 +256,15 @@ const std::vector<ArrivalProcess>& arrival_registry() {
        .validate = validate_sine,
        .send_times = open_stream<SineTimes>,
        .peak_rate = [](const ArrivalSpec& a) { return 1.1 * a.peak_base; }},
+      {.name = "bursts",
+       .help = "open loop in bursts (DLIS): burst requests evenly over burst_ms (ms), the "
+               "bursts' starts burst_ms plus an exponential gap apart; rate (requests/s) is the "
+               "mean",
+       .keys = {number_key("rate", &A::rate), count_key("burst", &A::burst, 1, 1'000'000),
+                number_key("burst_ms", &A::burst_span, 1000)},
+       .validate = validate_bursts,
+       .send_times = open_stream<BurstTimes>,
+       .peak_rate = [](const ArrivalSpec& a) { return a.rate; }},
       {.name = "trace",
        .help = "replays the times of a CSV's first column: file (path), time_scale (gap "
                "multiplier, 0.5 = twice the rate), window_start_s and window_end_s (the part "

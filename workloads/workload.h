@@ -31,7 +31,8 @@ struct AccessSpec {
 
 // When requests are sent.
 struct ArrivalSpec {
-  std::string type = "closed";    // closed | poisson | constant | gamma | mmpp | sine | trace
+  std::string type = "closed";    // closed | poisson | constant | gamma | mmpp | sine | trace |
+                                  // bursts
   uint32_t concurrency = 1;       // closed: requests in flight
   double think_time = 0;          // closed: mean think time (s), exponential; 0 = none
   double rate = 1;                // poisson/constant/gamma: requests per second
@@ -55,6 +56,11 @@ struct ArrivalSpec {
   // its first request, before time_scale), shifted to start at 0; window_end 0: to the end.
   double window_start = 0;
   double window_end = 0;
+  // bursts (DLIS: "many requests in the span of a few milliseconds"): `burst` requests at a
+  // time, evenly over `burst_span` seconds, the bursts' starts `burst_span` plus an
+  // exponential gap apart, so that the mean rate is `rate`.
+  uint32_t burst = 1;
+  double burst_span = 0;
   uint64_t seed = 2;
 };
 

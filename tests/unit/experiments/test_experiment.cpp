@@ -154,3 +154,18 @@ TEST_CASE("more repetitions where a rule matches a point's sweep values") {
                                                "{policies.batching.name: none}, repetitions: 0}]"),
                     Catch::Contains("at least 1"));
 }
+
+TEST_CASE("skipped grid points are left out and the rest numbered in order") {
+  auto spec = parse(std::string(kSpec) +
+                    "skip: [{workload.arrival.concurrency: [2, 4], policies.batching.name: none}]");
+  const auto points = expand_sweep(spec);
+  REQUIRE(points.size() == 4);
+  CHECK(points[1].label == "concurrency=1 batching=rafiqi-ewma");
+  CHECK(points[2].label == "concurrency=2 batching=rafiqi-ewma");
+  CHECK(points[3].label == "concurrency=4 batching=rafiqi-ewma");
+  CHECK(points[3].index == 3);
+  CHECK_THROWS_WITH(parse(std::string(kSpec) + "skip: [{engine.workers: 2}]"),
+                    Catch::Contains("skip") && Catch::Contains("not a sweep axis"));
+  CHECK_THROWS_WITH(parse(std::string(kSpec) + "skip: {engine.workers: 2}"),
+                    Catch::Contains("skip") && Catch::Contains("list"));
+}

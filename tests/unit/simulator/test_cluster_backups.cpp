@@ -1,9 +1,14 @@
 // Backup requests with cross-server cancellation in the simulated cluster, on hand-computed
 // schedules: two one-worker servers, batching none, m0 takes 10 ms and m1 30 ms, backups 2 ms
-// after sending, cancellations arriving at once (cancel_delay 0), round-robin.
+// after sending (or at a percentile of each model's latency), cancellations arriving at once
+// (cancel_delay 0), round-robin; and each request's backup fields against the run's counters.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
+#include "results/records.h"
 #include "sim_test_util.h"
+#include "tests/support/temp_dir.h"
 
 using namespace servelab;
 using namespace servelab::sim;
@@ -27,9 +32,10 @@ workloads::Workload requests(std::vector<uint32_t> models, std::vector<double> t
   return w;
 }
 
+// Each request's finish, to the nanosecond: sums of the costs below are exact only so far.
 std::vector<double> finishes(const SimulationResult& r) {
   std::vector<double> f;
-  for (const auto& q : r.records.requests) f.push_back(q.finish);
+  for (const auto& q : r.records.requests) f.push_back(std::round(q.finish * 1e9) / 1e9);
   return f;
 }
 
@@ -54,6 +60,17 @@ TEST_CASE("backups without cancellation run every copy and waste the losers' wor
   CHECK(r.copies_cancelled == 0);
   CHECK(r.copies_wasted == 3);
   CHECK(r.wasted_seconds == Approx(0.050));
+  // Per request: every one had a copy, answered by its primary; the losers ran 30, 10, 10 ms.
+  std::vector<double> wasted;
+  for (const auto& q : r.records.requests) {
+    CHECK(q.backup_sent);
+    CHECK(q.won_by == results::RequestRecord::Copy::Primary);
+    CHECK_FALSE(q.copy_cancelled);
+    wasted.push_back(q.wasted);
+  }
+  CHECK(wasted[0] == Approx(0.010));
+  CHECK(wasted[1] == Approx(0.030));
+  CHECK(wasted[2] == Approx(0.010));
 }
 
 TEST_CASE("with cancellation a dequeued request gets no backup and a dequeue removes the "
@@ -84,6 +101,40 @@ TEST_CASE("a backup on a server that frees first answers and the primary is remo
   CHECK(r.backups_sent == 1);
   CHECK(r.copies_cancelled == 1);
   CHECK(r.copies_wasted == 0);
+  const auto& q = r.records.requests;
+  CHECK(q[2].backup_sent);
+  CHECK(q[2].won_by == results::RequestRecord::Copy::Backup);
+  CHECK(q[2].copy_cancelled);
+  CHECK(q[2].wasted == 0);
+  CHECK_FALSE(q[0].backup_sent);
+  CHECK(q[0].won_by == results::RequestRecord::Copy::None);
+}
+
+TEST_CASE("a percentile delay follows each model's answered latencies so far",
+          "[simulator][cluster][backup][percentile]") {
+  // Round-robin sends r0, r2, r4 to server 0 and r1, r3, r5 to server 1. r0 (m0, 0): 0..10,
+  // r1 (m1, 0): 0..30. r2 (m0, 1 ms) waits behind r0 (10..20) and r3 (m1, 2 ms) behind r1
+  // (30..60): neither model has an answer yet when they are sent, so no backup. r4 (m0, 21
+  // ms) runs at once (21..31). r5 (m0, 22 ms) would wait behind r3 until 60; m0's answers so
+  // far took 10 and 19 ms, so its backup goes at 22 plus their p50 of 14.5 ms (p95: 18.55
+  // ms) to server 0, idle since 31, and ends 10 ms later; its primary leaves server 1's queue.
+  const workloads::Workload w = requests({0, 1, 0, 1, 0, 0}, {0, 0, 0.001, 0.002, 0.021, 0.022});
+  SimulationSetup s = backups(true);
+  s.cluster.backup_after = kNever;
+  CHECK(finishes(simulate(s, w)) ==
+        std::vector<double>{0.010, 0.030, 0.020, 0.060, 0.031, 0.070});
+  for (const auto& [p, r5] : {std::pair{50.0, 0.0465}, std::pair{95.0, 0.05055}}) {
+    s.cluster.backup_percentile = p;
+    const SimulationResult r = simulate(s, w);
+    check_clean(r);
+    const std::vector<double> f = finishes(r);
+    CHECK(std::vector<double>(f.begin(), f.end() - 1) ==
+          std::vector<double>{0.010, 0.030, 0.020, 0.060, 0.031});
+    CHECK(f.back() == Approx(r5).margin(1e-12));
+    CHECK(r.backups_sent == 1);
+    CHECK(r.copies_cancelled == 1);
+    CHECK(r.copies_wasted == 0);
+  }
 }
 
 TEST_CASE("backups keep the controller contract under every router",
@@ -107,4 +158,48 @@ TEST_CASE("backups keep the controller contract under every router",
       }
     }
   }
+}
+
+TEST_CASE("per-request backup rows add up to the run's counters and its summary",
+          "[simulator][cluster][backup][records]") {
+  // Cancellations that take 1 ms let some losing copies start: every field is exercised.
+  SimulationSetup s = test::cache_setup(4, 4, test::constant_profile(0.004, 0.001));
+  s.cluster.servers = 3;
+  s.cluster.router = {"random", {}};
+  s.cluster.backup_percentile = 50;
+  s.cancel_delay = 0.001;
+  const SimulationResult r = simulate(s, test::poisson(3000, 500, 4, 5));
+  check_clean(r);
+  REQUIRE(r.records.backups);
+  uint64_t sent = 0, cancelled = 0, wasted = 0, by_backup = 0;
+  double wasted_s = 0;
+  for (const auto& q : r.records.requests) {
+    sent += q.backup_sent;
+    cancelled += q.copy_cancelled;
+    wasted += q.wasted > 0;
+    wasted_s += q.wasted;
+    by_backup += q.won_by == results::RequestRecord::Copy::Backup;
+    if (!q.backup_sent) REQUIRE(q.won_by == results::RequestRecord::Copy::None);
+  }
+  CHECK(sent == r.backups_sent);
+  CHECK(cancelled == r.copies_cancelled);
+  CHECK(wasted == r.copies_wasted);
+  CHECK(wasted_s == Approx(r.wasted_seconds));
+  REQUIRE(r.copies_wasted > 0);
+  REQUIRE(by_backup > 0);
+  const nlohmann::json b = results::summarize(r.records)["backups"];
+  CHECK(b["sent"] == sent);
+  CHECK(b["won_by_backup"] == by_backup);
+  CHECK(b["copies_cancelled"] == cancelled);
+  CHECK(b["copies_wasted"] == wasted);
+  CHECK(b["extra_load"].get<double>() == Approx(double(sent) / 3000));
+  // requests.csv keeps them.
+  servelab::testutil::TempDir dir("servelab-backup-rows");
+  const std::string path = (dir / "requests.csv").string();
+  results::write_requests_csv(path, r.records);
+  const results::RunRecords back = results::read_requests_csv(path);
+  REQUIRE(back.backups);
+  CHECK(results::summarize(back)["backups"]["won_by_backup"] == by_backup);
+  CHECK(results::summarize(back)["backups"]["wasted_seconds"].get<double>() ==
+        Approx(wasted_s));
 }

@@ -128,6 +128,13 @@ TEST_CASE("simulation config errors name the file and key", "[simulator][config]
              Contains("cluster.placement") && Contains("unknown placement 'spread'"));
   CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, backup_after_s: -1}"),
              Contains("cluster.backup_after_s"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, backup_percentile: 0}"),
+             Contains("cluster.backup_percentile") && Contains("(0, 100]"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, backup_percentile: 100.5}"),
+             Contains("cluster.backup_percentile") && Contains("(0, 100]"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, backup_after_s: 0.002, "
+                        "backup_percentile: 95}"),
+             Contains("cluster.backup_percentile") && Contains("not both"));
   CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, cancel_copies: maybe}"),
              Contains("cluster.cancel_copies"));
   CHECK_THAT(err("profile: local\nmodels: [caffenet]\nworkload: {}"),

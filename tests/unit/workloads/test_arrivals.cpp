@@ -11,6 +11,7 @@
 
 using namespace servelab::workloads;
 using namespace servelab::workloads::test;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -84,6 +85,25 @@ TEST_CASE("constant rate sends request i at i/rate", "[workloads][arrival]") {
   REQUIRE(w.send_times.size() == 16);
   for (size_t i = 0; i < 16; ++i) CHECK(w.send_times[i] == Approx(i / 8.0).margin(1e-12));
   CHECK(w.models.size() == 16);
+}
+
+TEST_CASE("bursts send their requests evenly over the span at the mean rate",
+          "[workloads][arrival][bursts]") {
+  WorkloadSpec s = open_loop("bursts", 40000, 0);
+  s.arrival.rate = 1000;
+  s.arrival.burst = 8;
+  s.arrival.burst_span = 0.002;
+  const auto t = generate(s).send_times;
+  REQUIRE(t.size() == 40000);
+  CHECK(t[0] == 0);
+  for (size_t b = 0; b < t.size(); b += 8) {
+    for (size_t m = 1; m < 8; ++m) REQUIRE(t[b + m] - t[b] == Approx(0.00025 * m));
+    if (b > 0) REQUIRE(t[b] - t[b - 8] >= 0.002);  // the next burst starts past the span
+  }
+  // 5000 bursts 8 ms apart on average: 40000 requests in about 40 s (sd of the sum ~0.09 s).
+  CHECK(t.back() == Approx(40.0).epsilon(0.02));
+  s.arrival.burst_span = 0.008;
+  CHECK_THROWS_WITH(generate(s), Contains("burst_ms") && Contains("8 ms"));
 }
 
 TEST_CASE("sine arrivals follow Rafiki equations 8 and 9", "[workloads][arrival][sine]") {

@@ -29,7 +29,7 @@ WorkloadSpec populated_spec() {
                .cv = 2.5, .state_rates = {3, 0, 40}, .state_dwell = {1.5, 0.25, 2},
                .peak_base = 50, .period = 30, .noise = 0.2, .interval = 0.125,
                .trace_file = "arrivals.csv", .time_scale = 0.5, .window_start = 1.5,
-               .window_end = 9, .seed = 17};
+               .window_end = 9, .burst = 5, .burst_span = 0.004, .seed = 17};
   s.access = {.type = "uniform", .alpha = 1.3, .weights = {1, 2, 0, 4},
               .trace_file = "models.csv", .trace_column = "Model", .seed = 23};
   return s;
@@ -112,7 +112,7 @@ TEST_CASE("the listings and docs/workloads.md name the same types", "[workloads]
   const std::set<std::string> arrivals = documented_types("arrival");
   const std::set<std::string> accesses = documented_types("access");
   CHECK(arrivals == std::set<std::string>{"closed", "poisson", "constant", "gamma", "mmpp", "sine",
-                                          "trace"});
+                                          "trace", "bursts"});
   CHECK(accesses == std::set<std::string>{"sequential", "uniform", "zipf", "pareto", "weights",
                                            "trace"});
   const auto listed_arrivals = names_of(arrival_processes());
