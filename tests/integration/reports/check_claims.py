@@ -16,7 +16,7 @@ import verdict  # noqa: E402
 import wording  # noqa: E402
 
 errors, figures = [], 0
-papers = ("rafiqi", "rafiki", "pretzel", "trims")
+papers = ("rafiqi", "rafiki", "pretzel", "trims", "dlis")
 for path in sorted(p for d in papers for p in glob.glob(os.path.join(src, "experiments", d, "*.yaml"))):
     with open(path) as f:
         spec = yaml.safe_load(f)
