@@ -38,6 +38,12 @@ struct ClusterSection {
   // With backups: the server that dequeues a copy first has the other copy cancelled
   // (simulation.cancel_delay_s later): queued, it is removed; running, its result discarded.
   bool cancel_copies = true;
+  // The real cluster's front end (docs/cluster.md): `servelab` (servelab route, in-process,
+  // with `router`), or Debian's `nginx` (least_conn) or `haproxy` (leastconn) as a child
+  // process. Those two balance by least outstanding requests, so the parser makes `router`
+  // least-outstanding for them (the simulator then simulates what they do) and refuses a
+  // placement other than everywhere and backups, which they do not have.
+  std::string front = "servelab";
 };
 
 // `simulation.machine`: the simulated machine (calibration/terms/machine_model.h) named as a

@@ -171,15 +171,37 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
   return s;
 }
 
+// `cluster.front` other than servelab: a proxy that balances by least outstanding requests
+// and knows neither placement nor backups; `c.router` becomes least-outstanding.
+void parse_proxy_front(const YAML::Node& n, const Where& w, ClusterSection& c) {
+  const std::string& f = c.front;
+  if (n["router"] && c.router.name != "least-outstanding")
+    fail(w.child("router"), n["router"],
+         "the " + f + " front balances by least outstanding requests (" +
+             (f == "nginx" ? "least_conn" : "leastconn") +
+             "): leave router out or name least-outstanding");
+  c.router = PolicySpec{"least-outstanding", {}};
+  if (c.placement.name != "everywhere")
+    fail(w.child("placement"), n["placement"],
+         "the " + f + " front does not know placement: every model must be on every server "
+         "(placement: everywhere; or front: servelab)");
+  if (c.backups()) {
+    const char* key = std::isfinite(c.backup_after) ? "backup_after_s" : "backup_percentile";
+    fail(w.child(key), n[key],
+         "the " + f + " front sends no backup requests (front: servelab has them)");
+  }
+}
+
 // `cluster:` {servers: N, router: NAME or {name, parameters}, placement: NAME or {name,
-// parameters}}; absent: one server. The names and parameters are the simulator's to check
-// (sim::check_simulator_names, build_setup).
+// parameters}, backup_after_s or backup_percentile, cancel_copies, front}; absent: one
+// server. The names and parameters of router and placement are the simulator's to check
+// (sim::check_simulator_names, build_setup); the front's are checked here.
 ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w) {
   ClusterSection c;
   if (!n) return c;
   require_map(n, w);
   check_keys(n, w, {"servers", "router", "placement", "backup_after_s", "backup_percentile",
-                    "cancel_copies"});
+                    "cancel_copies", "front"});
   if (n["servers"]) {
     const uint64_t k = as_uint(n["servers"], w.child("servers"));
     if (k < 1 || k > kMaxServers)
@@ -200,6 +222,12 @@ ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w) {
     c.backup_percentile = v;
   }
   if (n["cancel_copies"]) c.cancel_copies = as_bool(n["cancel_copies"], w.child("cancel_copies"));
+  if (n["front"]) {
+    c.front = as_string(n["front"], w.child("front"));
+    if (c.front != "servelab" && c.front != "nginx" && c.front != "haproxy")
+      fail(w.child("front"), n["front"], "expected servelab, nginx or haproxy");
+    if (c.front != "servelab") parse_proxy_front(n, w, c);
+  }
   return c;
 }
 
@@ -243,6 +271,7 @@ YAML::Node emit_cluster_section(const ClusterSection& c) {
   if (std::isfinite(c.backup_after)) n["backup_after_s"] = c.backup_after;
   if (!std::isnan(c.backup_percentile)) n["backup_percentile"] = c.backup_percentile;
   if (c.backups()) n["cancel_copies"] = c.cancel_copies;
+  if (c.front != "servelab") n["front"] = c.front;
   return n;
 }
 

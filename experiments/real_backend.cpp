@@ -152,7 +152,8 @@ class RealBackend : public Backend {
       lo.url = o_.url;
       return loadgen::run_load(lo, w);
     }
-    if (rc.cluster.servers > 1) return run_cluster(rc, w, std::move(lo), run_dir);
+    if (rc.cluster.servers > 1 || rc.cluster.front != "servelab")
+      return run_cluster(rc, w, std::move(lo), run_dir);
 
     runtime::EngineOptions eo;
     eo.control = rc.engine.control;
@@ -197,9 +198,11 @@ class RealBackend : public Backend {
   }
 
  private:
-  // A config with `cluster:`: its servers as `servelab serve` processes and the front end
-  // before them (real_cluster.h); the load goes through the front end, whose /metrics are
-  // kept in run_dir/route-metrics.txt. The servers' own counters (loads, batches) stay theirs.
+  // A config with `cluster:` (more than one server, or a front named): its servers as
+  // `servelab serve` processes and the front end before them (real_cluster.h); the load goes
+  // through the front end. servelab route's /metrics are kept in run_dir/route-metrics.txt;
+  // nginx's and HAProxy's config and stderr in run_dir/front-KIND/. The servers' own
+  // counters (loads, batches) stay theirs.
   results::RunRecords run_cluster(const config::RunConfig& rc, const workloads::Workload& w,
                                   loadgen::LoadOptions lo, const std::string& run_dir) const {
     RealClusterOptions co;  // the servers run this process's executable: servelab's
@@ -212,7 +215,8 @@ class RealBackend : public Backend {
     lo.url = cluster.url();
     loadgen::LoadStats stats;
     results::RunRecords records = loadgen::run_load(lo, w, &stats);
-    std::ofstream(run_dir + "/route-metrics.txt") << cluster.route_metrics();
+    if (const std::string m = cluster.route_metrics(); !m.empty())
+      std::ofstream(run_dir + "/route-metrics.txt") << m;
     if (records.requests.empty() && !stats.first_error.empty())
       throw std::runtime_error("load generator: " + stats.first_error);
     return records;

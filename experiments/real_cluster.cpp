@@ -2,12 +2,6 @@
 // placement says, and the front end in-process.
 #include "experiments/real_cluster.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -15,91 +9,21 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "config/profile_yaml.h"
 #include "engine/route/http/route_server.h"
 #include "engine/route/placement.h"
+#include "experiments/child_process.h"
 #include "experiments/experiment.h"
+#include "experiments/proxy_front.h"
 
 namespace servelab::experiments {
 namespace {
 namespace fs = std::filesystem;
 namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// One `servelab serve` child: its output in `log`.out and .err, killed when the starting
-// thread ends (PR_SET_PDEATHSIG).
-struct Child {
-  pid_t pid = -1;
-  fs::path log;
-  uint16_t port = 0;
-
-  void spawn(const std::string& binary, const std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(binary.c_str()));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const std::string out = log.string() + ".out", err = log.string() + ".err";
-    const pid_t parent = ::getpid();
-    pid = ::fork();
-    if (pid < 0) throw ExperimentError("real mode: cannot start a server (fork failed)");
-    if (pid > 0) return;
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the parent went already
-    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (o < 0 || e < 0) ::_exit(127);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-
-  // Its `listening on 127.0.0.1:PORT` line within `limit`; throws when it exits or is late.
-  void wait_port(std::chrono::seconds limit) {
-    const auto until = std::chrono::steady_clock::now() + limit;
-    const std::string mark = "listening on 127.0.0.1:";
-    while (std::chrono::steady_clock::now() < until) {
-      const std::string text = slurp(log.string() + ".out");
-      const size_t at = text.find(mark);
-      if (at != std::string::npos && text.find('\n', at) != std::string::npos) {
-        port = uint16_t(std::stoul(text.substr(at + mark.size())));
-        return;
-      }
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        throw ExperimentError("real mode: server " + log.filename().string() + " exited: " +
-                              slurp(log.string() + ".err").substr(0, 2000));
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    throw ExperimentError("real mode: server " + log.filename().string() +
-                          " printed no port within " + std::to_string(limit.count()) + " s");
-  }
-
-  // SIGTERM, up to 10 s for it to exit, then SIGKILL. Idempotent.
-  void stop() {
-    if (pid <= 0) return;
-    ::kill(pid, SIGTERM);
-    for (int i = 0; i < 200; ++i) {
-      if (::waitpid(pid, nullptr, WNOHANG) == pid) return void(pid = -1);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    pid = -1;
-  }
-};
 
 // One exchange with 127.0.0.1:port (a JSON body when not empty): the answer's status and body.
 // A server that takes over 5 minutes (a registration loads the model) fails it.
@@ -133,29 +57,41 @@ std::pair<unsigned, std::string> exchange(uint16_t port, http::verb verb,
 
 }  // namespace
 
+// One `servelab serve` of the cluster.
+struct Server {
+  ChildProcess process;
+  uint16_t port = 0;
+};
+
 struct RealCluster::Impl {
-  std::vector<Child> servers;
-  std::unique_ptr<route::RouteServer> front;
+  std::vector<Server> servers;
+  std::unique_ptr<route::RouteServer> front;  // cluster.front servelab
+  std::unique_ptr<ProxyFront> proxy;          // the others
 
   ~Impl() {
     if (front) front->stop();
-    for (Child& c : servers) {
-      c.stop();
+    proxy.reset();
+    for (Server& s : servers) {
+      s.process.stop();
       std::error_code ignored;  // the stores hold copies of the model files
-      fs::remove_all(c.log.string() + "-store", ignored);
+      fs::remove_all(s.process.log() + "-store", ignored);
     }
   }
+
+  uint16_t port() const { return front ? front->port() : proxy->port(); }
 
   void start_servers(uint32_t n, const RealClusterOptions& o) {
     servers.resize(n);
     for (uint32_t k = 0; k < n; ++k) {
-      Child& c = servers[k];
-      c.log = fs::path(o.run_dir) / ("server-" + std::to_string(k));
-      c.spawn(o.binary, {"serve", "--port", "0", "--store", c.log.string() + "-store",
-                         "--model-root", fs::absolute(o.models_dir).string(), "--config",
-                         o.config_file});
+      const std::string log = (fs::path(o.run_dir) / ("server-" + std::to_string(k))).string();
+      servers[k].process.spawn(o.binary,
+                               {"serve", "--port", "0", "--store", log + "-store", "--model-root",
+                                fs::absolute(o.models_dir).string(), "--config", o.config_file},
+                               log);
     }
-    for (Child& c : servers) c.wait_port(std::chrono::seconds(120));
+    for (uint32_t k = 0; k < n; ++k)
+      servers[k].port = servers[k].process.wait_port("server server-" + std::to_string(k),
+                                                     std::chrono::seconds(120));
   }
 
   // Each model on the hosts the placement gives it; returns them by model name.
@@ -191,11 +127,23 @@ struct RealCluster::Impl {
     return hosts;
   }
 
+  // cluster.front nginx or haproxy: every model is on every server (the config's parser
+  // refuses another placement), so the proxy needs only the servers.
+  void start_proxy(const config::RunConfig& rc, const RealClusterOptions& o) {
+    ProxyFrontOptions po;
+    po.kind = rc.cluster.front;
+    for (const Server& s : servers) po.servers.push_back(s.port);
+    po.run_dir = o.run_dir;
+    po.search_path = o.proxy_search_path.empty() ? default_proxy_search_path()
+                                                 : o.proxy_search_path;
+    proxy = std::make_unique<ProxyFront>(po);
+  }
+
   void start_front(const config::RunConfig& rc,
                    std::map<std::string, std::vector<uint32_t>> hosts, bool verbose) {
     route::RouteServerOptions ro;
     std::string list;
-    for (const Child& c : servers)
+    for (const Server& c : servers)
       list += (list.empty() ? "" : ",") + ("127.0.0.1:" + std::to_string(c.port));
     route::ForwarderOptions& f = ro.forwarder;
     f.backends = route::parse_backends(list);
@@ -219,23 +167,30 @@ RealCluster::RealCluster(const config::RunConfig& rc, const workloads::Workload&
     : impl_(std::make_unique<Impl>()) {
   if (!rc.groups.empty())
     throw ExperimentError("real mode: a cluster run cannot have model groups");
+  const bool proxy = rc.cluster.front != "servelab";
+  if (proxy)  // before any server starts: a missing program is the user's first error
+    find_proxy(rc.cluster.front, o.proxy_search_path.empty() ? default_proxy_search_path()
+                                                             : o.proxy_search_path);
   impl_->start_servers(rc.cluster.servers, o);
-  impl_->start_front(rc, impl_->place(rc, w, o), o.verbose);
+  auto hosts = impl_->place(rc, w, o);
+  if (proxy) impl_->start_proxy(rc, o);
+  else impl_->start_front(rc, std::move(hosts), o.verbose);
 }
 
 RealCluster::~RealCluster() = default;
 
 std::string RealCluster::url() const {
-  return "http://127.0.0.1:" + std::to_string(impl_->front->port());
+  return "http://127.0.0.1:" + std::to_string(impl_->port());
 }
 
 std::vector<uint16_t> RealCluster::server_ports() const {
   std::vector<uint16_t> ports;
-  for (const Child& c : impl_->servers) ports.push_back(c.port);
+  for (const Server& s : impl_->servers) ports.push_back(s.port);
   return ports;
 }
 
 std::string RealCluster::route_metrics() const {
+  if (!impl_->front) return "";
   return exchange(impl_->front->port(), http::verb::get, "/metrics", "").second;
 }
 

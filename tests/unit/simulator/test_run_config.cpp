@@ -121,6 +121,29 @@ TEST_CASE("run config: numbers outside their range are refused with the key", "[
   CHECK_THAT(error_of("simulation: {max_time_s: -1}"), Contains("simulation.max_time_s"));
 }
 
+TEST_CASE("run config: cluster.front names the real front end, a proxy balancing as "
+          "least-outstanding", "[config][cluster]") {
+  CHECK(parse("cluster: {servers: 2}").cluster.front == "servelab");
+  const config::RunConfig n = parse("cluster: {servers: 2, front: nginx}");
+  CHECK(n.cluster.front == "nginx");
+  CHECK(n.cluster.router.name == "least-outstanding");  // what least_conn does
+  CHECK(parse("cluster: {servers: 2, front: haproxy, router: least-outstanding}").cluster.router.name ==
+        "least-outstanding");
+  const YAML::Node emitted = config::emit_run_config(n);
+  CHECK(emitted["cluster"]["front"].as<std::string>() == "nginx");
+  const config::RunConfig back = config::parse_run_config(emitted, "", "");
+  CHECK(YAML::Dump(config::emit_run_config(back)) == YAML::Dump(emitted));
+  CHECK_FALSE(config::emit_run_config(parse("cluster: {servers: 2}"))["cluster"]["front"]);
+  CHECK_THAT(error_of("cluster: {front: envoy}"),
+             Contains("cluster.front") && Contains("servelab, nginx or haproxy"));
+  CHECK_THAT(error_of("cluster: {front: nginx, router: round-robin}"),
+             Contains("cluster.router") && Contains("least_conn"));
+  CHECK_THAT(error_of("cluster: {front: haproxy, placement: {name: memory-balanced}}"),
+             Contains("cluster.placement") && Contains("does not know placement"));
+  CHECK_THAT(error_of("cluster: {front: nginx, backup_after_s: 0.005}"),
+             Contains("cluster.backup_after_s") && Contains("no backup requests"));
+}
+
 TEST_CASE("run config: experiment keys pass, unknown keys are named", "[config]") {
   CHECK_NOTHROW(parse("title: x\nsweep: {engine.workers: [1, 2]}\nrepetitions: 2\n"));
   for (const auto& k : config::experiment_keys()) CHECK(config::is_experiment_key(k));
