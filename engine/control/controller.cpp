@@ -25,7 +25,7 @@ Controller::Impl::Impl(ControllerConfig c) : cfg(std::move(c)) {
   SchedulingPolicy::Key probe;
   keyed = scheduling->key(ModelView{}, &probe);
   for (int t = 1; t < kTierCount; ++t)
-    tiers[t] = TierCache(cfg.budgets[t], PolicyRegistry::eviction(cfg.eviction));
+    tiers[t] = TierCache(cfg.budgets[t], PolicyRegistry::eviction(cfg.eviction), t == int(Tier::Host));
   // Validate the batching spec now rather than at the first add_model.
   PolicyRegistry::batching(cfg.batching, ModelInfo{});
   workers.resize(cfg.workers);
@@ -50,10 +50,17 @@ void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_t
     throw ConfigError("model " + std::to_string(id) + " ('" + info.name + "') is already registered");
   Tier top = std::min(resident_up_to, s.exec());
   for (int t = 1; t <= int(top); ++t)
-    if (!m.resident[t] && !s.tiers[t].fits(info.size_bytes))
+    if (!m.resident[t] && !s.tiers[t].fits(s.tiers[t].charge_of(info)))
       throw ConfigError("model '" + info.name + "' does not fit in the " +
                         tier_name(Tier(t)) + " budget");
   auto batching = PolicyRegistry::batching(s.cfg.batching, info);
+  // A leftover copy from before a remove is kept, now held under the new facts.
+  for (int t = 1; t <= int(s.exec()); ++t)
+    if (m.added && m.resident[t]) {
+      s.tiers[t].drop(m.info);
+      s.tiers[t].hold(info);
+      s.sync_stats(t);
+    }
   m.added = m.registered = true;
   m.info = info;
   m.max_batch = std::max<uint32_t>(1, info.max_batch ? info.max_batch : s.cfg.max_batch);
@@ -72,7 +79,8 @@ void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_t
   for (int t = 0; t < kTierCount; ++t) m.reload_seconds[t] = info.load_seconds[t];
   for (int t = 1; t <= int(top); ++t) {
     if (m.resident[t]) continue;  // a leftover copy from before a remove: keep it
-    s.tiers[t].reserve(info.size_bytes);
+    s.tiers[t].hold(info);
+    s.sync_stats(t);
     s.note_resident(id, t, s.last_now);
     m.resident[t] = true;
   }
@@ -83,7 +91,7 @@ Tier Controller::add_model_where_it_fits(ModelId id, const ModelInfo& info, Tier
   int t = std::min(int(up_to), int(s.exec()));
   auto fits_up_to = [&](int top) {
     for (int u = int(Tier::Host); u <= top; ++u)
-      if (!s.tiers[u].fits(info.size_bytes)) return false;
+      if (!s.tiers[u].fits(s.tiers[u].charge_of(info))) return false;
     return true;
   };
   while (t > int(Tier::Disk) && !fits_up_to(t)) --t;

@@ -8,12 +8,10 @@
 
 namespace servelab {
 
-namespace {
-void sync_stats(ControllerStats& st, const std::array<TierCache, kTierCount>& tiers, int t) {
-  st.resident_bytes[t] = tiers[t].used_bytes();
-  st.resident_models[t] = tiers[t].used_models();
+void Controller::Impl::sync_stats(int t) {
+  stats.resident_bytes[t] = tiers[t].used_bytes();
+  stats.resident_models[t] = tiers[t].used_models();
 }
-}  // namespace
 
 Tier Controller::Impl::next_hop(ModelId id) const {
   const ModelSlot& m = models[id];
@@ -36,7 +34,7 @@ bool Controller::Impl::evictable(ModelId id, Tier t) const {
 EvictionCandidate Controller::Impl::candidate(ModelId id, Tier t) const {
   const ModelSlot& m = models[id];
   int k = int(t);
-  return {id, m.info.size_bytes, m.reload_seconds[k], m.last_use[k], m.uses[k],
+  return {id, tiers[k].freed_by(m.info), m.reload_seconds[k], m.last_use[k], m.uses[k],
           uint32_t(m.queue.size())};
 }
 
@@ -59,14 +57,10 @@ void Controller::Impl::note_use(ModelId id, Time now) {
 bool Controller::Impl::can_start_load(ModelId id) const {
   if (loads_in_flight >= cfg.max_loads_in_flight) return false;
   int t = int(next_hop(id));
-  uint64_t bytes = 0;
-  uint32_t count = 0;
+  droppable.clear();
   for (ModelId r : tiers[t].residents())
-    if (evictable(r, Tier(t))) {
-      bytes += models[r].info.size_bytes;
-      ++count;
-    }
-  return tiers[t].fits_after(models[id].info.size_bytes, bytes, count);
+    if (evictable(r, Tier(t))) droppable.push_back(&models[r].info);
+  return tiers[t].fits_after_dropping(models[id].info, droppable);
 }
 
 // Starts the next hop of model id's load, evicting victims to make room. Returns false (and
@@ -79,7 +73,7 @@ bool Controller::Impl::start_load(ModelId id, Time now, ActionBuffer& out) {
   candidates.clear();
   for (ModelId r : tier.residents())
     if (evictable(r, Tier(t))) candidates.push_back(candidate(r, Tier(t)));
-  while (!tier.fits(m.info.size_bytes)) {
+  while (!tier.fits(tier.charge_of(m.info))) {
     assert(!candidates.empty());
     size_t i = tier.eviction().pick_victim(candidates, now);
     assert(i < candidates.size());
@@ -87,9 +81,12 @@ bool Controller::Impl::start_load(ModelId id, Time now, ActionBuffer& out) {
     ModelId victim = candidates[i].model;
     candidates.erase(candidates.begin() + i);
     evict(victim, Tier(t), now, out);
+    // A victim's shared parts may now be unique to a model that shared them.
+    if (tier.shares_any())
+      for (EvictionCandidate& c : candidates) c.size_bytes = tier.freed_by(models[c.model].info);
   }
-  tier.reserve(m.info.size_bytes);
-  sync_stats(stats, tiers, t);
+  tier.hold(m.info);
+  sync_stats(t);
   m.loading[t] = true;
   m.load_started[t] = now;
   ++loads_in_flight;
@@ -103,9 +100,9 @@ void Controller::Impl::evict(ModelId id, Tier t, Time now, ActionBuffer& out) {
   ModelSlot& m = models[id];
   assert(m.resident[int(t)] && !m.loading[int(t)] && m.ref_count == 0);
   m.resident[int(t)] = false;
-  tiers[int(t)].release(m.info.size_bytes);
+  tiers[int(t)].drop(m.info);
   tiers[int(t)].left(id, now);
-  sync_stats(stats, tiers, int(t));
+  sync_stats(int(t));
   ++stats.evictions;
   ++counters(id).evictions;
   out.evicts.push_back(EvictAction{id, t});
@@ -149,8 +146,8 @@ void Controller::Impl::load_finished(ModelId id, Tier to, bool ok, Time now, Act
       load_waiters.push_front(id);  // a chained hop goes before loads not yet begun
     }
   } else {
-    tiers[t].release(m.info.size_bytes);
-    sync_stats(stats, tiers, t);
+    tiers[t].drop(m.info);
+    sync_stats(t);
     for (WorkerId w = 0; w < workers.size(); ++w)
       if (workers[w].busy && workers[w].held && workers[w].model == id)
         finish_worker(w, RequestStatus::Failed, now, out);

@@ -108,6 +108,7 @@ struct Controller::Impl {
   ControllerStats stats;
   std::vector<ModelView> views;             // scratch, reused
   std::vector<EvictionCandidate> candidates;  // scratch, reused
+  mutable std::vector<const ModelInfo*> droppable;  // scratch of can_start_load
 
   bool quantum_mode() const { return cfg.quantum > 0; }
   // Whether model `id` is decided on events (arrivals, finished batches, loads) rather than
@@ -224,6 +225,7 @@ struct Controller::Impl {
   bool start_load(ModelId m, Time now, ActionBuffer& out);
   bool evictable(ModelId m, Tier t) const;
   EvictionCandidate candidate(ModelId m, Tier t) const;
+  void sync_stats(int t);  // stats' resident bytes and models of tier t
   void note_resident(ModelId m, int t, Time now);  // loaded into (or added in) tier t
   void note_use(ModelId m, Time now);              // a batch of m starts
   void evict(ModelId m, Tier t, Time now, ActionBuffer& out);

@@ -78,7 +78,7 @@ class BatchingPolicy {
 // policies (GreedyDual, TrIMS-style) decide on these fields alone.
 struct EvictionCandidate {
   ModelId model = 0;
-  uint64_t size_bytes = 0;     // what evicting it frees in this tier
+  uint64_t size_bytes = 0;     // what evicting it frees in this tier: its unique bytes
   // Seconds to load it back into this tier from the tier below: the last such load the
   // controller saw, else ModelInfo::load_seconds (0: unknown).
   double reload_seconds = 0;

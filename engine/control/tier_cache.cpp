@@ -5,8 +5,9 @@
 
 namespace servelab {
 
-TierCache::TierCache(TierBudget budget, std::unique_ptr<EvictionPolicy> eviction)
-    : budget_(budget), eviction_(std::move(eviction)) {}
+TierCache::TierCache(TierBudget budget, std::unique_ptr<EvictionPolicy> eviction,
+                     bool shares_parts)
+    : budget_(budget), eviction_(std::move(eviction)), shares_parts_(shares_parts) {}
 
 bool TierCache::too_big(uint64_t bytes) const {
   return bytes > budget_.bytes || budget_.models == 0;
@@ -20,6 +21,37 @@ bool TierCache::fits_after(uint64_t bytes, uint64_t freeable_bytes,
   uint64_t used = used_bytes_ - freeable_bytes;
   uint32_t models = used_models_ - freeable_models;
   return bytes <= budget_.bytes && used <= budget_.bytes - bytes && models < budget_.models;
+}
+
+uint64_t TierCache::charge_of(const ModelInfo& m) const {
+  return shares_parts_ ? parts_.charge_of(m) : m.size_bytes;
+}
+
+uint64_t TierCache::freed_by(const ModelInfo& m) const {
+  return shares_parts_ ? parts_.freed_by(m) : m.size_bytes;
+}
+
+bool TierCache::fits_after_dropping(const ModelInfo& m,
+                                    std::span<const ModelInfo* const> dropped) const {
+  uint64_t freed = 0;
+  uint64_t needed = m.size_bytes;
+  if (shares_parts_) {
+    freed = parts_.freed_by_all(dropped);
+    needed = parts_.charge_after(m, dropped);
+  } else {
+    for (const ModelInfo* d : dropped) freed += d->size_bytes;
+  }
+  return fits_after(needed, freed, uint32_t(dropped.size()));
+}
+
+void TierCache::hold(const ModelInfo& m) {
+  reserve(charge_of(m));
+  if (shares_parts_) parts_.hold(m);
+}
+
+void TierCache::drop(const ModelInfo& m) {
+  release(freed_by(m));
+  if (shares_parts_) parts_.drop(m);
 }
 
 void TierCache::reserve(uint64_t bytes) {

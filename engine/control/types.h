@@ -64,6 +64,13 @@ struct BatchSeconds {
   double seconds = 0;
 };
 
+// Weights a model shares with other models in the Host tier (a blob of the weight store,
+// engine/store/): `key` names the blob, equal keys are the same bytes.
+struct WeightPart {
+  uint64_t key = 0;
+  uint64_t bytes = 0;
+};
+
 // Static facts about a registered model, used for cache accounting and batching limits.
 struct ModelInfo {
   std::string name;
@@ -76,6 +83,9 @@ struct ModelInfo {
   // Expected batch latencies, sorted by batch size, distinct sizes (e.g. the cost profile's
   // means); empty where unknown. A prior for SLO-aware batching policies (rafiki-greedy).
   std::vector<BatchSeconds> batch_seconds{};
+  // Its weights that the Host tier holds once for every model using them (mapped blobs of the
+  // weight store), part of size_bytes; the rest of size_bytes is its own. Empty: all its own.
+  std::vector<WeightPart> host_parts{};
 };
 
 }  // namespace servelab

@@ -122,13 +122,15 @@ void Engine::Impl::load(const LoadAction& l) {
   loader->post([this, l] {
     bool ok = true;
     const Time start = clock.now();
+    LoadParts parts;
     try {
-      exec->load(l.model, l.from, l.to);
+      parts = exec->load(l.model, l.from, l.to);
     } catch (const std::exception&) {
       ok = false;
     }
     if (opts.on_load) report_load(l, start, ok);
-    post([this, l, ok](Time now) {
+    post([this, l, ok, parts](Time now) {
+      if (ok) metrics.on_load(l.model, l.to, parts, now);
       contract->on_load_done(l.model, l.to, ok);
       ctl->on_load_done(l.model, l.to, ok, now, actions.out());
     });
@@ -219,6 +221,7 @@ void Engine::Impl::finish(const RequestOutcome& o) {
   if (o.request.deadline < kNever)
     r.slo_met = o.status == RequestStatus::Ok && o.finished <= o.request.deadline;
   time_split(o, &r.queue_s, &r.load_s, &r.compute_s);
+  r.load_parts = metrics.load_parts(o);
   switch (o.status) {
     case RequestStatus::Ok:
       r.top = std::move(p->top);

@@ -17,6 +17,7 @@
 
 #include "engine/control/controller.h"
 #include "engine/control/cost_profile.h"
+#include "engine/runtime/load_parts.h"
 #include "engine/control/types.h"
 #include "engine/store/weight_bytes.h"
 
@@ -103,6 +104,7 @@ struct ClassifyResult {
   std::vector<std::pair<std::string, float>> top;  // label, probability (softmax), best first
   std::vector<float> output;                       // infer(): the model's output row (logits)
   double queue_s = 0, load_s = 0, compute_s = 0;   // time split of this request
+  LoadParts load_parts;  // of load_s, the phases of the loads its batch waited for
   uint32_t batch_size = 0;
   std::optional<bool> slo_met;  // with a deadline: answered Ok by it
 };
@@ -155,6 +157,10 @@ class Engine {
   // Removes a model; its queued requests fail. Returns false if unknown.
   bool unregister_model(const std::string& name);
   std::optional<ModelStatus> model(const std::string& name) const;
+  // With a weight store, once a restart's models are registered again: removes what a crash
+  // left in the store (this engine's marks of models it no longer has, blobs and skeletons no
+  // model of any process holds, half-written files).
+  store::Tidied tidy_weight_store();
   std::vector<ModelStatus> models() const;
 
   // Queues one classification. `done` is called exactly once, from an engine thread (never

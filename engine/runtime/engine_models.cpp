@@ -71,6 +71,7 @@ ModelInfo Engine::Impl::model_info(ModelEntry& entry) const {
   info.name = entry.spec.name;
   info.size_bytes = entry.size_bytes;
   info.contexts = entry.contexts;
+  info.host_parts = exec->weight_parts(entry.id);
   const ModelProfile* prior =
       cost_priors.find(std::filesystem::path(entry.spec.file).stem().string());
   if (!prior) prior = cost_priors.find(entry.spec.name);
@@ -163,6 +164,8 @@ std::shared_ptr<const ModelEntry> Engine::Impl::find(const std::string& name) co
   auto it = by_name.find(name);
   return it == by_name.end() ? nullptr : it->second;
 }
+
+store::Tidied Engine::tidy_weight_store() { return impl_->exec->tidy_weight_store(); }
 
 std::optional<ModelStatus> Engine::model(const std::string& name) const {
   Impl& s = *impl_;

@@ -12,6 +12,7 @@
 #include "engine/control/cost_profile.h"
 #include "engine/control/types.h"
 #include "engine/runtime/engine.h"
+#include "engine/runtime/load_parts.h"
 #include "engine/store/weight_bytes.h"
 
 namespace servelab::runtime {
@@ -46,9 +47,10 @@ class Executor {
   // Forgets a model; batches already running keep their module alive until they finish.
   virtual void remove(ModelId id) = 0;
 
-  // Moves a copy of the model from `from` to `to` (a real disk read for Disk -> Host).
-  // Throws std::exception with a message on failure (the controller then fails the waiters).
-  virtual void load(ModelId id, Tier from, Tier to) = 0;
+  // Moves a copy of the model from `from` to `to` (a real disk read for Disk -> Host) and
+  // says where the time went (all zero where an executor does not measure it). Throws
+  // std::exception with a message on failure (the controller then fails the waiters).
+  virtual LoadParts load(ModelId id, Tier from, Tier to) = 0;
   // Frees the model's copy in `tier`. Unknown ids and non-resident tiers are ignored.
   virtual void evict(ModelId id, Tier tier) = 0;
 
@@ -61,6 +63,12 @@ class Executor {
 
   // With a weight store: the bytes of model `id`'s shared weights (zero without one).
   virtual store::WeightBytes weight_bytes(ModelId id) const { return {}; }
+  // With a weight store: model `id`'s blobs as parts the Host tier holds once for every model
+  // that has them (ModelInfo::host_parts); empty without one.
+  virtual std::vector<WeightPart> weight_parts(ModelId id) const { return {}; }
+  // With a weight store, after a restart's models are added again: removes what a crash left
+  // in the store (store::Tidied); nothing without one.
+  virtual store::Tidied tidy_weight_store() { return {}; }
 
   // Called once on each worker thread before its first run(): per-thread library settings.
   virtual void prepare_thread() {}

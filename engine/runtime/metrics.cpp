@@ -93,6 +93,22 @@ void time_split(const RequestOutcome& o, double* queue_s, double* load_s, double
   *compute_s = span(o.started, o.finished);
 }
 
+void EngineMetrics::on_load(ModelId id, Tier to, const LoadParts& parts, Time end) {
+  ModelMetrics& m = model(id);
+  m.loads_total += parts;
+  m.last_load[int(to)] = parts;
+  m.last_load_end[int(to)] = end;
+}
+
+LoadParts EngineMetrics::load_parts(const RequestOutcome& o) const {
+  LoadParts p;
+  if (!o.waited_for_load || o.request.model >= models_.size()) return p;
+  const ModelMetrics& m = models_[o.request.model];
+  for (int t = 1; t < kTierCount; ++t)
+    if (m.last_load_end[t] >= o.assigned && m.last_load_end[t] <= o.started) p += m.last_load[t];
+  return p;
+}
+
 void EngineMetrics::on_outcome(const RequestOutcome& o) {
   ModelMetrics& m = model(o.request.model);
   if (o.request.deadline < kNever) {
@@ -177,6 +193,18 @@ std::string EngineMetrics::text(const std::vector<std::string>& names,
     header(out, h.name, "histogram", h.help);
     for (ModelId id = 0; id < names.size() && id < models_.size(); ++id)
       if (!names[id].empty()) (models_[id].*h.h).write(out, h.name, label(id));
+  }
+  header(out, "servelab_model_load_seconds_total", "counter",
+         "Seconds of the model's finished loads by phase: read (the file from disk), "
+         "deserialize (the module built), copy (host to device), share (weight store blobs "
+         "mapped and checked).");
+  for (ModelId id = 0; id < names.size() && id < models_.size(); ++id) {
+    if (names[id].empty()) continue;
+    const LoadParts& p = models_[id].loads_total;
+    const std::pair<const char*, double> phases[] = {
+        {"read", p.read_s}, {"deserialize", p.deserialize_s}, {"copy", p.copy_s}, {"share", p.share_s}};
+    for (const auto& [phase, s] : phases)
+      out += "servelab_model_load_seconds_total{" + label(id) + ",phase=\"" + phase + "\"} " + num(s) + "\n";
   }
   header(out, "servelab_resident_bytes", "gauge", "Bytes of models resident per tier (accounted sizes).");
   for (int t = 0; t < kTierCount; ++t)

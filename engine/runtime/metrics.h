@@ -3,12 +3,14 @@
 // Not thread-safe: used only by the holder of the engine's control lock (engine_impl.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "engine/store/weight_bytes.h"
 #include "engine/control/controller.h"
+#include "engine/runtime/load_parts.h"
+#include "engine/store/weight_bytes.h"
 
 namespace servelab::runtime {
 
@@ -34,6 +36,10 @@ struct ModelMetrics {
   // Requests with a deadline (an SLO): answered Ok by it, and all others (late, dropped,
   // timed out, failed); attainment is met / (met + missed).
   uint64_t slo_met = 0, slo_missed = 0;
+  LoadParts loads_total;  // every finished load's phases
+  // The last finished load into each tier: its phases and when it ended.
+  std::array<LoadParts, kTierCount> last_load{};
+  std::array<Time, kTierCount> last_load_end{-kNever, -kNever, -kNever};
 };
 
 class EngineMetrics {
@@ -44,6 +50,11 @@ class EngineMetrics {
   // outcome when it had a deadline.
   void on_outcome(const RequestOutcome& o);
   void on_dispatch(ModelId id, uint32_t batch_size) { model(id).batch_size.observe(batch_size); }
+  // Records a finished load of model `id` into `to`, ended at `end`.
+  void on_load(ModelId id, Tier to, const LoadParts& parts, Time end);
+  // The phases of the loads a request's batch waited for: those of its model that ended
+  // between the batch's assignment and its start (zero for a batch that found it resident).
+  LoadParts load_parts(const RequestOutcome& o) const;
 
   // Prometheus text: `names[id]` is the model name ("" for ids to leave out).
   std::string text(const std::vector<std::string>& names, const ControllerStats& stats,

@@ -33,7 +33,10 @@ class ProfiledExecutor final : public Executor {
     std::lock_guard lock(mu_);
     models_.erase(id);
   }
-  void load(ModelId id, Tier from, Tier to) override { sleep_for(find(id)->load_seconds(from, to)); }
+  LoadParts load(ModelId id, Tier from, Tier to) override {
+    sleep_for(find(id)->load_seconds(from, to));
+    return {};
+  }
   void evict(ModelId, Tier) override {}
   void run(ModelId id, Tier, const std::vector<const Input*>& inputs,
            std::vector<std::vector<float>>& outputs) override {

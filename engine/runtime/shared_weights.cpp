@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <regex>
@@ -160,7 +161,12 @@ SharedModule share_weights(torch::jit::Module m, store::BlobStore& blobs,
 }
 
 SharedModule load_shared(const std::string& skeleton, store::BlobStore& blobs,
-                         ArchitectureCache* cache) {
+                         ArchitectureCache* cache, LoadParts* parts) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  auto t = Clock::now();
   WeightManifest manifest;
   ModulePtr module;
   {
@@ -168,12 +174,21 @@ SharedModule load_shared(const std::string& skeleton, store::BlobStore& blobs,
     auto [data, size] = reader.getRecord(std::string("extra/") + kManifest);
     manifest = WeightManifest::parse(std::string(static_cast<const char*>(data.get()), size));
   }
+  const double read_s = seconds_since(t);
+  t = Clock::now();
   if (ModulePtr same_code = cache ? cache->find(manifest.code_key) : nullptr)
     module = structural_copy(*same_code);
   else
     module = std::make_shared<torch::jit::Module>(torch::jit::load(skeleton, torch::kCPU));
+  const double deserialize_s = seconds_since(t);
+  t = Clock::now();
   attach(manifest, *module, blobs);
   module->eval();
+  if (parts) {
+    parts->read_s += read_s;
+    parts->deserialize_s += deserialize_s;
+    parts->share_s += seconds_since(t);
+  }
   if (cache) cache->put(manifest.code_key, module);
   return SharedModule{module, manifest.blob_refs(), manifest.code_key};
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/runtime/load_parts.h"
 #include "engine/runtime/torch_tiers.h"
 #include "engine/store/blob_store.h"
 
@@ -56,8 +57,9 @@ SharedModule share_weights(torch::jit::Module m, store::BlobStore& blobs,
 // Loads a skeleton written by share_weights and attaches its blobs; with `cache`, as a copy
 // of a module of the same code when the cache has one (and adds it there). Throws
 // store::BlobError for a blob that is missing or damaged, std::runtime_error for a skeleton
-// that cannot be read or whose manifest does not fit its module.
+// that cannot be read or whose manifest does not fit its module. With `parts`, adds the
+// time spent on the skeleton (read_s, deserialize_s) and on the blobs (share_s).
 SharedModule load_shared(const std::string& skeleton, store::BlobStore& blobs,
-                         ArchitectureCache* cache = nullptr);
+                         ArchitectureCache* cache = nullptr, LoadParts* parts = nullptr);
 
 }  // namespace servelab::runtime

@@ -28,9 +28,12 @@ TORCH_API bool getGraphExecutorOptimize();
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -164,23 +167,27 @@ class TorchExecutor final : public Executor {
     weights_remove(id);
   }
 
-  void load(ModelId id, Tier from, Tier to) override {
+  LoadParts load(ModelId id, Tier from, Tier to) override {
     std::shared_ptr<TorchModel> model = find(id);
     if (!model) throw std::runtime_error("model was removed");
+    LoadParts parts;
     ModulePtr copy;
     if (to == Tier::Host) {
-      copy = reload(id, *model);  // a real read (and deserialization without a weight store)
+      copy = reload(id, *model, parts);  // a real read (and deserialization without a store)
     } else if (to == Tier::Device) {
       if (!use_cuda_) throw std::runtime_error("no CUDA device for the device tier");
       ModulePtr host = module_in(*model, Tier::Host);
-      if (!host || from == Tier::Disk) host = reload(id, *model);
+      if (!host || from == Tier::Disk) host = reload(id, *model, parts);
+      const auto start = std::chrono::steady_clock::now();
       copy = copy_to_device(*host, torch::Device(torch::kCUDA));
       torch::cuda::synchronize();  // done when the bytes are there (see the file comment)
+      parts.copy_s = seconds_since(start);
     } else {
       throw std::runtime_error("cannot load into the disk tier");
     }
     std::lock_guard lock(mu_);
     model->tiers[static_cast<int>(to)] = std::move(copy);
+    return parts;
   }
 
   void evict(ModelId id, Tier tier) override {
@@ -237,13 +244,19 @@ class TorchExecutor final : public Executor {
   void weights_remove(ModelId id) {
     if (weights_) weights_->remove(id);
   }
-  ModulePtr reload(ModelId id, const TorchModel& model) const {
-    return weights_ ? weights_->reload(id) : load_from_disk(model.file);
+  ModulePtr reload(ModelId id, const TorchModel& model, LoadParts& parts) const {
+    return weights_ ? weights_->reload(id, &parts) : load_from_disk(model.file, &parts);
   }
 
  public:
   store::WeightBytes weight_bytes(ModelId id) const override {
     return weights_ ? weights_->bytes_of(id) : store::WeightBytes{};
+  }
+  store::Tidied tidy_weight_store() override {
+    return weights_ ? weights_->tidy() : store::Tidied{};
+  }
+  std::vector<WeightPart> weight_parts(ModelId id) const override {
+    return weights_ ? weights_->parts_of(id) : std::vector<WeightPart>{};
   }
 
  private:
@@ -254,15 +267,33 @@ class TorchExecutor final : public Executor {
   }
   ModulePtr weights_add(ModelId, const ModelSpec&) { return nullptr; }
   void weights_remove(ModelId) {}
-  ModulePtr reload(ModelId, const TorchModel& model) const { return load_from_disk(model.file); }
+  ModulePtr reload(ModelId, const TorchModel& model, LoadParts& parts) const {
+    return load_from_disk(model.file, &parts);
+  }
   std::nullptr_t weights_ = nullptr;
 #endif
 
-  ModulePtr load_from_disk(const std::string& file) const {
-    auto m = std::make_shared<torch::jit::Module>(torch::jit::load(file, torch::kCPU));
+  // The file read whole first, then deserialized from memory, so that `parts` can tell the
+  // two apart.
+  ModulePtr load_from_disk(const std::string& file, LoadParts* parts = nullptr) const {
+    auto start = std::chrono::steady_clock::now();
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    if (!in) throw std::runtime_error("cannot read model file '" + file + "'");
+    const double read_s = seconds_since(start);
+    start = std::chrono::steady_clock::now();
+    auto m = std::make_shared<torch::jit::Module>(torch::jit::load(bytes, torch::kCPU));
     m->eval();
     if (use_cuda_) m = packed(*m, /*pinned=*/true);  // one pinned buffer: a load is one DMA
+    if (parts) {
+      parts->read_s += read_s;
+      parts->deserialize_s += seconds_since(start);
+    }
     return m;
+  }
+  static double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   }
 
   std::shared_ptr<TorchModel> find(ModelId id) const {

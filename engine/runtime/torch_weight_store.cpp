@@ -47,7 +47,7 @@ ModulePtr TorchWeightStore::add(ModelId id, const std::string& name, const std::
   return shared.module;
 }
 
-ModulePtr TorchWeightStore::reload(ModelId id) {
+ModulePtr TorchWeightStore::reload(ModelId id, LoadParts* parts) {
   std::string skeleton;
   {
     std::lock_guard guard(mu_);
@@ -55,7 +55,7 @@ ModulePtr TorchWeightStore::reload(ModelId id) {
     if (it == held_.end()) throw std::runtime_error("model was removed");
     skeleton = it->second.skeleton;
   }
-  return load_shared(skeleton, blobs_, &architectures_).module;
+  return load_shared(skeleton, blobs_, &architectures_, parts).module;
 }
 
 void TorchWeightStore::remove(ModelId id) {
@@ -78,9 +78,25 @@ store::WeightBytes TorchWeightStore::bytes_of(ModelId id) const {
   return usage_.bytes_of(key(id));
 }
 
-size_t TorchWeightStore::collect_garbage() {
+std::vector<WeightPart> TorchWeightStore::parts_of(ModelId id) const {
+  std::lock_guard guard(mu_);
+  std::vector<WeightPart> parts;
+  for (const store::BlobRef& b : usage_.blobs_of(key(id)))
+    parts.push_back({std::stoull(b.id.substr(0, 16), nullptr, 16), b.bytes});
+  return parts;
+}
+
+store::Tidied TorchWeightStore::tidy() {
   store::Holders::Lock lock(holders_);
-  return holders_.collect(blobs_);
+  std::set<std::pair<std::string, std::string>> kept;
+  {
+    std::lock_guard guard(mu_);
+    for (const auto& [id, held] : held_) kept.insert({held.digest, held.name});
+  }
+  store::Tidied t;
+  t.marks = holders_.release_others(kept);
+  t.blobs = holders_.collect(blobs_);
+  return t;
 }
 
 }  // namespace servelab::runtime

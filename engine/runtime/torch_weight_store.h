@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "engine/control/types.h"
@@ -33,13 +34,18 @@ class TorchWeightStore {
                 std::string digest);
   // Model `id`'s host copy again (Disk -> Host), from its skeleton. Throws store::BlobError
   // for a blob missing or damaged on disk.
-  ModulePtr reload(ModelId id);
+  // Adds where the time went to `parts` when given.
+  ModulePtr reload(ModelId id, LoadParts* parts = nullptr);
   // Forgets model `id` and deletes what no model of any process holds any more.
   void remove(ModelId id);
   store::WeightBytes bytes_of(ModelId id) const;
+  // Its blobs as host parts of the controller's accounting (key: the id's first 64 bits).
+  std::vector<WeightPart> parts_of(ModelId id) const;
   uint64_t mapped_bytes() const { return blobs_.mapped_bytes(); }
-  // Deletes skeletons and blobs that no model holds (left by a crash); returns blobs deleted.
-  size_t collect_garbage();
+  // Once the models of a restart are added again: releases this holder's marks of models it
+  // does not have now and deletes skeletons, blobs and half-written files that no model of
+  // any process holds (what a crash left).
+  store::Tidied tidy();
 
  private:
   struct Held {

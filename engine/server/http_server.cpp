@@ -98,6 +98,13 @@ HttpResponse classify_response(const std::string& model, const runtime::Classify
             {"queue_ms", r.queue_s * 1e3},
             {"load_ms", r.load_s * 1e3},
             {"compute_ms", r.compute_s * 1e3}};
+  if (r.load_s > 0) {
+    const runtime::LoadParts& p = r.load_parts;
+    j["load_parts_ms"] = {{"read", p.read_s * 1e3},
+                          {"deserialize", p.deserialize_s * 1e3},
+                          {"copy", p.copy_s * 1e3},
+                          {"share", p.share_s * 1e3}};
+  }
   if (r.slo_met) j["slo_met"] = *r.slo_met;
   return json_response(200, j.dump(-1, ' ', false, json::error_handler_t::replace));
 }

@@ -66,6 +66,7 @@ struct RestoreReport {
   std::vector<std::pair<std::string, std::string>> orphans_quarantined;
   std::vector<std::string> groups_restored;
   std::vector<std::pair<std::string, std::string>> groups_skipped;  // name, reason (row kept)
+  store::Tidied weight_store;  // what a crash had left in the weight store, removed
 };
 
 class HttpServer {

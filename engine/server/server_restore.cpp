@@ -96,6 +96,11 @@ RestoreReport HttpServer::Impl::restore() {
     }
   }
   restore_groups(&report);
+  report.weight_store = engine->tidy_weight_store();
+  if (report.weight_store.marks || report.weight_store.blobs)
+    log("weight store: released " + std::to_string(report.weight_store.marks) +
+        " mark(s) of models this server no longer has and deleted " +
+        std::to_string(report.weight_store.blobs) + " blob(s) no model holds");
   if (!report.restored.empty() || !report.skipped.empty()) {
     log("restored " + std::to_string(report.restored.size()) + " model(s) from " +
         store.db_path() + ", skipped " + std::to_string(report.skipped.size()));

@@ -41,6 +41,14 @@ WeightBytes BlobUsage::bytes_of(const std::string& owner) const {
   return w;
 }
 
+std::vector<BlobRef> BlobUsage::blobs_of(const std::string& owner) const {
+  std::vector<BlobRef> refs;
+  auto it = owners_.find(owner);
+  if (it == owners_.end()) return refs;
+  for (const std::string& id : it->second) refs.push_back({id, blobs_.at(id).bytes, 0});
+  return refs;
+}
+
 std::set<std::string> BlobUsage::ids() const {
   std::set<std::string> all;
   for (const auto& [id, b] : blobs_) all.insert(id);

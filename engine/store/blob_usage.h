@@ -23,6 +23,8 @@ class BlobUsage {
   // Forgets `owner`; returns the ids that no owner uses any more.
   std::vector<std::string> remove(const std::string& owner);
   WeightBytes bytes_of(const std::string& owner) const;
+  // The distinct blobs of `owner` (id and bytes).
+  std::vector<BlobRef> blobs_of(const std::string& owner) const;
   // Every id some owner uses.
   std::set<std::string> ids() const;
   // Bytes of all distinct blobs in use (what the store holds for its models).

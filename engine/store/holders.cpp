@@ -80,11 +80,33 @@ void Holders::release(const std::string& digest, const std::string& name) {
   fs::remove(mark_path(digest, name), ec);
 }
 
+size_t Holders::release_others(const std::set<std::pair<std::string, std::string>>& kept) {
+  std::set<std::string> keep;
+  for (const auto& [digest, name] : kept) keep.insert(mark_path(digest, name));
+  const std::string mine = holder_ + "-";
+  size_t released = 0;
+  std::error_code ec;
+  for (const auto& skeleton : fs::directory_iterator(dir_ + "/holders", ec)) {
+    std::error_code inner;
+    for (const auto& e : fs::directory_iterator(skeleton.path(), inner)) {
+      const std::string file = e.path().filename().string();
+      if (file.rfind(mine, 0) != 0 || keep.count(e.path().string())) continue;
+      if (fs::remove(e.path(), inner)) ++released;
+    }
+  }
+  return released;
+}
+
 size_t Holders::collect(BlobStore& blobs) {
   std::error_code ec;
   std::set<std::string> keep;
   for (const auto& e : fs::directory_iterator(dir_ + "/skeletons", ec)) {
     const fs::path p = e.path();
+    // Writers hold the store's lock, so a temporary file seen under it is a crash's.
+    if (p.filename().string().find(".tmp") != std::string::npos) {
+      fs::remove(p, ec);
+      continue;
+    }
     if (p.extension() != ".pt") continue;
     const std::string digest = p.stem().string();
     const fs::path marks = fs::path(dir_) / "holders" / digest;

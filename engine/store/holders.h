@@ -43,8 +43,12 @@ class Holders {
   void hold(const std::string& digest, const std::string& name, const std::vector<BlobRef>& ids);
   // Under a Lock: removes that mark.
   void release(const std::string& digest, const std::string& name);
-  // Under a Lock: deletes skeletons that no model of any process holds, then the blobs that
-  // no remaining skeleton uses. Returns how many blobs went.
+  // Under a Lock: removes this holder's marks except those of `kept` (digest, name) pairs:
+  // marks a crash left between a model's removal and its mark's. Returns how many went.
+  size_t release_others(const std::set<std::pair<std::string, std::string>>& kept);
+  // Under a Lock: deletes skeletons that no model of any process holds and files a crash
+  // left half written, then the blobs that no remaining skeleton uses. Returns how many
+  // blobs went.
   size_t collect(BlobStore& blobs);
 
  private:

@@ -119,3 +119,47 @@ TEST_CASE("two servers on one weight store hold its weights in memory once",
   CHECK(a.pss + b.pss <= alone.rss + 4);  // ...and the two together hold them once (+ rounding)
   CHECK(a.pss < alone.pss);
 }
+
+namespace {
+
+// Registers and classifies tiny variants 0..n-1 on `port`; returns /metrics afterwards.
+std::string serve_variants(uint16_t port, int n) {
+  for (int i = 0; i < n; ++i) register_and_classify(port, "tiny_variant_" + std::to_string(i));
+  return HttpClient(port).get("/metrics").body;
+}
+
+}  // namespace
+
+TEST_CASE("the host budget counts a shared backbone once and evicts nothing that fits shared",
+          "[server][weights]") {
+  TempDir dir;
+  uint64_t size = 0;  // one variant's accounted size: its weights and workspace
+  {
+    TestServer probe((dir.path / "probe").string());
+    HttpClient c(probe.port());
+    REQUIRE(c.post_form("/register", register_form("tiny_variant_0", "tiny_variant_0")).status == 201);
+    size = json::parse(c.get("/models/tiny_variant_0").body)["size_bytes"].get<uint64_t>();
+  }
+  REQUIRE(size > kBackboneBytes);
+  // Three variants shared: one backbone and three of everything else; not shared: 3x size. The
+  // budget lies halfway, a backbone from each (a margin for the workspace a process measures).
+  const uint64_t budget = 3 * size - kBackboneBytes;
+  auto with_budget = [&](bool store) {
+    return [&, store](servelab::runtime::EngineOptions& eo, auto&) {
+      eo.control.budgets[int(servelab::Tier::Host)].bytes = budget;
+      if (store) eo.weight_store = (dir.path / "weights").string();
+    };
+  };
+  TestServer shared((dir.path / "shared").string(), with_budget(true));
+  const std::string m = serve_variants(shared.port(), 3);
+  const uint64_t own_size =
+      json::parse(HttpClient(shared.port()).get("/models/tiny_variant_0").body)["size_bytes"]
+          .get<uint64_t>();
+  CHECK(metric_sum(m, "servelab_resident_bytes{tier=\"host\"}") == 3 * own_size - 2 * kBackboneBytes);
+  CHECK(metric_sum(m, "servelab_resident_models{tier=\"host\"}") == 3);
+  CHECK(metric_sum(m, "servelab_model_evictions_total") == 0);
+
+  TestServer unshared((dir.path / "unshared").string(), with_budget(false));
+  const std::string u = serve_variants(unshared.port(), 3);
+  CHECK(metric_sum(u, "servelab_resident_models{tier=\"host\"}") < 3);
+}
