@@ -34,6 +34,7 @@ std::string metric_line(const ScenarioSettings& s, const RunOutcome& run) {
     case Scenario::kOffline:
       return line("Samples per second: %.2f", run.completed_rate);
     case Scenario::kSingleStream:
+    case Scenario::kMultiStream:
       return line("%.1fth percentile latency (ns) : %lld", s.target_percentile * 100,
                   ns(run.percentile_latency_s));
   }
@@ -65,6 +66,9 @@ std::string settings(const ScenarioSettings& s) {
   return line("scenario : %s", scenario_title(s.scenario).c_str()) +
          line("target_latency (ns): %lld", ns(s.target_latency_s)) +
          line("target_latency_percentile : %g", s.target_percentile) +
+         (s.scenario == Scenario::kMultiStream
+              ? line("samples_per_query : %u", unsigned(s.samples_per_query))
+              : std::string()) +
          line("min_duration (ms): %lld", std::llround(s.min_duration_s * 1e3)) +
          line("min_query_count : %" PRIu64, s.min_query_count) +
          line("early_stopping_confidence : %g", s.early_stopping_confidence);

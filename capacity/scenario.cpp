@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -16,6 +17,7 @@ struct ScenarioName {
   const char* title;
 };
 constexpr ScenarioName kNames[] = {{Scenario::kSingleStream, "single-stream", "SingleStream"},
+                                   {Scenario::kMultiStream, "multi-stream", "MultiStream"},
                                    {Scenario::kServer, "server", "Server"},
                                    {Scenario::kOffline, "offline", "Offline"}};
 
@@ -33,7 +35,7 @@ void fail(const std::string& what) { throw std::invalid_argument("scenario: " + 
 Scenario parse_scenario(const std::string& name) {
   for (const auto& n : kNames)
     if (name == n.name) return n.scenario;
-  fail("unknown scenario '" + name + "' (single-stream, server, offline)");
+  fail("unknown scenario '" + name + "' (single-stream, multi-stream, server, offline)");
   return Scenario::kServer;
 }
 
@@ -71,8 +73,30 @@ void validate(const ScenarioSettings& s) {
   if (!(s.search_precision > 0 && s.search_precision <= 1))
     fail("search precision must be in (0, 1]");
   if (s.max_trials < 1 || s.max_trials > 1000) fail("max trials must be 1..1000");
+  if (s.samples_per_query < 1 || s.samples_per_query > 65536)
+    fail("samples per query must be 1..65536");
   if (!(s.min_rate > 0 && s.min_rate <= s.start_rate))
     fail("min rate must be above 0 and at most the start rate");
+}
+
+std::vector<double> query_latencies(const ScenarioSettings& s, std::vector<Sample> samples) {
+  const uint64_t per_query =
+      s.scenario == Scenario::kMultiStream ? s.samples_per_query : uint64_t{1};
+  std::sort(samples.begin(), samples.end(),
+            [](const Sample& a, const Sample& b) { return a.index < b.index; });
+  std::vector<double> latencies;
+  for (size_t first = 0; first < samples.size(); first += per_query) {
+    const size_t end = std::min<size_t>(samples.size(), first + per_query);
+    double sent = std::numeric_limits<double>::infinity(), answered = 0;
+    bool ok = end - first == per_query;  // a query cut short never answered whole
+    for (size_t i = first; i < end; ++i) {
+      sent = std::min(sent, samples[i].sent);
+      answered = std::max(answered, samples[i].answered);
+      ok = ok && samples[i].ok;
+    }
+    latencies.push_back(ok ? answered - sent : std::numeric_limits<double>::infinity());
+  }
+  return latencies;
 }
 
 RunOutcome judge_run(const ScenarioSettings& s, std::vector<double> latencies,

@@ -3,6 +3,9 @@
 // functions; thread-safe.
 //   single-stream  one query in flight, the next sent when the previous answers; metric: the
 //                  90th-percentile latency
+//   multi-stream   one query of samples_per_query samples in flight, the next sent when every
+//                  sample of the previous one answered; metric: the 99th-percentile latency of
+//                  queries (a query's latency: its first send to its last answer)
 //   server         Poisson arrivals at a scheduled rate; metric: the highest rate whose
 //                  99th-percentile latency stays within the bound (server_search.h)
 //   offline        every sample sent at once; metric: samples per second
@@ -14,9 +17,10 @@
 
 namespace servelab::capacity {
 
-enum class Scenario { kSingleStream, kServer, kOffline };
+enum class Scenario { kSingleStream, kMultiStream, kServer, kOffline };
 
-// "single-stream", "server", "offline"; throws std::invalid_argument listing them.
+// "single-stream", "multi-stream", "server", "offline"; throws std::invalid_argument listing
+// them.
 Scenario parse_scenario(const std::string& name);
 std::string scenario_name(Scenario s);
 std::string scenario_title(Scenario s);  // LoadGen's spelling: "SingleStream", "Server", ...
@@ -24,7 +28,8 @@ std::string scenario_title(Scenario s);  // LoadGen's spelling: "SingleStream", 
 struct ScenarioSettings {
   Scenario scenario = Scenario::kServer;
   double target_latency_s = 0.050;   // server: the bound on the percentile
-  double target_percentile = 0.99;   // server 0.99, single-stream 0.90 (LoadGen's)
+  double target_percentile = 0.99;   // server and multi-stream 0.99, single-stream 0.90
+  uint32_t samples_per_query = 8;    // multi-stream (LoadGen's default)
   uint64_t min_query_count = 100;    // LoadGen's default
   double min_duration_s = 600;       // LoadGen's default (virtual seconds in the simulator)
   double early_stopping_confidence = 0.99;
@@ -40,6 +45,19 @@ ScenarioSettings default_settings(Scenario s);
 
 // Throws std::invalid_argument naming the setting that is out of range.
 void validate(const ScenarioSettings& s);
+
+// One request of a run as the scenarios judge it: its index in send order, its send and
+// answer times, and whether it was answered ok.
+struct Sample {
+  uint64_t index = 0;
+  double sent = 0, answered = 0;
+  bool ok = true;
+};
+
+// The latency of each query: a sample per query, or with multi-stream samples_per_query
+// samples (by index) per query, from its first send to its last answer; a query with a
+// sample not answered ok is infinitely late (LoadGen needs every sample answered).
+std::vector<double> query_latencies(const ScenarioSettings& s, std::vector<Sample> samples);
 
 // One run's outcome under the scenario's rules.
 struct RunOutcome {

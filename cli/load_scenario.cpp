@@ -21,19 +21,18 @@ struct Trial {
   capacity::RunOutcome outcome;
 };
 
-// Every query's latency (one not answered ok counts as over any bound) and the run's span.
+// Every query's latency (capacity::query_latencies) and the run's span.
 capacity::RunOutcome judge(const capacity::ScenarioSettings& s, const results::RunRecords& r,
                            double rate) {
-  std::vector<double> latencies;
+  std::vector<capacity::Sample> samples;
   double first = std::numeric_limits<double>::infinity(), last = 0;
   for (const auto& q : r.requests) {
     first = std::min(first, q.arrival);
     last = std::max(last, q.finish);
-    latencies.push_back(q.status == RequestStatus::Ok ? q.finish - q.arrival
-                                                      : std::numeric_limits<double>::infinity());
+    samples.push_back({q.id, q.arrival, q.finish, q.status == RequestStatus::Ok});
   }
-  return capacity::judge_run(s, std::move(latencies), r.requests.empty() ? 0 : last - first,
-                             rate);
+  return capacity::judge_run(s, capacity::query_latencies(s, std::move(samples)),
+                             r.requests.empty() ? 0 : last - first, rate);
 }
 
 Trial run_trial(const loadgen::LoadOptions& options, const workloads::WorkloadSpec& spec,
@@ -62,10 +61,14 @@ workloads::WorkloadSpec poisson_at(workloads::WorkloadSpec w, const capacity::Sc
 
 workloads::WorkloadSpec counted(workloads::WorkloadSpec w, const capacity::ScenarioSettings& s,
                                 uint64_t n) {
-  if (s.scenario == capacity::Scenario::kSingleStream) {
+  if (s.scenario == capacity::Scenario::kSingleStream ||
+      s.scenario == capacity::Scenario::kMultiStream) {
+    const bool multi = s.scenario == capacity::Scenario::kMultiStream;
     w.arrival.type = "closed";
-    w.arrival.concurrency = 1;
+    w.arrival.concurrency = multi ? s.samples_per_query : 1;
+    w.arrival.samples_per_query = multi ? s.samples_per_query : 0;
     w.arrival.think_time = 0;
+    n *= multi ? s.samples_per_query : 1;  // n queries of that many samples
   } else {
     w.arrival.type = "constant";
     w.arrival.rate = workloads::kMaxRate;  // at once, in order

@@ -16,22 +16,19 @@ namespace {
 
 constexpr const char* kSut = "servelab-sim";
 
-// Every answered query's latency, and the run's span; a query not answered ok counts as
-// over any bound (LoadGen needs every query answered).
+// Every request as a scenario judges it (capacity::query_latencies), and the run's span.
 class LatencySink final : public results::RecordSink {
  public:
   void add(const results::RequestRecord& r) override {
     first_ = std::min(first_, r.arrival);
     last_ = std::max(last_, r.finish);
-    latencies_.push_back(r.status == RequestStatus::Ok
-                             ? r.finish - r.arrival
-                             : std::numeric_limits<double>::infinity());
+    samples_.push_back({r.id, r.arrival, r.finish, r.status == RequestStatus::Ok});
   }
-  std::vector<double> take() { return std::move(latencies_); }
-  double span() const { return latencies_.empty() && last_ < first_ ? 0 : last_ - first_; }
+  std::vector<capacity::Sample> take() { return std::move(samples_); }
+  double span() const { return samples_.empty() && last_ < first_ ? 0 : last_ - first_; }
 
  private:
-  std::vector<double> latencies_;
+  std::vector<capacity::Sample> samples_;
   double first_ = std::numeric_limits<double>::infinity(), last_ = 0;
 };
 
@@ -42,7 +39,7 @@ capacity::RunOutcome simulate_outcome(const sim::SimConfig& cfg,
   LatencySink sink;
   sim::simulate(cfg.setup, stream, sink);
   const double span = sink.span();
-  return capacity::judge_run(s, sink.take(), span, rate);
+  return capacity::judge_run(s, capacity::query_latencies(s, sink.take()), span, rate);
 }
 
 workloads::WorkloadSpec poisson_at(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
@@ -56,14 +53,19 @@ workloads::WorkloadSpec poisson_at(const sim::SimConfig& cfg, const capacity::Sc
   return w;
 }
 
-// Single-stream (one in flight) or offline (every sample at once) with `n` queries.
+// Single-stream (one in flight), multi-stream (one query of samples_per_query in flight) or
+// offline (every sample at once) with `n` queries.
 workloads::WorkloadSpec counted(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
                                 uint64_t n) {
   workloads::WorkloadSpec w = cfg.run.workload;
-  if (s.scenario == capacity::Scenario::kSingleStream) {
+  if (s.scenario == capacity::Scenario::kSingleStream ||
+      s.scenario == capacity::Scenario::kMultiStream) {
+    const bool multi = s.scenario == capacity::Scenario::kMultiStream;
     w.arrival.type = "closed";
-    w.arrival.concurrency = 1;
+    w.arrival.concurrency = multi ? s.samples_per_query : 1;
+    w.arrival.samples_per_query = multi ? s.samples_per_query : 0;
     w.arrival.think_time = 0;
+    n *= multi ? s.samples_per_query : 1;  // n queries of that many samples
   } else {
     w.arrival.type = "constant";
     w.arrival.rate = workloads::kMaxRate;  // 1 ns apart: at once, in order

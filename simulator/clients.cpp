@@ -77,12 +77,22 @@ bool ClosedLoopClients::start_together() {
 
 void ClosedLoopClients::start() {
   for (const auto& [id, think] : opening()) schedule_send(id, think);
+  query_unanswered_ = static_cast<uint32_t>(opening().size());
 }
 
 void ClosedLoopClients::answered(RequestId, Time at) {
   RequestId id;
   Time think;
-  if (pull(id, think)) schedule_send(id, at + think);
+  const uint32_t per_query = ctx_.schedule.samples_per_query();
+  if (per_query == 0) {
+    if (pull(id, think)) schedule_send(id, at + think);
+    return;
+  }
+  if (--query_unanswered_ > 0) return;
+  while (query_unanswered_ < per_query && pull(id, think)) {
+    schedule_send(id, at + think);
+    ++query_unanswered_;
+  }
 }
 
 void OpenLoopClients::start() {

@@ -60,7 +60,8 @@ class Clients {
 };
 
 // N requests in flight; request i + N is sent when an answer comes back (in answer order),
-// after its think time. With every think time zero the first N leave together.
+// after its think time. With every think time zero the first N leave together. In queries
+// (Schedule::samples_per_query N): the next N leave when the last of the previous N answers.
 class ClosedLoopClients final : public Clients {
  public:
   using Clients::Clients;
@@ -73,6 +74,7 @@ class ClosedLoopClients final : public Clients {
  private:
   std::vector<std::pair<RequestId, Time>> opening_;
   bool opened_ = false;
+  uint32_t query_unanswered_ = 0;  // in queries: samples of the current query not answered
 };
 
 // Request i is sent at its send time; each send schedules the next, so one send is pending.

@@ -17,6 +17,9 @@ class Schedule {
   virtual ~Schedule() = default;
   virtual bool closed_loop() const = 0;
   virtual uint32_t concurrency() const = 0;  // closed loop only
+  // Closed loop: requests in queries of this many, the next query when the previous one
+  // answered whole (workloads::ArrivalSpec::samples_per_query); 0: each answer sends one.
+  virtual uint32_t samples_per_query() const = 0;
   virtual double warmup() const = 0;
   // The next request (its target index and its send or think time); false once none is left.
   virtual bool next(workloads::ScheduledRequest& out) = 0;
@@ -31,6 +34,7 @@ class GeneratedSchedule final : public Schedule {
   explicit GeneratedSchedule(const workloads::Workload& w);
   bool closed_loop() const override { return w_.closed_loop; }
   uint32_t concurrency() const override { return w_.concurrency; }
+  uint32_t samples_per_query() const override { return w_.samples_per_query; }
   double warmup() const override { return w_.warmup; }
   bool next(workloads::ScheduledRequest& out) override;
   std::vector<double> target_counts(size_t targets) const override;
@@ -45,6 +49,7 @@ class StreamedSchedule final : public Schedule {
   explicit StreamedSchedule(workloads::WorkloadStream& s) : s_(s) {}
   bool closed_loop() const override { return s_.closed_loop(); }
   uint32_t concurrency() const override { return s_.concurrency(); }
+  uint32_t samples_per_query() const override { return s_.samples_per_query(); }
   double warmup() const override { return s_.warmup(); }
   bool next(workloads::ScheduledRequest& out) override { return s_.next(out); }
 

@@ -70,7 +70,8 @@ Workload generate(const WorkloadSpec& spec) {
   w.warmup = spec.warmup;
   if (detail::arrival_process(spec.arrival.type).closed_loop()) {
     w.closed_loop = true;
-    w.concurrency = spec.arrival.concurrency;
+    w.samples_per_query = spec.arrival.samples_per_query;
+    w.concurrency = w.samples_per_query ? w.samples_per_query : spec.arrival.concurrency;
     w.think_times = detail::generate_think_times(spec.arrival, spec.requests);
   } else {
     w.send_times = detail::generate_send_times(spec.arrival, spec.requests, spec.duration);

@@ -35,6 +35,10 @@ struct ArrivalSpec {
                                   // bursts
   uint32_t concurrency = 1;       // closed: requests in flight
   double think_time = 0;          // closed: mean think time (s), exponential; 0 = none
+  // closed, set by LoadGen's multi-stream scenario (no YAML key): requests go in queries of
+  // this many, sent together, the next query when every answer of the previous one is back;
+  // concurrency is taken to be the same. 0: each answer sends the next request.
+  uint32_t samples_per_query = 0;
   double rate = 1;                // poisson/constant/gamma: requests per second
   double cv = 1;                  // gamma: coefficient of variation of the gaps (1: Poisson)
   // mmpp: a Markov-modulated Poisson process; in state i requests arrive at state_rates[i]
@@ -82,6 +86,7 @@ struct WorkloadSpec {
 struct Workload {
   bool closed_loop = false;
   uint32_t concurrency = 0;            // closed loop only
+  uint32_t samples_per_query = 0;      // closed loop: ArrivalSpec::samples_per_query
   std::vector<uint32_t> models;        // model index of request i (all modes)
   std::vector<double> send_times;      // open loop: absolute send time of request i (sorted)
   std::vector<double> think_times;     // closed loop: think time before request i (seconds)

@@ -115,7 +115,8 @@ WorkloadStream::WorkloadStream(const WorkloadSpec& spec)
   validate(spec);
   closed_loop_ = detail::arrival_process(spec.arrival.type).closed_loop();
   if (closed_loop_) {
-    concurrency_ = spec.arrival.concurrency;
+    samples_per_query_ = spec.arrival.samples_per_query;
+    concurrency_ = samples_per_query_ ? samples_per_query_ : spec.arrival.concurrency;
     drawer_->times = detail::think_time_stream(spec.arrival, spec.requests);
   } else {
     drawer_->times = detail::send_time_stream(spec.arrival, spec.requests, spec.duration);

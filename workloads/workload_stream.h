@@ -35,6 +35,7 @@ class WorkloadStream {
 
   bool closed_loop() const { return closed_loop_; }
   uint32_t concurrency() const { return concurrency_; }  // closed loop only
+  uint32_t samples_per_query() const { return samples_per_query_; }  // closed loop only
   double warmup() const { return warmup_; }
 
   // The next request; false once the schedule has ended. Throws, as generate() does, when a
@@ -46,6 +47,7 @@ class WorkloadStream {
   WorkloadSpec spec_;
   bool closed_loop_ = false;
   uint32_t concurrency_ = 0;
+  uint32_t samples_per_query_ = 0;
   double warmup_ = 0;
   // Draws the requests in chunks, ahead of the consumer, on its own thread
   // (workload_stream.cpp); owns the time and model streams.

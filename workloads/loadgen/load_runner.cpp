@@ -142,7 +142,8 @@ class OpenLoop {
   double lag_sum_ = 0;
 };
 
-// `concurrency` clients, each: think, send, wait for the response, repeat.
+// `concurrency` clients, each: think, send, wait for the response, repeat; in queries
+// (Workload::samples_per_query) all of them together, the next query when all have answered.
 class ClosedLoop {
  public:
   explicit ClosedLoop(Run& run) : run_(run) {
@@ -160,15 +161,24 @@ class ClosedLoop {
         if (++opened_ == clients_.size()) ready_();
       });
   }
-  void start() {
-    for (auto& c : clients_) step(*c);
-  }
+  void start() { start_query(); }
 
  private:
   struct Client {
     std::shared_ptr<Connection> connection;
     asio::steady_timer timer;
   };
+  // Every client sends its next request: the whole loop at the start, one query in queries.
+  void start_query() {
+    query_unanswered_ = clients_.size();
+    for (auto& c : clients_) step(*c);
+  }
+  // An answer came back to `c`: it sends again, or in queries the last answer of a query
+  // starts the next.
+  void answered(Client& c) {
+    if (run_.workload.samples_per_query == 0) return step(c);
+    if (--query_unanswered_ == 0) start_query();
+  }
   void step(Client& c) {
     if (next_ >= run_.workload.models.size()) return;
     const size_t i = next_++;
@@ -184,13 +194,14 @@ class ClosedLoop {
     run_.sent(i);
     c.connection->send(run_.request_for(i), run_.options.timeout, [this, &c, i](const Exchange& e) {
       run_.completed(i, e);
-      step(c);
+      answered(c);
     });
   }
 
   Run& run_;
   std::vector<std::unique_ptr<Client>> clients_;
   size_t next_ = 0, opened_ = 0;
+  size_t query_unanswered_ = 0;  // in queries: this query's requests not answered yet
   std::function<void()> ready_;
 };
 

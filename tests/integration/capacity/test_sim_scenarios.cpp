@@ -128,6 +128,38 @@ TEST_CASE("single-stream and offline on a deterministic server report its fixed 
   CHECK(fs::exists(tmp.path() / "o" / "summary.json"));
 }
 
+TEST_CASE("multi-stream sends queries of N together: a query's latency is its slowest sample",
+          "[capacity][scenario]") {
+  testutil::TempDir tmp("servelab-md1-multi");
+  const fs::path config = write_md1(tmp.path());
+  // One worker, 10 ms a sample, no batching: a query of 4 ends 40 ms after it leaves.
+  REQUIRE(simulate({config.string(), "--out", (tmp.path() / "m").string(), "-q", "--scenario",
+                    "multi-stream", "--samples-per-query", "4", "--min-duration-s", "2"}) == 0);
+  const std::string one = slurp(tmp.path() / "m" / "loadgen_summary.txt");
+  CHECK_THAT(one, Contains("Scenario : MultiStream"));
+  CHECK_THAT(one, Contains("samples_per_query : 4"));
+  CHECK(number_after(one, "99.0th percentile latency \\(ns\\)") == Approx(4e7));
+  CHECK_THAT(one, Contains("Result is : VALID"));
+  // One model runs one batch at a time (its contexts): a second worker changes nothing.
+  REQUIRE(simulate({config.string(), "--out", (tmp.path() / "w").string(), "-q", "--scenario",
+                    "multi-stream", "--samples-per-query", "4", "--min-duration-s", "2",
+                    "--set", "engine.workers=2"}) == 0);
+  const std::string two = slurp(tmp.path() / "w" / "loadgen_summary.txt");
+  CHECK(number_after(two, "99.0th percentile latency \\(ns\\)") == Approx(4e7));
+  // Fixed batches of 4, 16 ms each: a query is one batch.
+  std::ofstream(tmp.path() / "md1-profile.yaml")
+      << "models:\n  md1:\n    size_mb: 1\n    batch_latency_ms:\n"
+         "      - {batch: 1, mean: 10.0, stddev: 0}\n"
+         "      - {batch: 4, mean: 16.0, stddev: 0}\n"
+         "    load_ms: {disk->host: 1, host->device: 1}\n";
+  REQUIRE(simulate({config.string(), "--out", (tmp.path() / "b").string(), "-q", "--scenario",
+                    "multi-stream", "--samples-per-query", "4", "--min-duration-s", "2",
+                    "--set", "engine.max_batch=4", "--set",
+                    "policies.batching={name: fixed, size: 4}"}) == 0);
+  const std::string batched = slurp(tmp.path() / "b" / "loadgen_summary.txt");
+  CHECK(number_after(batched, "99.0th percentile latency \\(ns\\)") == Approx(1.6e7));
+}
+
 TEST_CASE("a bad scenario or setting is refused before anything runs", "[capacity][scenario]") {
   testutil::TempDir tmp("servelab-md1-bad");
   const fs::path config = write_md1(tmp.path());
@@ -135,5 +167,7 @@ TEST_CASE("a bad scenario or setting is refused before anything runs", "[capacit
                   "multi"}) == 2);
   CHECK(simulate({config.string(), "--out", (tmp.path() / "y").string(), "-q", "--scenario",
                   "server", "--target-latency-percentile", "1.5"}) == 2);
+  CHECK(simulate({config.string(), "--out", (tmp.path() / "z").string(), "-q", "--scenario",
+                  "multi-stream", "--samples-per-query", "0"}) == 2);
   CHECK_FALSE(fs::exists(tmp.path() / "x"));
 }

@@ -3,6 +3,8 @@
 // certain (no answer comes sooner than it), never a timing of this machine.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -65,6 +67,33 @@ TEST_CASE("load --scenario single-stream sends one at a time and reports the p90
   CHECK(records.requests.size() == static_cast<size_t>(number_after(text, "Completed queries")));
 }
 
+TEST_CASE("load --scenario multi-stream sends each query whole after the previous one answered",
+          "[loadgen][integration][scenario]") {
+  FixedDelayServer server(0.010);
+  const fs::path dir = fs::path(SERVELAB_BINARY_DIR) / "test_loadgen_scenario_multi";
+  fs::remove_all(dir);
+  REQUIRE(load(dir, server.url(), {"--scenario", "multi-stream", "--samples-per-query", "4",
+                                   "--min-query-count", "20", "--min-duration-s", "0.3"}) == 0);
+  const std::string text = slurp(dir / "out" / "loadgen_summary.txt");
+  CHECK_THAT(text, Contains("Scenario : MultiStream") && Contains("Result is : VALID"));
+  CHECK(number_after(text, "99.0th percentile latency \\(ns\\)") >= 1e7);  // the delay
+  CHECK(server.max_in_flight() <= 4);
+  auto records = results::read_requests_csv((dir / "out" / "requests.csv").string());
+  auto& r = records.requests;
+  const auto queries = static_cast<size_t>(number_after(text, "Completed queries"));
+  REQUIRE(r.size() == 4 * queries);
+  std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  for (size_t q = 1; q < queries; ++q) {
+    double previous_last = 0, first = 1e300;
+    for (size_t i = 0; i < 4; ++i) {
+      previous_last = std::max(previous_last, r[4 * (q - 1) + i].finish);
+      first = std::min(first, r[4 * q + i].arrival);
+    }
+    INFO("query " << q);
+    CHECK(first >= previous_last);
+  }
+}
+
 TEST_CASE("load --scenario server lists its trials and reports the highest valid rate",
           "[loadgen][integration][scenario]") {
   FixedDelayServer server(0.005);
@@ -87,6 +116,6 @@ TEST_CASE("load --scenario refuses an unknown scenario before sending anything",
   FixedDelayServer server(0.005);
   const fs::path dir = fs::path(SERVELAB_BINARY_DIR) / "test_loadgen_scenario_bad";
   fs::remove_all(dir);
-  CHECK(load(dir, server.url(), {"--scenario", "multi-stream"}) == 2);
+  CHECK(load(dir, server.url(), {"--scenario", "many-streams"}) == 2);
   CHECK(server.requests() == 0);
 }

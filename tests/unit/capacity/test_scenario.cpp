@@ -102,8 +102,29 @@ TEST_CASE("loadgen_summary.txt has LoadGen's metric line, verdict and settings")
 
 TEST_CASE("scenario names and settings are checked") {
   CHECK(parse_scenario("offline") == Scenario::kOffline);
-  CHECK_THROWS_WITH(parse_scenario("multi"), Contains("single-stream, server, offline"));
+  CHECK(parse_scenario("multi-stream") == Scenario::kMultiStream);
+  CHECK(default_settings(Scenario::kMultiStream).target_percentile == 0.99);
+  CHECK_THROWS_WITH(parse_scenario("multi"), Contains("single-stream, multi-stream, server, offline"));
   ScenarioSettings s = server(0.05);
   s.target_percentile = 1.0;
   CHECK_THROWS_WITH(validate(s), Contains("percentile"));
+}
+
+TEST_CASE("multi-stream queries end at their slowest sample, and a failed or missing one is late") {
+  ScenarioSettings s = default_settings(Scenario::kMultiStream);
+  s.samples_per_query = 2;
+  // Given out of order: query 0 is samples 0-1, query 1 samples 2-3, query 2 only sample 4.
+  const std::vector<Sample> samples = {{3, 3.0, 5.5, true}, {0, 0.0, 1.0, true},
+                                       {2, 3.0, 4.0, true}, {1, 0.5, 3.0, true},
+                                       {4, 6.0, 6.5, true}};
+  const std::vector<double> l = query_latencies(s, samples);
+  REQUIRE(l.size() == 3);
+  CHECK(l[0] == 3.0);  // from its first send (0) to its last answer (3)
+  CHECK(l[1] == 2.5);
+  CHECK(std::isinf(l[2]));  // cut short: never answered whole
+  std::vector<Sample> failed = samples;
+  failed[1].ok = false;  // sample 0
+  CHECK(std::isinf(query_latencies(s, failed)[0]));
+  // Other scenarios: one sample a query.
+  CHECK(query_latencies(default_settings(Scenario::kSingleStream), samples).size() == 5);
 }
