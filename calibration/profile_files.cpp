@@ -57,7 +57,7 @@ void save_profile(const std::string& path, const config::ProfileFile& measured,
   gethostname(host, sizeof host - 1);
   std::string sizes;
   for (uint32_t b : o.batch_sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(b);
-  root["description"] = "Measured by `servelab profile` on this machine (CPU, LibTorch).";
+  root["description"] = "Measured by `servelab measure` on this machine (CPU, LibTorch).";
   root["source"] = std::string("host ") + host + ", " + std::to_string(o.threads) +
                    " intra-op thread(s), batch sizes " + sizes + ", " +
                    std::to_string(o.batches.samples) + " or more samples per size (1 s of passes for cheap sizes)";

@@ -1,4 +1,4 @@
-// `servelab profile`: measures each model's cost on this machine in the profile format the
+// `servelab measure`: measures each model's cost on this machine in the profile format the
 // simulator reads (engine/control/cost_profile.h, config/profile_yaml.h), through the engine's
 // own executor: batch latency per batch size (mean, stddev, raw samples) of the executor's
 // run() on the preprocessed request image, the executor's disk->host load, size (parameter +

@@ -1,4 +1,4 @@
-// The machine's speed course as `servelab profile` measures it (calibration/terms/speed_course.h):
+// The machine's speed course as `servelab measure` measures it (calibration/terms/speed_course.h):
 // batches of 1 of one model back to back, and the fit of their costs' rank autocorrelation;
 // and its slowdown after idling (calibration/terms/idle_slowdown.h).
 #pragma once

@@ -1,4 +1,4 @@
-// `servelab run`, `servelab profile`, `servelab report`.
+// `servelab run`, `servelab measure`, `servelab report`.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -185,7 +185,7 @@ int run_main(int argc, char** argv) {
   }
 }
 
-int profile_main(int argc, char** argv) {
+int measure_main(int argc, char** argv) {
 #ifdef SERVELAB_EXP_PROFILER
   const ex::ProfileOptions defaults;
   auto shortest = [](double v) {  // a default as --help shows it (0.2, not 0.20000000000000001)
@@ -193,7 +193,7 @@ int profile_main(int argc, char** argv) {
     std::snprintf(text, sizeof text, "%g", v);
     return std::string(text);
   };
-  po::options_description opts("servelab profile options");
+  po::options_description opts("servelab measure options");
   opts.add_options()("help,h", "show this help")(
       "model", po::value<std::vector<std::string>>()->multitoken(),
       "model names (default: squeezenet1_1 resnet18)")(
@@ -228,7 +228,7 @@ int profile_main(int argc, char** argv) {
   pos.add("model", -1);
   po::variables_map vm;
   try {
-    if (!parse(argc, argv, opts, pos, vm, "usage: servelab profile [MODEL...] [--out FILE]"))
+    if (!parse(argc, argv, opts, pos, vm, "usage: servelab measure [MODEL...] [--out FILE]"))
       return 0;
     ex::ProfileOptions o;
     o.models_dir = vm["models-dir"].as<std::string>();
@@ -241,8 +241,8 @@ int profile_main(int argc, char** argv) {
     o.batches.rewarm_below_seconds = vm["rewarm-below-ms"].as<double>() / 1e3;
     if (!(o.batches.block_seconds >= 0 && o.batches.block_seconds <= 60) ||
         !(o.batches.rewarm_below_seconds >= 0 && o.batches.rewarm_below_seconds <= 60)) {
-      std::fprintf(stderr, "servelab profile: --block-seconds and --rewarm-below-ms must be "
-                           "0 to 60 s (see servelab profile --help)\n");
+      std::fprintf(stderr, "servelab measure: --block-seconds and --rewarm-below-ms must be "
+                           "0 to 60 s (see servelab measure --help)\n");
       return 2;
     }
     o.served_idle_turns = vm["served-idle-turns"].as<uint32_t>();
@@ -258,14 +258,14 @@ int profile_main(int argc, char** argv) {
     std::printf("%s\n", out.c_str());
     return 0;
   } catch (const po::error& e) {
-    std::fprintf(stderr, "servelab profile: %s (see servelab profile --help)\n", e.what());
+    std::fprintf(stderr, "servelab measure: %s (see servelab measure --help)\n", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "servelab profile: %s\n", e.what());
+    std::fprintf(stderr, "servelab measure: %s\n", e.what());
     return 1;
   }
 #else
-  std::fprintf(stderr, "servelab profile: this build has no LibTorch (SERVELAB_WITH_TORCH)\n");
+  std::fprintf(stderr, "servelab measure: this build has no LibTorch (SERVELAB_WITH_TORCH)\n");
   return 1;
 #endif
 }

@@ -43,12 +43,12 @@ struct Command {
 #define SERVELAB_SERVE nullptr
 #endif
 #ifdef SERVELAB_HAS_EXPERIMENTS
-#define SERVELAB_PROFILE servelab::cli::profile_main
+#define SERVELAB_MEASURE servelab::cli::measure_main
 #define SERVELAB_RUN servelab::cli::run_main
 #define SERVELAB_REPORT servelab::cli::report_main
 #define SERVELAB_SEARCH servelab::cli::search_main
 #else
-#define SERVELAB_PROFILE nullptr
+#define SERVELAB_MEASURE nullptr
 #define SERVELAB_RUN nullptr
 #define SERVELAB_REPORT nullptr
 #define SERVELAB_SEARCH nullptr
@@ -64,7 +64,7 @@ const Command kCommands[] = {
     {"serve", "start the HTTP inference server", SERVELAB_SERVE},
     {"load", "drive a running server with a workload over HTTP", SERVELAB_LOAD},
     {"route", "front end forwarding to N servers (a cluster on HTTP)", SERVELAB_ROUTE},
-    {"profile", "measure model cost profiles on this machine", SERVELAB_PROFILE},
+    {"measure", "measure models' cost profile on this machine", SERVELAB_MEASURE},
     {"run", "run an experiment config (sim, real or both)", SERVELAB_RUN},
     {"report", "turn a results folder into plots and a report", SERVELAB_REPORT},
     {"search", "search configurations under an SLO in simulation (and measure the best)",
@@ -106,6 +106,9 @@ int main(int argc, char** argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  // The measuring command's former name, kept for scripts: the cost profile is what it writes.
+  static char measure[] = "measure";
+  if (!std::strcmp(argv[1], "profile")) argv[1] = measure;
   for (const auto& c : kCommands) {
     if (std::string(argv[1]) != c.name) continue;
     if (!c.main) return run_in_engine(argv);

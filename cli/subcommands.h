@@ -9,7 +9,7 @@ int simulate_main(int argc, char** argv);  // simulate_main.cpp: simulator/
 int serve_main(int argc, char** argv);     // serve_main.cpp: engine/server/
 int load_main(int argc, char** argv);      // load_main.cpp: workloads/loadgen/
 int route_main(int argc, char** argv);     // route_main.cpp: engine/route/http/
-int profile_main(int argc, char** argv);   // experiments_main.cpp: experiments/
+int measure_main(int argc, char** argv);   // experiments_main.cpp: calibration/
 int run_main(int argc, char** argv);       // experiments_main.cpp: experiments/
 int report_main(int argc, char** argv);    // experiments_main.cpp (calls reports/)
 int search_main(int argc, char** argv);    // search_main.cpp: experiments/ + capacity/

@@ -37,7 +37,7 @@ ProfileFile parse_profile_file(const YAML::Node& root, const std::string& file);
 // The costs only (the engine's profiled executor), checked as strictly.
 CostProfile load_profile(const std::string& path);
 CostProfile parse_profile(const YAML::Node& root, const std::string& file);
-// The inverse of parse_profile_file, for writing a measured profile (`servelab profile`):
+// The inverse of parse_profile_file, for writing a measured profile (`servelab measure`):
 // cold bursts in the top-level `front_end` section only.
 YAML::Node profile_to_yaml(const ProfileFile& profile);
 

@@ -97,7 +97,7 @@ std::string parse_profile_path(const YAML::Node& root, const Where& w, const std
   if (p.IsScalar() && p.Scalar() == "local")
     fail(w.child("profile"), p,
          "'local' (this machine's measured profile) is resolved by `servelab run`; here give "
-         "the file: --set profile=PATH (`servelab profile` writes "
+         "the file: --set profile=PATH (`servelab measure` writes "
          "experiments/profiles/local/<host>.yaml)");
   const std::string path = as_string(p, w.child("profile"));
   if (path.empty()) fail(w.child("profile"), p, "must name a cost profile file");

@@ -31,7 +31,7 @@ from evidence import batch_means  # noqa: E402
 import results_db  # noqa: E402
 
 # The engine's LibTorch intra-op threads in real mode (EngineOptions::intra_op_threads); the
-# profiler measures with the same number (servelab profile --threads, default 1).
+# profiler measures with the same number (servelab measure --threads, default 1).
 ENGINE_THREADS = 1
 
 

@@ -17,7 +17,7 @@
 namespace servelab {
 
 // Per-request cost outside the batch, as a client of the real engine sees it (seconds), per
-// model. 0 in paper profiles (they report server-side latency); `servelab profile` measures it.
+// model. 0 in paper profiles (they report server-side latency); `servelab measure` measures it.
 // A profile keeps at most this many served-miss samples per model (the profiler's and every
 // calibration probe's of a long check fit).
 constexpr size_t kMaxServedMissSamples = 65536;
@@ -50,7 +50,7 @@ struct RequestOverhead {
   // in turns with batches of 1 back to back. The simulator adds it to each batch's cost.
   double served_extra = 0;
   // A miss served one request at a time (the server held no request since the loader's last
-  // load), as `servelab profile` measures it on the served path (two copies of the model, room
+  // load), as `servelab measure` measures it on the served path (two copies of the model, room
   // for one, a closed loop of one client alternating between them): how long its batch waited
   // for the eviction and the load, and how long that first batch on the fresh module computed
   // (seconds; 0: not measured). The back-to-back loads of the cost profile flip between a fast
