@@ -18,6 +18,7 @@ results.db) that reports/report.py turns into a page; reports/index.py indexes t
 """
 import argparse
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -160,7 +161,7 @@ def first_answer_runs(args):
 def split_run(model, shared, rep, answer, base_ms):
     """One first answer's parts, each as a share of the no-store first answer's time."""
     parts = sr.time_split(answer)
-    metrics = {f"share_{p}": parts[p] / base_ms for p in sr.PARTS}
+    metrics = {f"share_{p}": parts[p] / base_ms for p in sr.PARTS + ("load",)}
     metrics["first_answer_ms"] = answer["wall_ms"]
     return {"params": {"model": model, "weight_store": shared}, "mode": "real",
             "repetition": rep, "metrics": metrics}
@@ -181,6 +182,14 @@ def mean_split_runs(split):
             out.append({"params": {"model": "mean", "weight_store": shared}, "mode": "real",
                         "repetition": rep, "metrics": metrics})
     return out
+
+
+def with_repetitions(spec, repetitions):
+    """The spec whose scaled-down text gives the repetitions this run made."""
+    spec = dict(spec)
+    words = f"{repetitions} repetition" + ("s" if repetitions != 1 else "")
+    spec["scaled_down"] = re.sub(r"\b\d+ repetitions\b", words, spec.get("scaled_down", ""))
+    return spec
 
 
 def spec_for_models(spec, models):
@@ -224,13 +233,15 @@ def main(argv=None):
         sr.write_results(os.path.join(args.out, "pretzel-memory"), memory,
                          memory_runs(args, weights, names))
         print("store_figures: PRETZEL figure 3 (cold and hot latency)", file=sys.stderr)
-        sr.write_results(os.path.join(args.out, "pretzel-latency"),
+        sr.write_results(os.path.join(args.out, "pretzel-latency"), with_repetitions(
                          sr.load_spec(os.path.join(exp, "pretzel", "latency.yaml")),
+                         args.repetitions),
                          variant_latency_runs(args, weights, names))
     print("store_figures: TrIMS figures 8 and 9 (first answers)", file=sys.stderr)
     speedup, split = first_answer_runs(args)
-    sr.write_results(os.path.join(args.out, "trims-speedup"), spec_for_models(
-        sr.load_spec(os.path.join(exp, "trims", "speedup.yaml")), args.model_list), speedup)
+    sr.write_results(os.path.join(args.out, "trims-speedup"), with_repetitions(spec_for_models(
+        sr.load_spec(os.path.join(exp, "trims", "speedup.yaml")), args.model_list),
+        args.repetitions), speedup)
     sr.write_results(os.path.join(args.out, "trims-breakdown"), spec_for_models(
         sr.load_spec(os.path.join(exp, "trims", "breakdown.yaml")), args.model_list), split)
     return 0

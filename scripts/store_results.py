@@ -79,16 +79,27 @@ def predict_memory(manifests, base_bytes, first_bytes):
 
 # --- the first answer's time split ------------------------------------------------------
 
-PARTS = ("load", "compute", "queue", "other")
+# A first answer's parts: the load's phases as the engine splits them (load_parts_ms), the
+# rest of its load wait, then compute, queue and the rest of the wall time.
+LOAD_PARTS = ("read", "deserialize", "copy", "map", "load_wait")
+PARTS = LOAD_PARTS + ("compute", "queue", "other")
 
 
 def time_split(answer):
-    """A classify answer's parts in ms: the engine's load wait (read and deserialize, or
-    skeleton and mappings), compute (the forward pass), queue, and the rest of the wall time
-    (HTTP, image decode and preprocessing, the answer's way back)."""
-    parts = {"load": answer.get("load_ms", 0.0), "compute": answer.get("compute_ms", 0.0),
-             "queue": answer.get("queue_ms", 0.0)}
-    parts["other"] = max(0.0, answer["wall_ms"] - sum(parts.values()))
+    """A classify answer's parts in ms: its load's phases as the engine measured them
+    (load_parts_ms: read the file, deserialize the module or skeleton, copy to the device,
+    map and check the store's blobs) and the rest of its load wait, compute (the forward
+    pass), queue, the rest of the wall time (HTTP, image decode and preprocessing, the
+    answer's way back), and `load`, the whole load wait."""
+    load = answer.get("load_ms", 0.0)
+    phases = answer.get("load_parts_ms") or {}
+    parts = {"read": phases.get("read", 0.0), "deserialize": phases.get("deserialize", 0.0),
+             "copy": phases.get("copy", 0.0), "map": phases.get("share", 0.0)}
+    parts["load_wait"] = max(0.0, load - sum(parts.values()))
+    parts["compute"] = answer.get("compute_ms", 0.0)
+    parts["queue"] = answer.get("queue_ms", 0.0)
+    parts["other"] = max(0.0, answer["wall_ms"] - load - parts["compute"] - parts["queue"])
+    parts["load"] = load
     return parts
 
 

@@ -34,7 +34,14 @@ def check_prediction():
 def check_split():
     parts = sr.time_split({"load_ms": 30.0, "compute_ms": 50.0, "queue_ms": 1.0,
                            "wall_ms": 100.0})
-    assert parts == {"load": 30.0, "compute": 50.0, "queue": 1.0, "other": 19.0}, parts
+    assert parts == {"read": 0.0, "deserialize": 0.0, "copy": 0.0, "map": 0.0,
+                     "load_wait": 30.0, "compute": 50.0, "queue": 1.0, "other": 19.0,
+                     "load": 30.0}, parts
+    parts = sr.time_split({"load_ms": 30.0, "compute_ms": 50.0, "queue_ms": 1.0,
+                           "wall_ms": 100.0, "load_parts_ms": {"read": 4.0, "deserialize": 20.0,
+                                                               "copy": 0.0, "share": 5.0}})
+    assert parts["read"] == 4.0 and parts["deserialize"] == 20.0 and parts["map"] == 5.0
+    assert math.isclose(parts["load_wait"], 1.0) and parts["other"] == 19.0, parts
     assert math.isclose(sr.geometric_mean([1.0, 4.0]), 2.0)
 
 

@@ -61,7 +61,10 @@ def breakdown_runs(holds):
         for shared in (False, True):
             load = (0.9 if holds else 0.5) if not shared else 0.05
             total = 1.0 if not shared else (0.15 if holds else 0.6)
-            parts = {"share_load": load, "share_compute": 0.05, "share_queue": 0.0,
+            parts = {"share_load": load, "share_read": 0.1 * load,
+                     "share_deserialize": 0.6 * load, "share_copy": 0.0,
+                     "share_map": 0.2 * load, "share_load_wait": 0.1 * load,
+                     "share_compute": 0.05, "share_queue": 0.0,
                      "share_other": max(0.0, total - load - 0.05)}
             runs.append({"params": {"model": model, "weight_store": shared}, "mode": "real",
                          "metrics": dict(parts, first_answer_ms=500.0 * total)})
