@@ -32,11 +32,14 @@ CREATE TABLE IF NOT EXISTS groups (
 // Columns added after the first schema: a registry written before them gets them, with
 // their defaults, when it is opened.
 const char* kAddedColumns[][2] = {{"contexts", "INTEGER NOT NULL DEFAULT 0"},
-                                  {"slo_ms", "REAL"}};
+                                  {"slo_ms", "REAL"},
+                                  {"logical_bytes", "INTEGER NOT NULL DEFAULT 0"},
+                                  {"unique_bytes", "INTEGER NOT NULL DEFAULT 0"},
+                                  {"shared_bytes", "INTEGER NOT NULL DEFAULT 0"}};
 
 const char* kColumns =
     "name, file, checksum, param_bytes, workspace_bytes, size_bytes, preprocess, labels, "
-    "registered_at, contexts, slo_ms";
+    "registered_at, contexts, slo_ms, logical_bytes, unique_bytes, shared_bytes";
 
 // Owns one prepared statement; reset and cleared after each use.
 struct Stmt {
@@ -54,7 +57,7 @@ void bind_text(sqlite3_stmt* s, int index, const std::string& text) {
 struct Registry::Impl {
   sqlite3* db = nullptr;
   mutable std::mutex mu;
-  Stmt insert, update, remove, find, all;
+  Stmt insert, update, update_weights, remove, find, all;
   Stmt insert_group, remove_group, all_groups;
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -101,6 +104,9 @@ struct Registry::Impl {
     r.registered_at = sqlite3_column_int64(s, 8);
     r.contexts = uint32_t(sqlite3_column_int64(s, 9));
     if (sqlite3_column_type(s, 10) != SQLITE_NULL) r.slo_ms = sqlite3_column_double(s, 10);
+    r.weights.logical = uint64_t(sqlite3_column_int64(s, 11));
+    r.weights.unique = uint64_t(sqlite3_column_int64(s, 12));
+    r.weights.shared = uint64_t(sqlite3_column_int64(s, 13));
     return r;
   }
   bool has_column(const std::string& name) {
@@ -140,9 +146,12 @@ Registry::Registry(const std::string& db_path) : impl_(std::make_unique<Impl>())
   im.add_missing_columns();
   std::string cols = kColumns;
   im.prepare(im.insert, "INSERT OR IGNORE INTO models (" + cols +
-                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
   im.prepare(im.update,
              "UPDATE models SET param_bytes = ?2, workspace_bytes = ?3, size_bytes = ?4 "
+             "WHERE name = ?1");
+  im.prepare(im.update_weights,
+             "UPDATE models SET logical_bytes = ?2, unique_bytes = ?3, shared_bytes = ?4 "
              "WHERE name = ?1");
   im.prepare(im.remove, "DELETE FROM models WHERE name = ?1");
   im.prepare(im.find, "SELECT " + cols + " FROM models WHERE name = ?1");
@@ -157,7 +166,7 @@ Registry::Registry(const std::string& db_path) : impl_(std::make_unique<Impl>())
 Registry::~Registry() {
   if (!impl_->db) return;
   // Statements must be finalized before the connection closes.
-  for (Stmt* st : {&impl_->insert, &impl_->update, &impl_->remove, &impl_->find, &impl_->all,
+  for (Stmt* st : {&impl_->insert, &impl_->update, &impl_->update_weights, &impl_->remove, &impl_->find, &impl_->all,
                    &impl_->insert_group, &impl_->remove_group, &impl_->all_groups}) {
     sqlite3_finalize(st->s);
     st->s = nullptr;
@@ -184,6 +193,9 @@ bool Registry::insert(const RegistryRow& r) {
   sqlite3_bind_int64(s, 10, int64_t(r.contexts));
   if (r.slo_ms) sqlite3_bind_double(s, 11, *r.slo_ms);
   else sqlite3_bind_null(s, 11);
+  sqlite3_bind_int64(s, 12, int64_t(r.weights.logical));
+  sqlite3_bind_int64(s, 13, int64_t(r.weights.unique));
+  sqlite3_bind_int64(s, 14, int64_t(r.weights.shared));
   if (sqlite3_step(s) != SQLITE_DONE) im.fail("insert '" + r.name + "'");
   return sqlite3_changes(im.db) > 0;
 }
@@ -199,6 +211,18 @@ void Registry::update_sizes(const std::string& name, uint64_t param_bytes,
   sqlite3_bind_int64(s, 3, int64_t(workspace_bytes));
   sqlite3_bind_int64(s, 4, int64_t(size_bytes));
   if (sqlite3_step(s) != SQLITE_DONE) im.fail("update '" + name + "'");
+}
+
+void Registry::update_weights(const std::string& name, const store::WeightBytes& w) {
+  auto& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  sqlite3_stmt* s = im.update_weights.s;
+  Impl::Reset reset{s};
+  bind_text(s, 1, name);
+  sqlite3_bind_int64(s, 2, int64_t(w.logical));
+  sqlite3_bind_int64(s, 3, int64_t(w.unique));
+  sqlite3_bind_int64(s, 4, int64_t(w.shared));
+  if (sqlite3_step(s) != SQLITE_DONE) im.fail("update weights of '" + name + "'");
 }
 
 bool Registry::remove(const std::string& name) {

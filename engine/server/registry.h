@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/store/weight_bytes.h"
+
 namespace servelab::server {
 
 struct RegistryRow {
@@ -25,6 +27,9 @@ struct RegistryRow {
   int64_t registered_at = 0;        // seconds since the Unix epoch
   uint32_t contexts = 0;            // as registered (0: the engine default)
   std::optional<double> slo_ms;     // as registered
+  // With a weight store: the model's logical, unique and shared weight bytes, as of the last
+  // registration or removal of any model (unique bytes change as others come and go).
+  store::WeightBytes weights;
 };
 
 // One model group (ensemble): its definition as JSON text (group_definition_json), so the
@@ -53,6 +58,8 @@ class Registry {
   // Updates the measured sizes of an existing row (after re-registration at start-up).
   void update_sizes(const std::string& name, uint64_t param_bytes, uint64_t workspace_bytes,
                     uint64_t size_bytes);
+  // Sets a row's weight bytes (RegistryRow::weights).
+  void update_weights(const std::string& name, const store::WeightBytes& w);
   // Deletes a row; returns false if it did not exist.
   bool remove(const std::string& name);
   std::optional<RegistryRow> find(const std::string& name) const;

@@ -94,6 +94,9 @@ struct HttpServer::Impl {
   // Any thread: true when `name` was deleted (and not registered again) since start-up.
   bool removed(const std::string& name);
   RestoreReport restore();
+  // With a weight store: every row's weight bytes as the engine counts them now (a model's
+  // unique bytes change as others come and go). Under admin_mu.
+  void refresh_registry_weights();
   // Moves store files without a registry row to a quarantine folder; refuses (throws) when
   // the registry has no models but the store holds model files, unless
   // options.quarantine_orphans. Under admin_mu, from restore().

@@ -161,6 +161,7 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   row.registered_at = unix_now();
   row.contexts = r.contexts;
   row.slo_ms = r.slo_ms;
+  row.weights = st.weights;
   try {
     if (!registry.insert(row)) throw HttpError(409, already_registered(r.name));
   } catch (...) {
@@ -168,6 +169,7 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
     store.remove(r.name);
     throw;
   }
+  refresh_registry_weights();
   clear_unavailable(r.name);
   {
     std::lock_guard<std::mutex> deleted_lock(deleted_mu);
@@ -203,8 +205,20 @@ HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
   if (!in_engine && !in_registry) throw HttpError(404, "unknown model '" + name + "'");
   store.remove(name);
   clear_unavailable(name);
+  refresh_registry_weights();
   log("deleted '" + name + "'");
   return json_response(200, dump(json{{"deleted", name}}));
+}
+
+void HttpServer::Impl::refresh_registry_weights() {
+  for (const runtime::ModelStatus& st : engine->models()) {
+    if (st.weights.logical == 0) continue;  // no weight store
+    try {
+      registry.update_weights(st.name, st.weights);
+    } catch (const RegistryError& e) {  // the row stays as it was; the model serves on
+      log(std::string("cannot record the weight bytes of '") + st.name + "': " + e.what());
+    }
+  }
 }
 
 bool HttpServer::Impl::removed(const std::string& name) {

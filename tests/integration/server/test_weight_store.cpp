@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/server/registry.h"
 #include "tests/integration/server/http_client.h"
 #include "tests/integration/server/serve_process.h"
 #include "tests/integration/server/server_fixture.h"
@@ -162,4 +163,27 @@ TEST_CASE("the host budget counts a shared backbone once and evicts nothing that
   TestServer unshared((dir.path / "unshared").string(), with_budget(false));
   const std::string u = serve_variants(unshared.port(), 3);
   CHECK(metric_sum(u, "servelab_resident_models{tier=\"host\"}") < 3);
+}
+
+TEST_CASE("the registry records each model's weight bytes and updates them as others come and go",
+          "[server][weights][registry]") {
+  TempDir dir;
+  const fs::path store = dir.path / "store";
+  TestServer ts(store.string(), [&](servelab::runtime::EngineOptions& eo, auto&) {
+    eo.weight_store = (dir.path / "weights").string();
+  });
+  HttpClient c(ts.port());
+  for (const char* m : {"tiny_variant_0", "tiny_variant_1"})
+    REQUIRE(c.post_form("/register", register_form(m, m)).status == 201);
+  servelab::server::Registry registry((store / "registry.sqlite").string());
+  auto row = registry.find("tiny_variant_0");
+  REQUIRE(row);
+  CHECK(row->weights.logical == kBackboneBytes + kHeadBytes);
+  CHECK(row->weights.unique == kHeadBytes);  // updated when tiny_variant_1 came
+  CHECK(row->weights.shared == kBackboneBytes);
+  REQUIRE(c.request("DELETE", "/models/tiny_variant_1").status == 200);
+  row = registry.find("tiny_variant_0");
+  REQUIRE(row);
+  CHECK(row->weights.unique == kBackboneBytes + kHeadBytes);  // alone again: all its own
+  CHECK(row->weights.shared == 0);
 }
