@@ -120,3 +120,26 @@ TEST_CASE("a blob another engine on the store still holds is kept when one delet
   third.register_model(tiny_spec("tiny_variant_2"));
   CHECK(logits(third, "tiny_variant_2") == logits(first, "tiny_variant_2"));
 }
+
+TEST_CASE("a variant whose head has other shapes than its family's keeps its own and answers "
+          "as without the store", "[runtime][weights]") {
+  // tiny_variant_narrow: tiny_variant_0's program and backbone with a 10x64 head.
+  servelab::testutil::TempDir dir;
+  Engine plain(options(1));
+  plain.register_model(tiny_spec("tiny_variant_narrow"));
+  const std::vector<float> want = logits(plain, "tiny_variant_narrow");
+  REQUIRE(want.size() == 10);
+  Engine engine(with_store(dir.path()));
+  engine.register_model(tiny_spec("tiny_variant_0"));  // the family's shapes loaded first
+  engine.register_model(tiny_spec("tiny_variant_narrow"));
+  CHECK(logits(engine, "tiny_variant_narrow") == want);
+  CHECK(logits(engine, "tiny_variant_0").size() == 100);
+  auto st = engine.model("tiny_variant_narrow");
+  REQUIRE(st);
+  CHECK(st->weights.shared == kBackboneBytes);  // the backbone, and not the family's head
+  // Loaded again from its skeleton, as after an eviction or in another process.
+  Engine again(with_store(dir.path()));
+  again.register_model(tiny_spec("tiny_variant_0"));
+  again.register_model(tiny_spec("tiny_variant_narrow"));
+  CHECK(logits(again, "tiny_variant_narrow") == want);
+}
