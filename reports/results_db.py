@@ -31,6 +31,7 @@ METRIC_LABELS = {
     "speedup": "speedup over no sharing",
     "first_answer_ms": "first answer time (ms)",
     "hot_ms": "hot answer time (ms)",
+    "compute_share": "compute share (no sharing)",
     "share_load": "load share of the no-sharing time",
     "share_read": "disk read share of the no-sharing time",
     "share_deserialize": "deserialize share of the no-sharing time",

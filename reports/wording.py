@@ -34,6 +34,7 @@ METRIC_WORDS = {
     "speedup": ["speedup"],
     "first_answer_ms": ["first answer"],
     "hot_ms": ["hot"],
+    "compute_share": ["compute share"],
     "share_load": ["load share"],
     "share_read": ["read share"],
     "share_deserialize": ["deserialize share"],

@@ -8,13 +8,16 @@
   TrIMS figure 8    per model, the speedup of the first answer with the weights resident in
                     the store (a second process) and from disk (a cold store) over no sharing,
                     and the ideal (no load at all);
-  TrIMS figure 9    the first answer's time split, with and without the store.
+  TrIMS figure 9    the first answer's time split, with and without the store;
+  TrIMS figure 10   large models (--large-models, exported by make-models --large): the
+                    first answer's speedup resident in the store, its ideal, and the share of
+                    the no-sharing time that is compute.
 
 Each figure becomes a results folder (experiment.yaml from experiments/{pretzel,trims}/,
 results.db) that reports/report.py turns into a page; reports/index.py indexes them.
 
   store_figures.py SERVELAB MODELS_DIR OUT [--family F] [--variants N] [--models a,b,c]
-                   [--repetitions R] [--holder NAME]
+                   [--repetitions R] [--holder NAME] [--large-models a,b]
 """
 import argparse
 import os
@@ -158,6 +161,32 @@ def first_answer_runs(args):
     return speedup, split
 
 
+LARGE_CASES = ("none", "store-warm")
+
+
+def large_model_runs(args):
+    """TrIMS figure 10: per large model and repetition, the first answer resident in the
+    store and its ideal (no load) as speedups over no sharing, beside the share of the
+    no-sharing first answer that is compute."""
+    runs = []
+    for rep in range(args.repetitions):
+        for model in args.large_models:
+            answers = {case: first_answer(args, model, case)[0] for case in LARGE_CASES}
+            base = answers["none"]
+            parts = sr.time_split(base)
+            compute_share = parts["compute"] / base["wall_ms"]
+            ideal_ms = base["wall_ms"] - parts["load"]
+            times = {"none": base["wall_ms"], "store-warm": answers["store-warm"]["wall_ms"],
+                     "ideal": ideal_ms}
+            for case, ms in times.items():
+                metrics = {"speedup": base["wall_ms"] / ms, "first_answer_ms": ms}
+                if case == "none":  # a property of the no-sharing answer: plotted once
+                    metrics["compute_share"] = compute_share
+                runs.append({"params": {"model": model, "case": case}, "mode": "real",
+                             "repetition": rep, "metrics": metrics})
+    return runs
+
+
 def split_run(model, shared, rep, answer, base_ms):
     """One first answer's parts, each as a share of the no-store first answer's time."""
     parts = sr.time_split(answer)
@@ -212,10 +241,14 @@ def main(argv=None):
     ap.add_argument("--models-list", dest="model_list",
                     default="resnet18,mobilenet_v3_small,squeezenet1_1")
     ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--large-models", dest="large_models", default="",
+                    help="TrIMS figure 10's models (make-models --large: alexnet_s1,"
+                         "alexnet_s2); empty: no figure 10")
     ap.add_argument("--holder", default="tiny_cnn",
                     help="the small model that fills the host tier before a first answer")
     args = ap.parse_args(argv)
     args.model_list = [m for m in args.model_list.split(",") if m]
+    args.large_models = [m for m in args.large_models.split(",") if m]
     exp = os.path.join(SRC, "experiments")
     memory = sr.load_spec(os.path.join(exp, "pretzel", "memory.yaml"))
     count = args.variants or max(memory["sweep"]["variants"])
@@ -244,6 +277,12 @@ def main(argv=None):
         args.repetitions), speedup)
     sr.write_results(os.path.join(args.out, "trims-breakdown"), spec_for_models(
         sr.load_spec(os.path.join(exp, "trims", "breakdown.yaml")), args.model_list), split)
+    if args.large_models:
+        print("store_figures: TrIMS figure 10 (large models)", file=sys.stderr)
+        sr.write_results(os.path.join(args.out, "trims-large"), with_repetitions(
+            spec_for_models(sr.load_spec(os.path.join(exp, "trims", "large.yaml")),
+                            args.large_models), args.repetitions),
+            large_model_runs(args))
     return 0
 
 

@@ -87,7 +87,8 @@ def check_pages():
         subprocess.run([sys.executable, os.path.join(fixture.SRC, "reports", "index.py"),
                         os.path.join(tmp, "holds")], check=True, stdout=subprocess.DEVNULL)
         index = open(os.path.join(tmp, "holds", "index.md")).read()
-        for title in ("PRETZEL figure 2", "PRETZEL figure 3", "TrIMS figure 8", "TrIMS figure 9"):
+        for title in ("PRETZEL figure 2", "PRETZEL figure 3", "TrIMS figure 8", "TrIMS figure 9",
+                      "TrIMS figure 10"):
             assert title in index, title
 
 

@@ -71,13 +71,33 @@ def breakdown_runs(holds):
     return runs
 
 
+LARGE = ["alexnet_s1", "alexnet_s2"]
+
+
+def large_runs(holds):
+    """Figure 10: the larger model gains more, and close to its ideal (or neither)."""
+    runs = []
+    for i, model in enumerate(LARGE):
+        base = 2000.0 * (i + 1)
+        ideal = base / (3.0 + 2 * i if holds else 3.0 - i)
+        warm = ideal * (1.1 if holds else 2.0)
+        for case, ms in (("none", base), ("store-warm", warm), ("ideal", ideal)):
+            metrics = {"speedup": base / ms, "first_answer_ms": ms}
+            if case == "none":
+                metrics["compute_share"] = ideal / base
+            runs.append({"params": {"model": model, "case": case}, "mode": "real",
+                         "metrics": metrics})
+    return runs
+
+
 def write_all(out, holds=True):
-    """Writes the four results folders under OUT; returns their paths."""
+    """Writes the five results folders under OUT; returns their paths."""
     folders = {
         "pretzel-memory": (sr.spec_for_count(spec("pretzel", "memory"), VARIANTS), memory_runs),
         "pretzel-latency": (spec("pretzel", "latency"), latency_runs),
         "trims-speedup": (spec("trims", "speedup"), speedup_runs),
         "trims-breakdown": (spec("trims", "breakdown"), breakdown_runs),
+        "trims-large": (spec("trims", "large"), large_runs),
     }
     paths = []
     for name, (s, make) in folders.items():
