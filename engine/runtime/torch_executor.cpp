@@ -33,7 +33,6 @@ TORCH_API bool getGraphExecutorOptimize();
 #include <fstream>
 #include <mutex>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -273,17 +272,19 @@ class TorchExecutor final : public Executor {
   std::nullptr_t weights_ = nullptr;
 #endif
 
-  // The file read whole first, then deserialized from memory, so that `parts` can tell the
-  // two apart.
+  // The file is read through once (into the page cache, a chunk at a time, so that memory
+  // does not grow with it), then deserialized from there, so that `parts` can tell the two
+  // apart.
   ModulePtr load_from_disk(const std::string& file, LoadParts* parts = nullptr) const {
     auto start = std::chrono::steady_clock::now();
     std::ifstream in(file, std::ios::binary);
-    std::stringstream bytes;
-    bytes << in.rdbuf();
     if (!in) throw std::runtime_error("cannot read model file '" + file + "'");
+    std::vector<char> chunk(1 << 20);
+    while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    }
     const double read_s = seconds_since(start);
     start = std::chrono::steady_clock::now();
-    auto m = std::make_shared<torch::jit::Module>(torch::jit::load(bytes, torch::kCPU));
+    auto m = std::make_shared<torch::jit::Module>(torch::jit::load(file, torch::kCPU));
     m->eval();
     if (use_cuda_) m = packed(*m, /*pinned=*/true);  // one pinned buffer: a load is one DMA
     if (parts) {
