@@ -224,6 +224,8 @@ ModelState Controller::model_state(ModelId id) const {
   const ModelSlot& m = impl_->models[id];
   st.registered = m.registered;
   st.resident = m.resident;
+  for (int t = 1; t <= int(impl_->exec()); ++t)
+    if (m.resident[t]) st.frees_bytes[t] = impl_->tiers[t].freed_by(m.info);
   st.loading = m.loading[1] || m.loading[2] || m.waiting_load;
   st.ref_count = m.ref_count;
   st.queued = uint32_t(m.queue.size());

@@ -110,6 +110,9 @@ struct ControllerStats {
 struct ModelState {
   bool registered = false;
   std::array<bool, kTierCount> resident{};     // resident[Disk] is always true once added
+  // Per tier it is resident in: the bytes evicting it would free there now (its unique bytes
+  // among the tier's residents where weights are shared); 0 elsewhere and for Disk.
+  std::array<uint64_t, kTierCount> frees_bytes{};
   bool loading = false;
   uint32_t ref_count = 0;                      // batches assigned and not yet done
   uint32_t queued = 0;

@@ -86,6 +86,9 @@ struct ModelStatus {
   uint32_t contexts = 1;
   bool resident_host = false;
   bool resident_device = false;
+  // Bytes evicting it from that tier would free now (Controller's ModelState::frees_bytes).
+  uint64_t host_frees_bytes = 0;
+  uint64_t device_frees_bytes = 0;
   bool loading = false;
   uint32_t queued = 0;
   uint32_t ref_count = 0;

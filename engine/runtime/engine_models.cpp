@@ -38,6 +38,8 @@ ModelStatus Engine::Impl::status_of(const ModelEntry& e) {
   s.contexts = e.contexts;
   s.resident_host = st.resident[static_cast<int>(Tier::Host)];
   s.resident_device = st.resident[static_cast<int>(Tier::Device)];
+  s.host_frees_bytes = st.frees_bytes[static_cast<int>(Tier::Host)];
+  s.device_frees_bytes = st.frees_bytes[static_cast<int>(Tier::Device)];
   s.loading = st.loading;
   s.queued = st.queued;
   s.ref_count = st.ref_count;

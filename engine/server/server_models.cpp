@@ -69,11 +69,15 @@ json HttpServer::Impl::model_json(const std::string& name, bool full, size_t lab
     j["workspace_bytes"] = st->workspace_bytes;
     j["size_bytes"] = st->size_bytes;
     // Shared weights (a weight store): what the model's blobs take, what only it uses (what
-    // removing it frees) and what it shares with other models, per tier it is resident in.
+    // removing it frees) and what it shares with other models; per tier, whether it is
+    // resident there and what evicting it would free there now (its unique bytes among that
+    // tier's residents: the eviction policy's view).
     j["weights"] = {{"logical_bytes", st->weights.logical},
                     {"unique_bytes", st->weights.unique},
                     {"shared_bytes", st->weights.shared},
-                    {"tiers", {{"host", st->resident_host}, {"device", st->resident_device}}}};
+                    {"tiers", {{"host", st->resident_host}, {"device", st->resident_device}}},
+                    {"evict_frees_bytes",
+                     {{"host", st->host_frees_bytes}, {"device", st->device_frees_bytes}}}};
     j["contexts"] = st->contexts;
     j["slo_ms"] = st->slo ? json(*st->slo * 1e3) : json();
     j["resident"] = {{"host", st->resident_host}, {"device", st->resident_device}};

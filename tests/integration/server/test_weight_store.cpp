@@ -159,6 +159,11 @@ TEST_CASE("the host budget counts a shared backbone once and evicts nothing that
   CHECK(metric_sum(m, "servelab_resident_bytes{tier=\"host\"}") == 3 * own_size - 2 * kBackboneBytes);
   CHECK(metric_sum(m, "servelab_resident_models{tier=\"host\"}") == 3);
   CHECK(metric_sum(m, "servelab_model_evictions_total") == 0);
+  // Evicting one variant from host memory would free all but the backbone the others share.
+  const json frees = json::parse(HttpClient(shared.port()).get("/models/tiny_variant_1").body)
+                         ["weights"]["evict_frees_bytes"];
+  CHECK(frees["host"].get<uint64_t>() == own_size - kBackboneBytes);
+  CHECK(frees["device"].get<uint64_t>() == 0);  // a CPU server has no device copy
 
   TestServer unshared((dir.path / "unshared").string(), with_budget(false));
   const std::string u = serve_variants(unshared.port(), 3);
