@@ -2,6 +2,7 @@
 // start-up is in server_restore.cpp.
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -215,8 +216,16 @@ HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
 }
 
 void HttpServer::Impl::refresh_registry_weights() {
+  // Only rows whose bytes changed are written: a registration changes few of them (those
+  // sharing its blobs), and every write is a transaction of its own.
+  std::map<std::string, store::WeightBytes> recorded;
+  for (const RegistryRow& row : registry.all()) recorded[row.name] = row.weights;
   for (const runtime::ModelStatus& st : engine->models()) {
     if (st.weights.logical == 0) continue;  // no weight store
+    auto it = recorded.find(st.name);
+    if (it != recorded.end() && it->second.logical == st.weights.logical &&
+        it->second.unique == st.weights.unique && it->second.shared == st.weights.shared)
+      continue;
     try {
       registry.update_weights(st.name, st.weights);
     } catch (const RegistryError& e) {  // the row stays as it was; the model serves on
