@@ -181,10 +181,12 @@ class Engine {
   // One image to several models (a model group's members), decoded once per distinct
   // preprocessing: members that prepare images alike share the decoded input. Each
   // accepted member's answer comes through done(k, result), k its index in `models`;
-  // returns classify's code per member (0: accepted, done will be called).
+  // returns classify's code per member (0: accepted, done will be called). `ids`: set to one
+  // id per member, the queued request's (for cancel()) or 0 for a refused member.
   std::vector<int> classify_each(const std::vector<std::string>& models, std::string image_bytes,
                                  int top_k, std::function<void(size_t, ClassifyResult)> done,
-                                 const RequestOptions& options = {});
+                                 const RequestOptions& options = {},
+                                 std::vector<RequestId>* ids = nullptr);
 
   // One image prepared for several models (a model group's members), decoded once per
   // distinct preprocessing, to be submitted later (submit_together). rc[k]: 0 prepared (then
@@ -202,10 +204,12 @@ class Engine {
   // policy is asked, so they can run as one batch (an ensemble dispatcher's batch for one
   // member). done(i, result) answers inputs[i] as classify answers one. Returns 404 unknown
   // model, 400 when an input was prepared for another input size (nothing is submitted),
-  // 503 when the engine is stopping, 0 accepted.
+  // 503 when the engine is stopping, 0 accepted (then `ids`, when given, holds the queued
+  // requests' ids in input order, for cancel()).
   int submit_together(const std::string& model, std::vector<std::shared_ptr<const Input>> inputs,
                       std::vector<RequestOptions> options, int top_k,
-                      std::function<void(size_t, ClassifyResult)> done);
+                      std::function<void(size_t, ClassifyResult)> done,
+                      std::vector<RequestId>* ids = nullptr);
 
   // Same as classify but with an already preprocessed input (no OpenCV), e.g. for the
   // profiled executor or benchmarks. `input` may be empty for the profiled executor.

@@ -124,9 +124,10 @@ struct Decoded {
 std::vector<int> Engine::classify_each(const std::vector<std::string>& models,
                                        std::string image_bytes, int top_k,
                                        std::function<void(size_t, ClassifyResult)> done,
-                                       const RequestOptions& ro) {
+                                       const RequestOptions& ro, std::vector<RequestId>* ids) {
   Impl& s = *impl_;
   std::vector<int> rc(models.size(), 0);
+  if (ids) ids->assign(models.size(), 0);
   if (image_bytes.size() > s.opts.max_image_bytes) return std::vector<int>(models.size(), 413);
   std::vector<Decoded> decoded;
   for (size_t k = 0; k < models.size(); ++k) {
@@ -161,7 +162,8 @@ std::vector<int> Engine::classify_each(const std::vector<std::string>& models,
       rc[k] = 400;
       continue;
     }
-    rc[k] = s.accept(it->input, top_k, std::move(member_done), std::move(m), ro);
+    rc[k] = s.accept(it->input, top_k, std::move(member_done), std::move(m), ro,
+                     ids ? &(*ids)[k] : nullptr);
   }
   return rc;
 }
@@ -244,7 +246,8 @@ bool fits(const Input& in, const Preprocess& pp, bool accepts_empty) {
 int Engine::submit_together(const std::string& model,
                             std::vector<std::shared_ptr<const Input>> inputs,
                             std::vector<RequestOptions> options, int top_k,
-                            std::function<void(size_t, ClassifyResult)> done) {
+                            std::function<void(size_t, ClassifyResult)> done,
+                            std::vector<RequestId>* ids) {
   Impl& s = *impl_;
   auto m = s.find(model);
   if (!m) return 404;
@@ -256,10 +259,12 @@ int Engine::submit_together(const std::string& model,
     if (s.stopping) return 503;
   }
   std::vector<Request> requests;
+  if (ids) ids->clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     auto p = s.make_pending(m, inputs[i], std::max(top_k, 1),
                             [done, i](ClassifyResult r) { done(i, std::move(r)); }, options[i]);
     requests.push_back(p->request);
+    if (ids) ids->push_back(p->request.id);  // before the arrival: an answer may come at once
     std::lock_guard lock(s.pending_mu);
     s.pending.emplace(p->request.id, std::move(p));
   }

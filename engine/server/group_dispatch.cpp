@@ -94,12 +94,18 @@ RequestId GroupDispatch::arrive(runtime::Engine::Prepared prepared, std::optiona
 
 void GroupDispatch::cancel(RequestId id) {
   net::post(strand_, [self = shared_from_this(), id] {
-    if (self->closed_ || !self->controller_->cancel(id)) return;
-    auto it = self->items_.find(id);
-    it->second.reply(error_response(499, "the client closed the connection"));
-    self->items_.erase(it);
-    --self->queued_;
-    self->dispatch();  // the head may have changed: decide and re-arm the wake-up
+    if (!self->closed_ && self->controller_->cancel(id)) {
+      auto it = self->items_.find(id);
+      it->second.reply(error_response(499, "the client closed the connection"));
+      self->items_.erase(it);
+      --self->queued_;
+      self->dispatch();  // the head may have changed: decide and re-arm the wake-up
+      return;
+    }
+    // Released already: its member requests go too (their answers come back Cancelled).
+    auto released = self->released_.find(id);
+    if (released == self->released_.end()) return;
+    for (RequestId member_request : released->second) self->engine_.cancel(member_request);
   });
 }
 
@@ -170,9 +176,14 @@ void GroupDispatch::carry_out(const GroupRelease& release) {
     fan->answers.resize(def_.members.size());
     fan->remaining = size_t(std::popcount(release.members));
     const Time deadline = item.request.deadline;
-    fan->finished = [self = shared_from_this(), first, deadline] {
+    const RequestId id = item.request.id;
+    released_[id];  // its member requests' ids come as they are submitted
+    fan->finished = [self = shared_from_this(), first, deadline, id] {
       const bool overdue = self->engine_.now() > deadline;
-      net::post(self->strand_, [self, first, overdue] { self->request_answered(first, overdue); });
+      net::post(self->strand_, [self, first, overdue, id] {
+        self->released_.erase(id);
+        self->request_answered(first, overdue);
+      });
     };
     fans.push_back(std::move(fan));
   }
@@ -193,13 +204,18 @@ void GroupDispatch::submit_to_member(size_t k, const std::vector<Item>& batch,
   }
   outstanding_[k] += uint32_t(batch.size());
   const std::string& model = def_.members[k];
+  std::vector<RequestId> ids;
   const int rc = engine_.submit_together(
       model, std::move(inputs), std::move(options), /*top_k=*/1,
       [self = shared_from_this(), fans, k, model](size_t i, runtime::ClassifyResult r) {
         fans[i]->done(k, member_answer(model, r));
         net::post(self->strand_, [self, k] { self->member_answered(k); });
-      });
-  if (rc == 0) return;
+      },
+      &ids);
+  if (rc == 0) {  // answers are posted to this strand: the ids are recorded before they erase
+    for (size_t i = 0; i < batch.size(); ++i) released_[batch[i].request.id].push_back(ids[i]);
+    return;
+  }
   outstanding_[k] -= uint32_t(batch.size());
   for (const auto& fan : fans) fan->done(k, member_refused(model, rc));
 }

@@ -57,7 +57,8 @@ class GroupDispatch : public std::enable_shared_from_this<GroupDispatch> {
   // id (for cancel), or 0 (nothing queued, `reply` not called) when the queue is full.
   RequestId arrive(runtime::Engine::Prepared prepared, std::optional<double> slo, Reply reply);
   // Request `id`'s client is gone: if it is still queued it leaves the queue unsent and is
-  // answered 499 (to nobody); once released, its members' answers still come.
+  // answered 499 (to nobody); once released, its member requests are cancelled in the engine
+  // (those still queued leave their queues; a running batch finishes without them).
   void cancel(RequestId id);
   // The group was deleted: its queued requests are answered 404 and nothing more is released.
   void close();
@@ -93,6 +94,8 @@ class GroupDispatch : public std::enable_shared_from_this<GroupDispatch> {
   std::unordered_map<RequestId, Item> items_;   // the queued requests' inputs and replies
   bool closed_ = false;
   std::vector<uint32_t> outstanding_;           // released member requests unanswered
+  // The engine's ids of each released, unanswered group request's member requests.
+  std::unordered_map<RequestId, std::vector<RequestId>> released_;
 };
 
 }  // namespace servelab::server

@@ -133,14 +133,20 @@ void HttpServer::Impl::classify_group(const std::shared_ptr<LiveGroup>& group,
     member_of.push_back(k);
   }
   fan->remaining = asked.size();
+  std::vector<RequestId> ids;  // the members' queued requests, 0 for a refused one
   const std::vector<int> rc = engine->classify_each(
       asked, std::move(image), /*top_k=*/1,
       [fan, asked, member_of](size_t i, runtime::ClassifyResult r) {
         fan->done(member_of[i], member_answer(asked[i], r));
       },
-      ro);
+      ro, &ids);
   for (size_t i = 0; i < asked.size(); ++i)
     if (rc[i] != 0) fan->done(member_of[i], member_refused(asked[i], rc[i]));
+  std::erase(ids, RequestId(0));
+  if (client && !ids.empty())  // a client gone takes its members' queued requests with it
+    client->on_gone([this, ids] {
+      for (RequestId id : ids) engine->cancel(id);
+    });
 }
 
 HttpResponse HttpServer::Impl::create_group(const HttpRequest& req) {

@@ -133,7 +133,7 @@ struct HttpServer::Impl {
   // Fans a checked image out to the members the group's subset policy picks and answers
   // through `reply` once every member answered (group_answer.h). Never throws after it
   // started asking members. `client` (may be null): when it goes, a request still queued in
-  // a dispatched group's queue leaves it unsent.
+  // a dispatched group's queue leaves it unsent, and its member requests are cancelled.
   void classify_group(const std::shared_ptr<LiveGroup>& group, std::string image,
                       const runtime::RequestOptions& ro, const Reply& reply,
                       const std::shared_ptr<ClientGone>& client);

@@ -60,6 +60,33 @@ long queued_eventually(HttpClient& c, const std::string& group, long want) {
   return queued;
 }
 
+// A model's queue length as GET /models/{name} reports it, once it equals `want` or after
+// 10 s (then the last reading).
+long model_queued_eventually(HttpClient& c, const std::string& model, long want) {
+  long queued = -1;
+  for (int i = 0; i < 100; ++i) {
+    queued = json::parse(c.get("/models/" + model).body).value("queued", -1L);
+    if (queued == want) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return queued;
+}
+
+double cancelled_of(HttpClient& c, const std::string& model) {
+  return metric_sum(c.get("/metrics").body, "servelab_request_failures_total{model=\"" + model +
+                                                "\",reason=\"cancelled\"");
+}
+
+// Members hold a lone request in their queues for 30 s (max-delay batching): only a cancel
+// empties them sooner.
+void members_hold_requests(servelab::runtime::EngineOptions& eo,
+                           servelab::server::ServerOptions&) {
+  eo.control.request_timeout = 60;
+  eo.control.batching.name = "max-delay";
+  eo.control.batching.params.set("max_delay", "30");
+  eo.control.max_batch = 16;
+}
+
 double batches_of(HttpClient& c, const std::string& model) {
   return metric_sum(c.get("/metrics").body, "servelab_batches_total{model=\"" + model + "\"");
 }
@@ -111,4 +138,36 @@ TEST_CASE("a client that closes takes its queued group request with it", "[serve
     CHECK(metric_sum(c.get("/metrics").body, sizes + m + "\"") == 2);
   }
   CHECK(c.get("/health").status == 200);
+}
+
+TEST_CASE("a client that closes takes its group request's member requests with it",
+          "[server][groups]") {
+  // Without a dispatcher (subset "all") the members' requests are queued at once; with one
+  // (Clipper, batches of 1) they are queued once released. Either way they wait in the
+  // members' queues (max-delay 30 s) when the client goes, and must leave them unrun.
+  const json clipper_of_one = {{"name", "clipper"}, {"batch_size", 1}};
+  for (const bool dispatched : {false, true}) {
+    INFO((dispatched ? "dispatched (clipper)" : "subset all"));
+    TempDir store;
+    TestServer ts(store.path.string(), members_hold_requests);
+    HttpClient c(ts.port());
+    register_digits(c);
+    json body = group_body("vote", kDigits);
+    if (dispatched) {
+      body.erase("subset");
+      body["dispatch"] = clipper_of_one;
+    }
+    REQUIRE(c.post_json("/groups", body.dump()).status == 201);
+
+    RawClient gone(ts.port(), classify_request("/classify/vote", sample_images().front()));
+    for (const std::string& m : kDigits) REQUIRE(model_queued_eventually(c, m, 1) == 1);
+    gone.close();
+    for (const std::string& m : kDigits) {
+      INFO(m);
+      CHECK(model_queued_eventually(c, m, 0) == 0);
+      CHECK(cancelled_of(c, m) == 1);
+      CHECK(batches_of(c, m) == 0);  // nothing of it ran
+    }
+    CHECK(c.get("/health").status == 200);
+  }
 }
