@@ -24,6 +24,15 @@ bool is_http_error(const beast::error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_method).category();
 }
 
+constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
+
+// The bytes of the request line and header fields as they came (CRLFs included).
+size_t header_bytes(const http::request<RequestBody>& msg) {
+  size_t n = msg.method_string().size() + 1 + msg.target().size() + 11 + 2;
+  for (const auto& field : msg) n += field.name_string().size() + 2 + field.value().size() + 2;
+  return n;
+}
+
 }  // namespace
 
 void Session::run() {
@@ -36,7 +45,7 @@ void Session::run() {
 void Session::read_header() {
   parser_.emplace();
   parser_->body_limit(shared_->options.max_body_bytes);
-  parser_->header_limit(64 * 1024);
+  parser_->header_limit(kMaxHeaderBytes);
   json_limited_ = false;
   deadline_.expires_after(shared_->options.idle_timeout);
   http::async_read_header(stream_, buffer_, *parser_,
@@ -65,6 +74,11 @@ void Session::on_header(beast::error_code ec, size_t) {
 }
 
 std::optional<HttpResponse> Session::refuse_header(const http::request<RequestBody>& msg) const {
+  // Beast's header_limit bounds what one read may hold, not the header: a header that came in
+  // several reads is measured here.
+  if (header_bytes(msg) > kMaxHeaderBytes) {
+    return error_response(431, "request header is larger than the limit of 64 KiB");
+  }
   if (msg.target().size() > shared_->options.max_target_bytes) {
     return error_response(414, "request target is longer than the limit of " +
                                    std::to_string(shared_->options.max_target_bytes) + " bytes");
