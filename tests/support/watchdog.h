@@ -19,15 +19,18 @@ inline std::string error_within(std::function<void()> call,
                                 std::chrono::seconds limit = std::chrono::seconds(60)) {
   auto done = std::make_shared<std::promise<std::string>>();
   std::future<std::string> message = done->get_future();
-  std::thread([call = std::move(call), done] {
+  std::thread([call = std::move(call), done]() mutable {
+    std::string what;
     try {
       call();
-      done->set_value("(no error)");
+      what = "(no error)";
     } catch (const std::exception& e) {
-      done->set_value(e.what());
+      what = e.what();
     } catch (...) {
-      done->set_value("(a non-standard exception)");
+      what = "(a non-standard exception)";
     }
+    call = nullptr;  // its captures (a temporary folder) go before the caller hears
+    done->set_value(what);
   }).detach();
   if (message.wait_for(limit) != std::future_status::ready) return "(did not finish)";
   return message.get();
