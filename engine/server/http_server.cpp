@@ -174,6 +174,10 @@ void HttpServer::Impl::add_routes() {
     Tracked t;
     const std::string& name = p.at("name");
     std::shared_ptr<LiveGroup> group = find_group(name);
+    if (auto why = group ? std::nullopt : unavailable_group(name)) {
+      const HttpError e = group_not_restored(name, *why, 503);
+      return client_reply(error_response(e.status, e.what()));
+    }
     try {
       t = group ? Tracked{{}, nullptr, client_reply, nullptr} : track_request(req, client_reply);
     } catch (const HttpError& e) {

@@ -52,6 +52,19 @@ std::shared_ptr<LiveGroup> HttpServer::Impl::find_group(const std::string& name)
   return it == groups.end() ? nullptr : it->second;
 }
 
+std::optional<std::string> HttpServer::Impl::unavailable_group(const std::string& name) {
+  std::lock_guard<std::mutex> lock(groups_mu);
+  auto it = unavailable_groups.find(name);
+  if (it == unavailable_groups.end()) return std::nullopt;
+  return it->second;
+}
+
+// The answer to a request naming a group that could not be restored.
+HttpError group_not_restored(const std::string& name, const std::string& why, int status) {
+  return HttpError(status, "group '" + name + "' is in the registry but could not be restored (" +
+                               why + "): DELETE /groups/" + name + " frees its name");
+}
+
 std::string HttpServer::Impl::group_with_member(const std::string& model) {
   std::lock_guard<std::mutex> lock(groups_mu);
   for (const auto& [name, g] : groups) {
@@ -155,6 +168,7 @@ HttpResponse HttpServer::Impl::create_group(const HttpRequest& req) {
   if (registry.find(def.name) || engine->model(def.name))
     throw HttpError(400, "group name '" + def.name + "' is the name of a registered model");
   if (find_group(def.name)) throw HttpError(409, "group '" + def.name + "' exists already");
+  if (auto why = unavailable_group(def.name)) throw group_not_restored(def.name, *why, 409);
   for (const std::string& m : def.members) {
     if (find_group(m)) throw HttpError(400, "member '" + m + "' is a group, not a model");
     if (!registry.find(m) && !engine->model(m))
@@ -186,6 +200,7 @@ HttpResponse HttpServer::Impl::delete_group(const std::string& name) {
       erased = it->second;
       groups.erase(it);
     }
+    unavailable_groups.erase(name);
   }
   if (erased && erased->dispatch) erased->dispatch->close();  // its queue answers 404
   if (!in_registry && !erased) throw HttpError(404, "unknown group '" + name + "'");
@@ -197,12 +212,18 @@ HttpResponse HttpServer::Impl::list_groups() {
   json list = json::array();
   std::lock_guard<std::mutex> lock(groups_mu);
   for (const auto& [name, g] : groups) list.push_back(group_definition_json(g->def));
+  for (const auto& [name, why] : unavailable_groups)
+    list.push_back({{"name", name}, {"state", "unavailable"}, {"error", why}});
   return json_response(200, dump(json{{"groups", std::move(list)}}));
 }
 
 HttpResponse HttpServer::Impl::get_group(const std::string& name) {
   check_name(name);
   auto g = find_group(name);
+  if (auto why = g ? std::nullopt : unavailable_group(name)) {
+    return json_response(200,
+                         dump(json{{"name", name}, {"state", "unavailable"}, {"error", *why}}));
+  }
   if (!g) throw HttpError(404, "unknown group '" + name + "'");
   json j = group_definition_json(g->def);
   if (g->dispatch) j["queued"] = g->dispatch->queued();  // requests waiting in its queue
@@ -223,6 +244,8 @@ void HttpServer::Impl::restore_groups(RestoreReport* report) {
     } catch (const std::exception& e) {
       log("cannot restore group '" + row.name + "' (kept in the registry): " + e.what());
       report->groups_skipped.emplace_back(row.name, e.what());
+      std::lock_guard<std::mutex> lock(groups_mu);
+      unavailable_groups[row.name] = e.what();
     }
   }
 }

@@ -61,6 +61,9 @@ struct HttpServer::Impl {
   GroupExpiry group_expiry;      // the engine's request timeout and late-request rule
   std::mutex groups_mu;
   std::map<std::string, std::shared_ptr<LiveGroup>> groups;
+  // Groups kept in the registry that could not be restored at start-up, and why: their
+  // names are taken until DELETE /groups/{name} frees them. Under `groups_mu`.
+  std::map<std::string, std::string> unavailable_groups;
   // After everything its callbacks read: ~Engine answers pending requests (Failed), and
   // those callbacks read `metrics`, `deleted`, `groups` and their mutexes.
   std::unique_ptr<runtime::Engine> engine;
@@ -125,6 +128,8 @@ struct HttpServer::Impl {
   HttpResponse list_groups();
   HttpResponse get_group(const std::string& name);
   std::shared_ptr<LiveGroup> find_group(const std::string& name);
+  // Why group `name` is in the registry but not serving, or nothing.
+  std::optional<std::string> unavailable_group(const std::string& name);
   // A defined group ready to serve: its subset policy, or its dispatcher with a weights file
   // resolved under --model-root (HttpError 403 without a root, 400 outside it or bad).
   std::shared_ptr<LiveGroup> make_live_group(GroupDefinition def);
@@ -146,6 +151,9 @@ struct HttpServer::Impl {
 // Replies with work()'s response, or with the error it throws (HttpError: its status; any
 // other exception: 500).
 void reply_with_result(const Reply& reply, const std::function<HttpResponse()>& work);
+
+// The answer to a request naming a group in the registry that could not be restored.
+HttpError group_not_restored(const std::string& name, const std::string& why, int status);
 
 // The error response for a request the engine did not answer Ok (503 queue full, 504 timeout,
 // 499 cancelled, 500 failed); nothing for Ok.

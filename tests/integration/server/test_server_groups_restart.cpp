@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/subcommands.h"
+#include "engine/server/registry.h"
 #include "tests/integration/server/group_fixture.h"
 #include "tests/integration/server/server_fixture.h"
 
@@ -69,6 +70,41 @@ TEST_CASE("groups survive a restart and answer with the members that answered",
   CHECK(solo.status == 404);
   CHECK(json::parse(solo.body)["error"].get<std::string>().find(
             "no member of group 'solo' answered") != std::string::npos);
+}
+
+TEST_CASE("a group that cannot be restored says so, and DELETE frees its name",
+          "[server][groups][restore]") {
+  TempDir store;
+  {
+    TestServer ts(store.path.string());
+    HttpClient c(ts.port());
+    register_digits(c);
+  }
+  {  // A definition that no longer parses (an edit by hand, an older server's format).
+    servelab::server::Registry registry((store.path / "registry.sqlite").string());
+    REQUIRE(registry.insert_group({"broken", "{\"name\": \"broken\", \"members\": 5}", 0}));
+  }
+  TestServer ts(store.path.string());
+  REQUIRE(ts.restore.groups_skipped.size() == 1);
+  HttpClient c(ts.port());
+  // Every way to the name tells the same story: in the registry, not serving, and how to
+  // free it (once: 409 "exists already" beside GET 404).
+  auto got = c.get("/groups/broken");
+  INFO(got.body);
+  CHECK(got.status == 200);
+  CHECK(json::parse(got.body)["state"] == "unavailable");
+  json list = json::parse(c.get("/groups").body)["groups"];
+  REQUIRE(list.size() == 1);
+  CHECK(list[0]["state"] == "unavailable");
+  auto classify = c.request("POST", "/classify/broken", sample_images()[0], "image/png");
+  CHECK(classify.status == 503);
+  CHECK(classify.body.find("DELETE /groups/broken") != std::string::npos);
+  auto again = c.post_json("/groups", group_body("broken", kDigits).dump());
+  CHECK(again.status == 409);
+  CHECK(again.body.find("could not be restored") != std::string::npos);
+  REQUIRE(c.request("DELETE", "/groups/broken").status == 200);
+  CHECK(c.get("/groups/broken").status == 404);
+  CHECK(c.post_json("/groups", group_body("broken", kDigits).dump()).status == 201);
 }
 
 TEST_CASE("servelab load sends a workload to a group by name", "[server][groups][loadgen]") {
