@@ -7,6 +7,7 @@
 
 #include "capacity/loadgen_summary.h"
 #include "capacity/server_search.h"
+#include "cli/scenario_workloads.h"
 
 namespace servelab::cli {
 namespace {
@@ -47,36 +48,6 @@ Trial run_trial(const loadgen::LoadOptions& options, const workloads::WorkloadSp
               << s.target_percentile * 100 << " " << t.outcome.percentile_latency_s * 1e3
               << " ms: " << (t.outcome.valid() ? "VALID" : "INVALID") << "\n";
   return t;
-}
-
-workloads::WorkloadSpec poisson_at(workloads::WorkloadSpec w, const capacity::ScenarioSettings& s,
-                                   double rate) {
-  w.arrival.type = "poisson";
-  w.arrival.rate = rate;
-  w.requests = 0;
-  w.duration = capacity::schedule_seconds(s, rate);
-  w.warmup = 0;
-  return w;
-}
-
-workloads::WorkloadSpec counted(workloads::WorkloadSpec w, const capacity::ScenarioSettings& s,
-                                uint64_t n) {
-  if (s.scenario == capacity::Scenario::kSingleStream ||
-      s.scenario == capacity::Scenario::kMultiStream) {
-    const bool multi = s.scenario == capacity::Scenario::kMultiStream;
-    w.arrival.type = "closed";
-    w.arrival.concurrency = multi ? s.samples_per_query : 1;
-    w.arrival.samples_per_query = multi ? s.samples_per_query : 0;
-    w.arrival.think_time = 0;
-    n *= multi ? s.samples_per_query : 1;  // n queries of that many samples
-  } else {
-    w.arrival.type = "constant";
-    w.arrival.rate = workloads::kMaxRate;  // at once, in order
-  }
-  w.requests = n;
-  w.duration = 0;
-  w.warmup = 0;
-  return w;
 }
 
 LoadScenarioRun reported(Trial t, std::string summary, bool valid) {

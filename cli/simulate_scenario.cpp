@@ -7,6 +7,7 @@
 
 #include "capacity/loadgen_summary.h"
 #include "capacity/server_search.h"
+#include "cli/scenario_workloads.h"
 #include "results/records.h"
 #include "simulator/simulator.h"
 
@@ -42,40 +43,6 @@ capacity::RunOutcome simulate_outcome(const sim::SimConfig& cfg,
   return capacity::judge_run(s, capacity::query_latencies(s, sink.take()), span, rate);
 }
 
-workloads::WorkloadSpec poisson_at(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
-                                   double rate) {
-  workloads::WorkloadSpec w = cfg.run.workload;
-  w.arrival.type = "poisson";
-  w.arrival.rate = rate;
-  w.requests = 0;
-  w.duration = capacity::schedule_seconds(s, rate);
-  w.warmup = 0;
-  return w;
-}
-
-// Single-stream (one in flight), multi-stream (one query of samples_per_query in flight) or
-// offline (every sample at once) with `n` queries.
-workloads::WorkloadSpec counted(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
-                                uint64_t n) {
-  workloads::WorkloadSpec w = cfg.run.workload;
-  if (s.scenario == capacity::Scenario::kSingleStream ||
-      s.scenario == capacity::Scenario::kMultiStream) {
-    const bool multi = s.scenario == capacity::Scenario::kMultiStream;
-    w.arrival.type = "closed";
-    w.arrival.concurrency = multi ? s.samples_per_query : 1;
-    w.arrival.samples_per_query = multi ? s.samples_per_query : 0;
-    w.arrival.think_time = 0;
-    n *= multi ? s.samples_per_query : 1;  // n queries of that many samples
-  } else {
-    w.arrival.type = "constant";
-    w.arrival.rate = workloads::kMaxRate;  // 1 ns apart: at once, in order
-  }
-  w.requests = n;
-  w.duration = 0;
-  w.warmup = 0;
-  return w;
-}
-
 void report(std::ostream* progress, const capacity::ScenarioSettings& s, double rate,
             const capacity::RunOutcome& o) {
   if (!progress) return;
@@ -89,14 +56,14 @@ void report(std::ostream* progress, const capacity::ScenarioSettings& s, double 
 SimScenarioRun run_server(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
                           std::ostream* progress) {
   const capacity::SearchResult search = capacity::search_server_rate(s, [&](double rate) {
-    capacity::RunOutcome o = simulate_outcome(cfg, poisson_at(cfg, s, rate), s, rate);
+    capacity::RunOutcome o = simulate_outcome(cfg, poisson_at(cfg.run.workload, s, rate), s, rate);
     report(progress, s, rate, o);
     return o;
   });
   const double shown = search.best_rate > 0 ? search.best_rate
                                             : (search.steps.empty() ? s.start_rate
                                                                     : search.steps.back().rate);
-  return {poisson_at(cfg, s, shown), capacity::loadgen_search_summary(s, search, kSut),
+  return {poisson_at(cfg.run.workload, s, shown), capacity::loadgen_search_summary(s, search, kSut),
           search.best_rate > 0};
 }
 
@@ -105,14 +72,14 @@ SimScenarioRun run_server(const sim::SimConfig& cfg, const capacity::ScenarioSet
 SimScenarioRun run_counted(const sim::SimConfig& cfg, const capacity::ScenarioSettings& s,
                            std::ostream* progress) {
   uint64_t n = capacity::queries_for(s);
-  capacity::RunOutcome o = simulate_outcome(cfg, counted(cfg, s, n), s, 0);
+  capacity::RunOutcome o = simulate_outcome(cfg, counted(cfg.run.workload, s, n), s, 0);
   report(progress, s, 0, o);
   for (int i = 0; i < 3 && !o.min_duration_ok && o.completed_rate > 0; ++i) {
     n = static_cast<uint64_t>(std::ceil(1.1 * s.min_duration_s * o.completed_rate)) + 1;
-    o = simulate_outcome(cfg, counted(cfg, s, n), s, 0);
+    o = simulate_outcome(cfg, counted(cfg.run.workload, s, n), s, 0);
     report(progress, s, 0, o);
   }
-  return {counted(cfg, s, n), capacity::loadgen_summary(s, o, kSut), o.valid()};
+  return {counted(cfg.run.workload, s, n), capacity::loadgen_summary(s, o, kSut), o.valid()};
 }
 
 }  // namespace
