@@ -215,6 +215,7 @@ class RealBackend : public Backend {
     lo.url = cluster.url();
     loadgen::LoadStats stats;
     results::RunRecords records = loadgen::run_load(lo, w, &stats);
+    cluster.add_copy_rows(records, stats.route_seq);  // before the metrics: losers settled
     if (const std::string m = cluster.route_metrics(); !m.empty())
       std::ofstream(run_dir + "/route-metrics.txt") << m;
     if (records.requests.empty() && !stats.first_error.empty())

@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "config/profile_yaml.h"
 #include "engine/route/http/route_server.h"
@@ -67,6 +69,7 @@ struct RealCluster::Impl {
   std::vector<Server> servers;
   std::unique_ptr<route::RouteServer> front;  // cluster.front servelab
   std::unique_ptr<ProxyFront> proxy;          // the others
+  bool ties = false;                          // the front end sends backups (tied copies)
 
   ~Impl() {
     if (front) front->stop();
@@ -153,6 +156,7 @@ struct RealCluster::Impl {
     if (!std::isnan(rc.cluster.backup_percentile))
       f.backup_percentile = rc.cluster.backup_percentile;
     f.cancel_copies = rc.cluster.cancel_copies;
+    ties = f.backup_after_s >= 0 || f.backup_percentile > 0;
     f.max_held = 1u << 20;  // the load generator bounds what is in flight
     if (verbose)
       f.log = [](const std::string& line) { std::fprintf(stderr, "route: %s\n", line.c_str()); };
@@ -187,6 +191,40 @@ std::vector<uint16_t> RealCluster::server_ports() const {
   std::vector<uint16_t> ports;
   for (const Server& s : impl_->servers) ports.push_back(s.port);
   return ports;
+}
+
+route::CopyRows RealCluster::copy_rows(double wait_s) const {
+  route::CopyRows all;
+  if (!impl_->front) return all;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  for (;;) {
+    std::promise<route::CopyRows> taken;
+    impl_->front->forwarder().copy_rows(
+        [&taken](route::CopyRows r) { taken.set_value(std::move(r)); });
+    route::CopyRows r = taken.get_future().get();
+    all.rows.merge(r.rows);
+    all.unsettled = r.unsettled;
+    all.dropped = r.dropped;
+    if (r.unsettled == 0 || std::chrono::steady_clock::now() >= until) return all;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void RealCluster::add_copy_rows(results::RunRecords& records,
+                                const std::vector<int64_t>& route_seq) const {
+  if (!impl_->front || !impl_->ties) return;
+  records.backups = true;
+  const route::CopyRows copies = copy_rows();
+  for (size_t i = 0; i < route_seq.size() && i < records.requests.size(); ++i) {
+    if (route_seq[i] < 0) continue;
+    auto it = copies.rows.find(uint64_t(route_seq[i]));
+    if (it == copies.rows.end()) continue;  // a losing copy still ran after the wait
+    results::RequestRecord& r = records.requests[i];
+    r.backup_sent = it->second.backup_sent;
+    r.won_by = results::RequestRecord::Copy(it->second.won_by);
+    r.copy_cancelled = it->second.copy_cancelled;
+    r.wasted = it->second.wasted_s;
+  }
 }
 
 std::string RealCluster::route_metrics() const {

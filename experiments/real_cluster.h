@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "config/run_config.h"
+#include "engine/route/http/forwarder.h"
+#include "results/records.h"
 #include "workloads/workload.h"
 
 namespace servelab::experiments {
@@ -46,6 +48,13 @@ class RealCluster {
 
   std::string url() const;            // the front end's
   std::string route_metrics() const;  // servelab route's /metrics text; "" for a proxy
+  // servelab route with backups: the rows of the tied requests' copies settled since the last
+  // call, once none is unsettled (a losing copy still running) or after `wait_s`.
+  route::CopyRows copy_rows(double wait_s = 30) const;
+  // servelab route with backups: marks `records` as a run with backups and gives each request
+  // its copies' row (RequestRecord's backup fields), found by its X-Servelab-Route-Seq
+  // (`route_seq`, by request index: loadgen::LoadStats::route_seq). Nothing otherwise.
+  void add_copy_rows(results::RunRecords& records, const std::vector<int64_t>& route_seq) const;
   std::vector<uint16_t> server_ports() const;
 
  private:

@@ -7,6 +7,8 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <cassert>
+#include <charconv>
+#include <string_view>
 
 namespace servelab::loadgen::detail {
 
@@ -14,6 +16,20 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 using boost::system::error_code;
 using tcp = asio::ip::tcp;
+
+namespace {
+
+// The front end's number of a tied request (a decimal X-Servelab-Route-Seq), or -1.
+int64_t route_seq_of(const http::response<http::string_body>& r) {
+  auto it = r.find("X-Servelab-Route-Seq");
+  if (it == r.end()) return -1;
+  const auto v = it->value();
+  int64_t seq = -1;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seq);
+  return ec == std::errc() && end == v.data() + v.size() && seq >= 0 ? seq : -1;
+}
+
+}  // namespace
 
 Connection::Connection(asio::io_context& io, const tcp::resolver::results_type& endpoints,
                        uint64_t* connects, uint64_t* retries)
@@ -80,6 +96,7 @@ void Connection::write() {
                        Exchange e;
                        e.status = self->response_.result_int();
                        e.body = std::move(self->response_.body());
+                       e.route_seq = route_seq_of(self->response_);
                        if (!self->response_.keep_alive()) self->close();
                        self->finish(e);
                      });

@@ -25,6 +25,7 @@ struct Exchange {
   bool timed_out = false;       // the client-side deadline passed
   std::string error;            // transport error message when status == 0
   std::string body;             // response body (the server's JSON answer)
+  int64_t route_seq = -1;       // servelab route's X-Servelab-Route-Seq (backups on), or -1
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {

@@ -79,6 +79,10 @@ struct Run {
         r.accuracy = answer_label(e.body) == options.labelled[i % images()].label ? 1.0 : 0.0;
     }
     if (!e.error.empty() && !e.timed_out && stats.first_error.empty()) stats.first_error = e.error;
+    if (e.route_seq >= 0) {
+      if (stats.route_seq.empty()) stats.route_seq.assign(records.requests.size(), -1);
+      stats.route_seq[i] = e.route_seq;
+    }
   }
   std::shared_ptr<Connection> connection() {
     return std::make_shared<Connection>(io, endpoints, &stats.connections, &stats.retries);

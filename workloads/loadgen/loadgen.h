@@ -64,6 +64,10 @@ struct LoadStats {
   uint64_t retries = 0;          // requests resent once because an idle keep-alive socket died
   double client_cpu_s = 0;       // CPU time of the generator's thread (its own cost)
   std::string first_error;       // first transport error message, empty if none
+  // Through servelab route with backups: each request's X-Servelab-Route-Seq, the number its
+  // copies' row has there (route::CopyRows), -1 for a request answered without one; empty
+  // when no answer had one.
+  std::vector<int64_t> route_seq;
 };
 
 // Sends every request of `workload` and waits for all responses (or their timeouts); blocks

@@ -176,6 +176,17 @@ void Forwarder::metrics_text(std::function<void(std::string)> done) {
   });
 }
 
+void Forwarder::copy_rows(std::function<void(CopyRows)> done) {
+  Impl& s = *impl_;
+  asio::post(s.io, [&s, done = std::move(done)] {
+    CopyRows out;
+    out.rows.swap(s.copy_rows);
+    out.unsettled = s.unsettled;
+    out.dropped = s.copy_rows_dropped;
+    done(std::move(out));
+  });
+}
+
 void Forwarder::backends_json(std::function<void(std::string)> done) {
   Impl& s = *impl_;
   asio::post(s.io, [&s, done = std::move(done)] {

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,26 @@ struct ForwarderOptions {
   std::function<void(const std::string&)> log;  // state changes; may be empty
 };
 
+// What the copies of one tied request (backups on) did, for its per-request row: whether a
+// backup was sent, which copy's answer the client got (0 none, 1 the first sent, 2 a
+// backup), whether a cancel found the other copy on its server, and the seconds losing
+// copies ran on their servers for nothing (from their start notice to their end, as this
+// front end saw them).
+struct CopyRow {
+  bool backup_sent = false;
+  uint8_t won_by = 0;
+  bool copy_cancelled = false;
+  double wasted_s = 0;
+};
+
+// The rows settled since the last call, by the request's sequence number (the answer's
+// X-Servelab-Route-Seq header), the tied requests not yet settled (a losing copy still
+// running), and the rows not kept (over the forwarder's bound).
+struct CopyRows {
+  std::unordered_map<uint64_t, CopyRow> rows;
+  uint64_t unsettled = 0, dropped = 0;
+};
+
 class Forwarder {
  public:
   // Resolves every backend and makes the router. Throws std::invalid_argument naming the
@@ -80,6 +101,8 @@ class Forwarder {
   // outstanding, forwarded). `done` runs once on the forwarder's thread.
   void metrics_text(std::function<void(std::string)> done);
   void backends_json(std::function<void(std::string)> done);
+  // Takes the copy rows settled so far (each is given once). `done` as metrics_text's.
+  void copy_rows(std::function<void(CopyRows)> done);
 
   struct Impl;
 

@@ -40,6 +40,7 @@ void Forwarder::Impl::tie(Pending& p) {
   p.request_id = id_prefix + std::to_string(p.id);
   p.request->set("X-Request-Id", p.request_id);
   p.request->set("X-Servelab-Notify-Start", "1");
+  ++unsettled;
 }
 
 void Forwarder::Impl::arm_backup(std::shared_ptr<Pending> p) {
@@ -78,6 +79,7 @@ void Forwarder::Impl::send_backup(std::shared_ptr<Pending> p) {
 
 void Forwarder::Impl::on_started(const std::shared_ptr<Pending>& p, size_t c) {
   p->copies[c].started = true;
+  p->copies[c].started_at = since_start();
   if (p->answered || p->first_started >= 0) return;
   p->first_started = int(c);
   if (!options.cancel_copies) return;
@@ -88,6 +90,7 @@ void Forwarder::Impl::on_started(const std::shared_ptr<Pending>& p, size_t c) {
 // On a connection of its own: the copy's is busy waiting for the copy's answer.
 void Forwarder::Impl::cancel_copy(const std::shared_ptr<Pending>& p, size_t c, int attempt) {
   p->copies[c].cancelled = true;
+  ++p->cancels_in_flight;
   if (attempt == 0) ++cancels_sent;
   const uint32_t bi = p->copies[c].backend;
   Backend& b = backends[bi];
@@ -106,6 +109,7 @@ void Forwarder::Impl::cancel_copy(const std::shared_ptr<Pending>& p, size_t c, i
     if (a.failure == BackendFailure::None && conn->connected() && b.up && !stopping &&
         b.idle.size() < kMaxIdlePerBackend)
       b.idle.push_back(std::move(conn));
+    --p->cancels_in_flight;
     bool cancelled = false;
     if (a.failure == BackendFailure::None && a.status == 200) {
       const auto j = nlohmann::json::parse(a.body, nullptr, false);
@@ -113,15 +117,21 @@ void Forwarder::Impl::cancel_copy(const std::shared_ptr<Pending>& p, size_t c, i
     }
     if (!cancelled && a.status == 404 && !p->copies[c].done && attempt == 0 && !stopping) {
       ++cancels_resent;  // the copy is on its way into the server still: ask again soon
+      ++p->cancels_in_flight;  // the second ask is awaited from now
       auto timer = std::make_shared<boost::asio::steady_timer>(io, std::chrono::milliseconds(20));
       timer->async_wait([this, p, c, timer](boost::system::error_code ec) {
-        if (ec) return;
-        if (p->copies[c].done || stopping) return void(++cancels_missed);
+        --p->cancels_in_flight;
+        if (ec || p->copies[c].done || stopping) {
+          if (!ec) ++cancels_missed;
+          return settle_row(p);
+        }
         cancel_copy(p, c, 1);
       });
       return;
     }
     ++(cancelled ? copies_cancelled : cancels_missed);  // missed: it had answered already
+    p->copies[c].cancel_found = p->copies[c].cancel_found || cancelled;
+    settle_row(p);
   });
 }
 
@@ -143,6 +153,7 @@ bool Forwarder::Impl::settle_copy(Pending& p, size_t c, const BackendAnswer& a) 
 }
 
 void Forwarder::Impl::won_by(const std::shared_ptr<Pending>& p, size_t c) {
+  p->winner = int(c);
   if (p->request_id.empty()) return;  // no backups: nothing tied
   ++won[p->copies[c].backup ? 1 : 0];
   const double latency = std::chrono::duration<double>(Clock::now() - p->sent).count();
@@ -151,6 +162,24 @@ void Forwarder::Impl::won_by(const std::shared_ptr<Pending>& p, size_t c) {
   for (size_t i = 0; i < p->copies.size(); ++i)  // the first answer wins: drop the rest
     if (i != c && !p->copies[i].done && !p->copies[i].cancelled && options.cancel_copies)
       cancel_copy(p, i);
+}
+
+void Forwarder::Impl::settle_row(const std::shared_ptr<Pending>& p) {
+  if (p->request_id.empty() || p->row_kept || !p->answered || p->cancels_in_flight > 0) return;
+  for (const Copy& c : p->copies)
+    if (!c.done) return;
+  p->row_kept = true;
+  --unsettled;
+  CopyRow row;
+  for (size_t i = 0; i < p->copies.size(); ++i) {
+    const Copy& c = p->copies[i];
+    row.backup_sent = row.backup_sent || c.backup;
+    row.copy_cancelled = row.copy_cancelled || c.cancel_found;
+    if (int(i) != p->winner && c.started_at >= 0) row.wasted_s += c.ended_at - c.started_at;
+  }
+  if (p->winner >= 0) row.won_by = p->copies[size_t(p->winner)].backup ? 2 : 1;
+  if (copy_rows.size() >= kMaxCopyRows) return void(++copy_rows_dropped);
+  copy_rows.emplace(p->id, row);
 }
 
 void Forwarder::Impl::backup_metrics(std::ostream& o) const {

@@ -43,9 +43,11 @@ struct Backend {
 struct Copy {
   uint32_t backend = 0;
   bool backup = false;
-  bool started = false;    // its server said it left the queue (102)
-  bool cancelled = false;  // a cancel was sent to its server
-  bool done = false;       // its answer or failure is in
+  bool started = false;       // its server said it left the queue (102)
+  bool cancelled = false;     // a cancel was sent to its server
+  bool cancel_found = false;  // ... and found the copy there (queued or running)
+  bool done = false;          // its answer or failure is in
+  double started_at = -1, ended_at = -1;  // seconds since the forwarder started
 };
 
 // One client request while the forwarder holds it.
@@ -67,6 +69,9 @@ struct Pending {
   std::unique_ptr<boost::asio::steady_timer> backup_timer;
   Clock::time_point sent{};
   bool answered = false;  // the client has its answer; later copies are discarded
+  int winner = -1;        // the copy whose answer the client got; -1: none (failed)
+  uint32_t cancels_in_flight = 0;
+  bool row_kept = false;  // its CopyRow is in Impl::copy_rows
 };
 
 // The latencies of a model's last answered requests, for a percentile backup delay.
@@ -103,6 +108,11 @@ struct Forwarder::Impl {
   uint64_t cancels_sent = 0, copies_cancelled = 0, cancels_missed = 0, copies_wasted = 0;
   uint64_t cancels_resent = 0;
   std::array<uint64_t, 2> won{};  // by copy: the first sent (or its retry), the backup
+  // Per tied request, once its copies are all settled: what its copies did, by request id
+  // (Pending::id), until copy_rows() takes them; at most kMaxCopyRows, more are counted.
+  static constexpr size_t kMaxCopyRows = size_t(1) << 22;
+  std::unordered_map<uint64_t, CopyRow> copy_rows;
+  uint64_t copy_rows_dropped = 0, unsettled = 0;
 
   // forwarder_requests.cpp
   void begin(std::string model, server::HttpRequest req, server::Reply reply);
@@ -113,6 +123,8 @@ struct Forwarder::Impl {
   void send_copy(std::shared_ptr<Pending> p, size_t c);
   void on_answer(std::shared_ptr<Pending> p, size_t c,
                  std::shared_ptr<BackendConnection> conn, BackendAnswer a);
+  void take_answer(std::shared_ptr<Pending> p, size_t c,
+                   std::shared_ptr<BackendConnection> conn, BackendAnswer a);
   void answer(Pending& p, server::HttpResponse r);
   void fail(Pending& p, int status, const std::string& message);
   void mark_down(Backend& b, const std::string& reason);
@@ -135,6 +147,11 @@ struct Forwarder::Impl {
   // Counts the win, records the latency, cancels the other copies.
   void won_by(const std::shared_ptr<Pending>& p, size_t c);
   bool other_copy_alive(const Pending& p, size_t c) const;
+  // Once p is answered, every copy's answer is in and no cancel is awaited: keeps its row.
+  void settle_row(const std::shared_ptr<Pending>& p);
+  double since_start() const {
+    return std::chrono::duration<double>(Clock::now() - started).count();
+  }
   void backup_metrics(std::ostream& o) const;
   void log(const std::string& line) const {
     if (options.log) options.log(line);

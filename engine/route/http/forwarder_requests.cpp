@@ -143,10 +143,18 @@ void Forwarder::Impl::send_copy(std::shared_ptr<Pending> p, size_t c) {
 
 void Forwarder::Impl::on_answer(std::shared_ptr<Pending> p, size_t c,
                                 std::shared_ptr<BackendConnection> conn, BackendAnswer a) {
+  const std::shared_ptr<Pending> kept = p;  // `p` may be handed on to a retry
+  take_answer(std::move(p), c, std::move(conn), std::move(a));
+  settle_row(kept);
+}
+
+void Forwarder::Impl::take_answer(std::shared_ptr<Pending> p, size_t c,
+                                  std::shared_ptr<BackendConnection> conn, BackendAnswer a) {
   Backend& b = backends[p->copies[c].backend];
   --b.outstanding;
   b.in_use.erase(conn);
   p->copies[c].done = true;
+  p->copies[c].ended_at = since_start();
   if (a.failure == BackendFailure::None) {
     ++b.answered;
     if (conn->connected() && b.up && !stopping && b.idle.size() < kMaxIdlePerBackend)
@@ -189,6 +197,8 @@ void Forwarder::Impl::answer(Pending& p, HttpResponse r) {
   p.reply = nullptr;
   p.answered = true;
   if (p.backup_timer) p.backup_timer->cancel();
+  if (!p.request_id.empty())  // tied: its copies' row is kept under this number
+    r.headers.emplace_back("x-servelab-route-seq", std::to_string(p.id));
   held.fetch_sub(1);
   if (reply) reply(std::move(r));
 }

@@ -104,4 +104,6 @@ void RouteServer::stop() {
   impl_->forwarder.stop();
 }
 
+Forwarder& RouteServer::forwarder() { return impl_->forwarder; }
+
 }  // namespace servelab::route

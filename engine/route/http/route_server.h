@@ -41,6 +41,8 @@ class RouteServer {
   uint16_t port() const;
   // Stops accepting, then stops the forwarder (held requests answered 503). Idempotent.
   void stop();
+  // Its forwarder, for what it keeps beyond HTTP (copy_rows). Any thread.
+  Forwarder& forwarder();
 
  private:
   struct Impl;

@@ -21,6 +21,7 @@
 #include "experiments/real_cluster.h"
 #include "tests/integration/server/http_client.h"
 #include "tests/support/temp_dir.h"
+#include "workloads/loadgen/loadgen.h"
 #include "workloads/workload.h"
 
 using namespace servelab;
@@ -70,7 +71,56 @@ bool answers(uint16_t port) {
   }
 }
 
+// The value of the Prometheus line that starts with `name` (0 when there is none).
+double metric_value(const std::string& text, const std::string& name) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(name, 0) == 0 && line.size() > name.size() &&
+        (line[name.size()] == ' ' || line[name.size()] == '{' || line[name.size()] == '}'))
+      return std::stod(line.substr(line.rfind(' ') + 1));
+  return 0;
+}
+
 }  // namespace
+
+TEST_CASE("a real cluster with backups gives each request its copies' row", "[experiments][real][cluster]") {
+  servelab::testutil::TempDir tmp("servelab-real-copies");
+  // Backups at once: a request gets one unless its first copy started already; the rows
+  // must agree with the front end's own counters, which count the same events elsewhere.
+  config::RunConfig rc = cluster_config(tmp.path(), "{servers: 2, router: round-robin,"
+                                                    " backup_after_s: 0}");
+  rc.workload.requests = 40;
+  rc.workload.arrival.concurrency = 4;
+  const workloads::Workload w = workloads::generate(rc.workload);
+  ex::RealCluster cluster(rc, w, options(tmp.path()));
+  loadgen::LoadOptions lo;
+  lo.url = cluster.url();
+  lo.model_names = {"a", "b"};
+  lo.body = testing::read_file(kModels + "/images/gradient.jpg");
+  lo.content_type = "image/jpeg";
+  loadgen::LoadStats stats;
+  results::RunRecords records = loadgen::run_load(lo, w, &stats);
+  REQUIRE(records.requests.size() == 40);
+  REQUIRE(stats.route_seq.size() == 40);
+  cluster.add_copy_rows(records, stats.route_seq);
+  CHECK(records.backups);
+  const std::string m = cluster.route_metrics();
+  uint64_t sent = 0, first = 0, backup = 0, cancelled = 0;
+  for (const auto& r : records.requests) {
+    CHECK(r.status == RequestStatus::Ok);
+    sent += r.backup_sent;
+    first += r.won_by == results::RequestRecord::Copy::Primary;
+    backup += r.won_by == results::RequestRecord::Copy::Backup;
+    cancelled += r.copy_cancelled;
+    CHECK(r.wasted >= 0);
+  }
+  INFO(m);
+  CHECK(first + backup == 40);
+  CHECK(sent == metric_value(m, "servelab_route_backups_sent_total"));
+  CHECK(first == metric_value(m, "servelab_route_won_total{copy=\"first\""));
+  CHECK(backup == metric_value(m, "servelab_route_won_total{copy=\"backup\""));
+  CHECK(cancelled == metric_value(m, "servelab_route_copies_cancelled_total"));
+}
 
 TEST_CASE("a real cluster places the models, routes through its front end and stops its "
           "servers", "[experiments][real][cluster]") {

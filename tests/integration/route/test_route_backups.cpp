@@ -50,6 +50,20 @@ ClientResponse classify(uint16_t port, const std::string& image) {
   return HttpClient(port).request("POST", "/classify/noop", image, "image/png");
 }
 
+// The copies' row of the request the front end numbered `seq`, once settled (hang guard:
+// 30 s, then whatever there is).
+route::CopyRow settled_row(route::RouteServer& front, uint64_t seq) {
+  route::CopyRows all;
+  for (int i = 0; i < 600 && !all.rows.count(seq); ++i) {
+    std::promise<route::CopyRows> taken;
+    front.forwarder().copy_rows([&taken](route::CopyRows r) { taken.set_value(std::move(r)); });
+    all.rows.merge(taken.get_future().get().rows);
+    if (!all.rows.count(seq)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(all.rows.count(seq) == 1);
+  return all.rows.at(seq);
+}
+
 }  // namespace
 
 TEST_CASE("a request whose server is busy gets a backup on the other server, and the first copy "
@@ -82,6 +96,43 @@ TEST_CASE("a request whose server is busy gets a backup on the other server, and
   CHECK(metric(servers.b0.port(), "servelab_request_cancels_total{result=\"removed\"") == 1);
   CHECK(metric(servers.b0.port(), "servelab_batches_total{model=\"noop\"") == 1);  // busy's only
   CHECK(metric(servers.b1.port(), "servelab_request_cancels_total") == 0);
+
+  // Its per-request row: a backup went, won, and the first copy was cancelled while queued
+  // (it never started, so nothing of it was wasted).
+  const route::CopyRow row = settled_row(front, std::stoull(r.headers.at("x-servelab-route-seq")));
+  CHECK(row.backup_sent);
+  CHECK(row.won_by == 2);
+  CHECK(row.copy_cancelled);
+  CHECK(row.wasted_s == 0);
+}
+
+TEST_CASE("without cancellation the losing copy runs, and its run is the request's wasted time",
+          "[route][backups]") {
+  TempDir dir;
+  Pair servers(dir, 1.0);
+  route::RouteServerOptions o = servers.front(0.2);
+  o.forwarder.cancel_copies = false;
+  route::RouteServer front(o);
+  REQUIRE(front.start().empty());
+  const std::string image = read_file(image_file("digit_7.png"));
+  // b0 is busy for 1 s: the first copy waits there, the backup runs on b1 and answers; the
+  // first copy then runs its whole second on b0 for nothing.
+  auto busy = std::async(std::launch::async, [&] { return classify(servers.b0.port(), image); });
+  for (int i = 0; i < 600 && metric(servers.b0.port(), "servelab_batches_total{model=\"noop\"") < 1;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto r = classify(front.port(), image);
+  REQUIRE(r.status == 200);
+  CHECK(r.headers.at("x-servelab-copy") == "backup");
+  CHECK(busy.get().status == 200);
+  const route::CopyRow row = settled_row(front, std::stoull(r.headers.at("x-servelab-route-seq")));
+  CHECK(row.backup_sent);
+  CHECK(row.won_by == 2);
+  CHECK_FALSE(row.copy_cancelled);
+  // From its start notice to its answer: its 1 s batch (a floor; a late start notice only
+  // shortens what the front end sees, hence the margin).
+  CHECK(row.wasted_s > 0.5);
+  CHECK(metric(front.port(), "servelab_route_copies_wasted_total") == 1);
 }
 
 TEST_CASE("no backup goes when the first copy answers or starts before the delay",
