@@ -22,15 +22,15 @@ def stderr(stat):
 
 
 def ratio_band(a, b):
-    """Half-width of the noise band of a / b for (mean, sd, n) values a and b (propagated
-    relative standard errors); NaN when either spread is unmeasured or a mean is zero."""
-    if a[0] == 0 or b[0] == 0:
+    """Half-width of the noise band of a / b for (mean, sd, n) values a and b (first-order
+    propagation: var(a/b) = (ea/b)^2 + (a eb / b^2)^2, which holds for a = 0 too, as for no
+    overdue request at all); NaN when either spread is unmeasured or b's mean is zero."""
+    if b[0] == 0:
         return math.nan
     ea, eb = stderr(a), stderr(b)
     if math.isnan(ea) or math.isnan(eb):
         return math.nan
-    r = a[0] / b[0]
-    return Z * abs(r) * math.sqrt((ea / a[0]) ** 2 + (eb / b[0]) ** 2)
+    return Z * math.sqrt((ea / b[0]) ** 2 + (a[0] * eb / b[0] ** 2) ** 2)
 
 
 def difference_band(a, b):
@@ -58,8 +58,11 @@ def bound_within(value, band, lo, hi):
     return False
 
 
-def describe(band):
-    """The band in words for a check's detail ('' when unmeasured)."""
-    if math.isnan(band):
-        return "one run per point: no run-to-run spread to judge noise by"
-    return f"noise: ± {band:.3g} (2 standard errors over the repetitions)"
+def describe(band, *stats):
+    """The band in words for a check's detail; where it is unmeasured, why (given the (mean,
+    sd, n) values it came from): one run per point, or a ratio over zero."""
+    if not math.isnan(band):
+        return f"noise: ± {band:.3g} (2 standard errors over the repetitions)"
+    if stats and all((n or 0) >= 2 for _, _, n in stats):
+        return "no noise band: the ratio's denominator is zero"
+    return "one run per point: no run-to-run spread to judge noise by"

@@ -70,7 +70,7 @@ def words(exp, path, v):
 MARKERS = ["o", "s", "^", "D", "v", "x", "P", "*"]
 
 
-def _coinciding(panel):
+def coinciding(panel):
     """Pairs of series labels whose values agree within 1% at every shared x (drawn on top of
     each other, so the panel says so)."""
     out = []
@@ -90,7 +90,7 @@ def _finish_panel(ax, metric, panel):
     if metric not in ZOOMED_METRICS and metric not in ("slo_attainment",) and vals and \
             max(vals) / min(vals) >= 100:
         ax.set_yscale("log")
-    pairs = _coinciding(panel)
+    pairs = coinciding(panel)
     if pairs:
         ax.text(0.01, 0.97, "; ".join(f"{a} and {b} coincide" for a, b in pairs),
                 transform=ax.transAxes, fontsize=7, va="top", color="#444")
@@ -192,6 +192,7 @@ def render(exp, fig, out_base, formats=("png", "svg")):
         for ri, metric in enumerate(metrics):
             ax = axes[ri][ci]
             panel = {}
+            zero_bars = []   # bar positions of value 0, which a log axis cannot draw
             for si, (label, by_x) in enumerate(series.items()):
                 ys, es, xv = [], [], []
                 for xi, x in enumerate(xs):
@@ -213,6 +214,7 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                     pos = [x + (si - (len(series) - 1) / 2) * width for x in xv]
                     ax.bar(pos, ys, width=width, yerr=es, capsize=2, color=color,
                            label=label or None)
+                    zero_bars += [p for p, y in zip(pos, ys) if y == 0]
             if ri == 0:
                 ax.set_title(MODE_TITLES.get(mode, mode))
             if ci == 0:
@@ -230,10 +232,16 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                            for pid in by_x.values()])
             if fig.get("y_scale") == "log" and metric.startswith("latency"):
                 ax.set_yscale("log")
+            if ax.get_yscale() == "log":  # a bar of 0 has no height on a log axis: say it
+                for p in zero_bars:
+                    ax.annotate("0", (p, 0), xycoords=("data", "axes fraction"), ha="center",
+                                va="bottom", fontsize=7, color="#444")
             if not numeric:
                 ax.set_xticks(range(len(xs)))
                 # Long labels (a policy with parameters) wrap instead of running into each other.
-                ax.set_xticklabels([textwrap.fill(words(exp, fig.get("x"), x), 12) for x in xs],
+                # Words stay whole (inception_resnet_v2 is not cut into "ince ption_resnet").
+                ax.set_xticklabels([textwrap.fill(words(exp, fig.get("x"), x), 12,
+                                                  break_long_words=False) for x in xs],
                                    fontsize=8, rotation=30 if len(xs) > 4 else 0)
             if ri == len(metrics) - 1:
                 ax.set_xlabel(fig.get("x_label") or short(fig.get("x")) or "point")
