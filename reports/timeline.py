@@ -138,12 +138,13 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                 said = words(exp, rows_path, row)
                 title += (f", {said} ({row})" if said != str(row)
                           else f", {short(rows_path)} {row}")
-            ax.set_title(title, fontsize=10)
-            ax.grid(True, alpha=0.3)
+            # Series drawn over each other are said to coincide, under the panel's title
+            # (inside the panel the note would sit on the lines).
             coincide = plots.coinciding(panel)
             if coincide:
-                ax.text(0.01, 0.97, "; ".join(f"{a} and {b} coincide" for a, b in coincide),
-                        transform=ax.transAxes, fontsize=7, va="top", color="#444")
+                title += "\n" + "; ".join(f"{a} and {b} coincide" for a, b in coincide)
+            ax.set_title(title, fontsize=10 if not coincide else 9)
+            ax.grid(True, alpha=0.3)
             if ri == len(rows) - 1:
                 ax.set_xlabel("time of arrival (s)")
     handles, labels = axes[0][0].get_legend_handles_labels()
