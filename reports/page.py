@@ -122,17 +122,32 @@ def figure_section(exp, fig, files):
 
 
 def failed_points(exp, fig, verdicts):
-    """The point ids that the figure's failed checks read (their of, over and at)."""
-    failed = {r["says"] for _, results in verdicts.values() for r in results
-              if r["verdict"] == verdict.FAILS}
+    """The point ids that the figure's failed checks read, so that the reason shown is about
+    those checks: a ratio's `of` and `over`, a value's `at`; for flat, the highest and the
+    lowest point it compared, and for highest and lowest, `at` and the point that beat it (in
+    the mode where the check failed)."""
+    failed = [(mode, r["says"]) for mode, (_, results) in verdicts.items() for r in results
+              if r["verdict"] == verdict.FAILS]
     out = []
-    for c in fig.get("checks") or []:
-        if " ".join(str(c.get("says")).split()) not in failed:
-            continue
-        where = dict(c.get("where") or {})
-        for k in ("of", "over", "at"):
-            if c.get(k) is not None:
-                out += [p for p in verdict.select(exp, {**where, **c[k]}) if p not in out]
+
+    def add(pids):
+        out.extend(p for p in pids if p not in out)
+
+    for mode, says in failed:
+        for c in fig.get("checks") or []:
+            if " ".join(str(c.get("says")).split()) != says:
+                continue
+            where = dict(c.get("where") or {})
+            metric = c.get("metric", "throughput_rps")
+            for k in ("of", "over", "at"):
+                if c.get(k) is not None:
+                    add(verdict.select(exp, {**where, **c[k]}))
+            if c.get("test") in ("flat", "highest", "lowest"):
+                vals = {p: exp.value(mode, p, metric)[0] for p in verdict.select(exp, where)}
+                vals = {p: v for p, v in vals.items() if not math.isnan(v)}
+                if vals:
+                    hi, lo = max(vals, key=vals.get), min(vals, key=vals.get)
+                    add({"flat": [hi, lo], "highest": [hi], "lowest": [lo]}[c["test"]])
     return out
 
 
