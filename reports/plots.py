@@ -84,16 +84,30 @@ def coinciding(panel):
     return out
 
 
+def coincide_note(pairs, width=60, order=()):
+    """'a, b and c coincide' for each group of series that coincide pairwise (a with b, b
+    with c), in legend `order`, wrapped to `width` characters; '' when none do."""
+    groups = []
+    for a, b in pairs:
+        hit = [g for g in groups if a in g or b in g]
+        merged = [a, b] + [x for g in hit for x in g]
+        groups = [g for g in groups if g not in hit] + [list(dict.fromkeys(merged))]
+    rank = {name: i for i, name in enumerate(order)}
+    groups = [sorted(g, key=lambda n: rank.get(n, len(rank))) for g in groups]
+    said = ["{} and {} coincide".format(", ".join(g[:-1]), g[-1]) for g in groups]
+    return textwrap.fill("; ".join(said), width) if said else ""
+
+
 def _finish_panel(ax, metric, panel):
     """Log scale where one panel's values span decades; a note where series coincide."""
     vals = [v for ys in panel.values() for v in ys.values() if v > 0 and not math.isnan(v)]
     if metric not in ZOOMED_METRICS and metric not in ("slo_attainment",) and vals and \
             max(vals) / min(vals) >= 100:
         ax.set_yscale("log")
-    pairs = coinciding(panel)
-    if pairs:
-        ax.text(0.01, 0.97, "; ".join(f"{a} and {b} coincide" for a, b in pairs),
-                transform=ax.transAxes, fontsize=7, va="top", color="#444")
+    note = coincide_note(coinciding(panel), 50, list(panel))
+    if note:
+        ax.text(0.01, 0.97, note, transform=ax.transAxes, fontsize=7, va="top", color="#444",
+                bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1})
 
 
 def _is_number(v):
@@ -220,6 +234,9 @@ def render(exp, fig, out_base, formats=("png", "svg")):
             if ci == 0:
                 ax.set_ylabel(METRIC_LABELS.get(metric, metric))
             ax.grid(True, alpha=0.3)
+            if numeric and fig.get("x_scale") not in ("log2", "log10", "log") and \
+                    len(xs) <= 12 and all(float(x).is_integer() for x in xs):
+                ax.set_xticks(xs)   # the sweep's own values (models 1..10), not 2.5, 7.5
             if numeric and fig.get("x_scale") in ("log2", "log10", "log"):
                 ax.set_xscale("log", base=2 if fig["x_scale"] == "log2" else 10)
                 ax.set_xticks(xs)

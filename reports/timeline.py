@@ -140,9 +140,9 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                           else f", {short(rows_path)} {row}")
             # Series drawn over each other are said to coincide, under the panel's title
             # (inside the panel the note would sit on the lines).
-            coincide = plots.coinciding(panel)
+            coincide = plots.coincide_note(plots.coinciding(panel), 90, list(panel))
             if coincide:
-                title += "\n" + "; ".join(f"{a} and {b} coincide" for a, b in coincide)
+                title += "\n" + coincide
             ax.set_title(title, fontsize=10 if not coincide else 9)
             ax.grid(True, alpha=0.3)
             if ri == len(rows) - 1:
