@@ -220,6 +220,8 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                     es.append(std if n > 1 else 0)
                 color = colors[si % len(colors)]
                 panel[label] = dict(zip(xv, ys))
+                # Error bars only where repetitions measured a spread (none for one run a point).
+                es = es if any(e > 0 for e in es) else None
                 if numeric:
                     ax.errorbar(xv, ys, yerr=es, marker=MARKERS[si % len(MARKERS)], ms=4,
                                 capsize=2, color=color, label=label or None)
