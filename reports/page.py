@@ -315,6 +315,8 @@ def _figure_md(sec):
         md.append(line)
     md += [""] if vlines else []
     md += [f"![{name}]({png})", ""]
+    if sec.get("table_in"):  # the same points and columns as a table above: not again
+        return md + [f"Its points are in the table under \"{sec['table_in']}\".", ""]
     summary = _err_summary(sec)
     md += [summary, ""] if summary else []
     return md + (_table_md(sec) if sec["rows"] else [])  # no empty tables
@@ -344,13 +346,34 @@ def _figure_html(sec):
         h.append("<ul>" + "".join(items) + "</ul>")
     h.append(f"<img src='{htmlmod.escape(png)}' alt='{htmlmod.escape(name)}'>")
     h.append("<p>" + " ".join(f"<a href='{f}'>{f}</a>" for f in sec["files"]) + "</p>")
+    if sec.get("table_in"):
+        return h + [f"<p>Its points are in the table under "
+                    f"&ldquo;{htmlmod.escape(sec['table_in'])}&rdquo;.</p>"]
     summary = _err_summary(sec)
     h += [f"<p>{htmlmod.escape(summary)}</p>"] if summary else []
     return h + (_table_html(sec) if sec["rows"] else [])
 
 
+def mark_repeated_tables(sections):
+    """A figure whose table holds the same points as an earlier figure's, and only columns
+    that table has too (the timelines of an experiment whose bar chart tabled every metric),
+    points to that table instead of repeating it: sets its 'table_in' to that figure's title."""
+    shown = []
+    for sec in sections:
+        rows = {tuple(r[:2]) for r in sec["rows"]}
+        cols = set(sec["header"][2:])
+        for title, their_rows, their_cols in shown:
+            if rows and rows == their_rows and cols <= their_cols:
+                sec["table_in"] = title
+                break
+        else:
+            if rows:
+                shown.append((sec["fig"].get("title") or sec["fig"]["id"], rows, cols))
+
+
 def render(exp, sections):
     """Returns (markdown, html) for the whole report."""
+    mark_repeated_tables(sections)
     title = exp.spec.get("title") or exp.spec.get("name", "ServeLab report")
     md = [f"# {title}", ""] + [line + "\n" for line in _intro(exp)]
     h = [f"<!doctype html><html><head><meta charset='utf-8'><title>{htmlmod.escape(title)}"

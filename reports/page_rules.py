@@ -55,13 +55,15 @@ def empty_tables(md):
 
 
 def repeated_tables(md):
-    """A table that appears twice on one page (the same header and rows)."""
-    seen, out = set(), []
+    """A table that repeats an earlier one: the same rows (their first two cells: the point)
+    and no column the earlier table lacks."""
+    seen, out = [], []
     for _, t in tables(md):
-        key = "\n".join(t)
-        if key in seen:
+        rows = {tuple(_cells(r)[:2]) for r in t[2:]}
+        cols = set(_cells(t[0])[2:])
+        if any(rows == r and cols <= c for r, c in seen):
             out.append(f"table repeated: '{t[0][:60]}'")
-        seen.add(key)
+        seen.append((rows, cols))
     return out
 
 
