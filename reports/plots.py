@@ -180,8 +180,8 @@ def overlapping_tick_labels(fig_obj, ax):
 
 def _untangle_tick_labels(fig_obj, axes):
     """Turns the x tick labels of a panel whose labels run into each other: 30 degrees, then
-    upright; the layout is redone after each turn."""
-    for angle in (30, 90):
+    upright, then upright in smaller type; the layout is redone after each step."""
+    for angle, size in ((30, None), (90, None), (90, 6), (90, 5)):
         crowded = [ax for ax in axes if overlapping_tick_labels(fig_obj, ax)]
         if not crowded:
             return
@@ -189,6 +189,8 @@ def _untangle_tick_labels(fig_obj, axes):
             for t in ax.get_xticklabels():
                 t.set_rotation(angle)
                 t.set_ha("right" if angle < 90 else "center")
+                if size:   # upright and still crowded: smaller type
+                    t.set_fontsize(size)
         fig_obj.canvas.draw()
 
 
