@@ -41,7 +41,8 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                     bottom += mean
                 ax.text(pos, bottom, f"{bottom:.2f}", ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels([textwrap.fill(plots.words(exp, fig.get("x"), x), 12) for x in xs],
+        ax.set_xticklabels([textwrap.fill(plots.words(exp, fig.get("x"), x), 12,
+                                          break_long_words=False) for x in xs],
                            fontsize=8)
         ax.set_title(plots.MODE_TITLES.get(mode, mode))
         ax.grid(True, axis="y", alpha=0.3)
