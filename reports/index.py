@@ -75,7 +75,7 @@ def summary_table(rows):
         title = str(fig.get("title") or exp.spec.get("title") or name)
         page = f"{name}/report/report.html"
         for mode, (overall, _) in verdicts.items():
-            m = plots.MODE_TITLES.get(mode, mode)
+            m = plots.mode_title(exp.spec, mode)
             md.append(f"| {paper} | {label} | {title} | {name} | {m} | {overall} |")
             colour = COLOURS.get(overall.replace(" where measured", ""), "#ffffff")
             h.append(f"<tr><td>{htmlmod.escape(paper)}</td><td>{htmlmod.escape(label)}</td>"
@@ -166,7 +166,7 @@ def main(argv=None):
             failed = [r["says"] for r in results if r["verdict"] == verdict.FAILS]
             noisy = sum(1 for r in results if r["verdict"] == verdict.WITHIN_NOISE)
             held = sum(1 for r in results if r["verdict"] == verdict.HOLDS)
-            line = f"{plots.MODE_TITLES.get(mode, mode)}: the claim {overall}"
+            line = f"{plots.mode_title(exp.spec, mode)}: the claim {overall}"
             line += f" ({held} of {len(results)} checks hold"
             line += f", {noisy} within noise" if noisy else ""
             line += f"; not: {'; '.join(failed)})" if failed else ")"

@@ -116,7 +116,7 @@ def figure_section(exp, fig, files):
             "mean_abs_err": mean_abs, "claim": " ".join(str(claim).split()),
             "source": claim_source(exp.spec, fig), "speed_matched": matched,
             "reading": " ".join(str(fig.get("our_reading") or "").split()),
-            "verdicts": verdicts,
+            "verdicts": verdicts, "spec": exp.spec,
             "evidence": evidence.figure_evidence(exp, fig, modes, failed_points(exp, fig, verdicts))
             if failed else []}
 
@@ -173,7 +173,7 @@ def verdict_lines(sec):
     """The figure's verdict per mode, then one line per check (plain text)."""
     lines = []
     for mode, (overall, results) in sec["verdicts"].items():
-        lines.append(f"Verdict ({plots.MODE_TITLES.get(mode, mode)}): the claim {overall}.")
+        lines.append(f"Verdict ({plots.mode_title(sec['spec'], mode)}): the claim {overall}.")
         for r in results:
             lines.append(f"- {r['verdict']}: {r['says']}: computed: {r['detail']}.")
     if sec["evidence"]:

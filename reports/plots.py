@@ -22,6 +22,12 @@ DEFAULT_METRICS = ["throughput_rps", "latency_mean_ms", "latency_p90_ms", "laten
 MODE_TITLES = {"sim": "simulated", "real": "real (engine over HTTP)"}
 
 
+def mode_title(spec, mode):
+    """A mode in words: the experiment's `mode_titles:` where it names what a mode is (the
+    weight store's "sim" is a prediction from its manifests), else MODE_TITLES."""
+    return str(((spec or {}).get("mode_titles") or {}).get(mode) or MODE_TITLES.get(mode, mode))
+
+
 def short(path):
     """policies.eviction.name -> eviction; workload.arrival.concurrency -> concurrency; a list
     of paths (a figure's x made of several axes) -> their short names joined by ' / '."""
@@ -234,7 +240,7 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                            label=label or None)
                     zero_bars += [p for p, y in zip(pos, ys) if y == 0]
             if ri == 0:
-                ax.set_title(MODE_TITLES.get(mode, mode))
+                ax.set_title(mode_title(exp.spec, mode))
             if ci == 0:
                 ax.set_ylabel(METRIC_LABELS.get(metric, metric))
             ax.grid(True, alpha=0.3)

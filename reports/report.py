@@ -42,8 +42,10 @@ def main(argv=None):
                          "(default --out: RESULTS_DIR/compare)")
     ap.add_argument("--figures-from", metavar="CONFIG",
                     help="judge and draw the results by this experiment config's figures, "
-                         "labels and claim (its current text) instead of the copy the run "
-                         "saved: a page regenerated after its claims' wording changed")
+                         "labels, claim and mode titles (its current text) instead of the copy the run "
+                         "saved: a page regenerated after its claims' wording changed (not the "
+                         "weight store's pages: scripts/store_results.py fits their checks to "
+                         "the run's variant count)")
     args = ap.parse_args(argv)
     if args.compare:
         import compare
@@ -55,7 +57,7 @@ def main(argv=None):
         import yaml
         with open(args.figures_from) as f:
             current = yaml.safe_load(f) or {}
-        for key in ("figures", "labels", "claim"):
+        for key in ("figures", "labels", "claim", "mode_titles"):
             if key in current:
                 exp.spec[key] = current[key]
     if not exp.stats:

@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import plots  # noqa: E402
-from plots import MODE_TITLES, short, words  # noqa: E402
+from plots import short, words  # noqa: E402
 from verdict import select  # noqa: E402
 
 
@@ -133,7 +133,7 @@ def render(exp, fig, out_base, formats=("png", "svg")):
             ax.set_ylabel(f"overdue per {bin_s:g} s" if metric == "overdue"
                           else f"mean accuracy per {bin_s:g} s")
             rate_ax.set_ylabel("arrivals / s", color="gray")
-            title = MODE_TITLES.get(mode, mode)
+            title = plots.mode_title(exp.spec, mode)
             if rows_path:  # the row by its words where the experiment gives some ('r_u (572)')
                 said = words(exp, rows_path, row)
                 title += (f", {said} ({row})" if said != str(row)
