@@ -33,8 +33,10 @@ computes (wording.py lints that):
 `of`, `over` and `at` must pick one point; `of` and `over` may also name their own `metric`,
 e.g. p99 over p80 at one point). A check is evaluated in each mode (sim, real) on the mean
 over repetitions, from results.db; nothing here is hard-coded per figure. A check lists
-`modes:` to apply to some modes only. A check that misses its bound by less than the
-run-to-run spread of the points it reads is "within noise", not failed (noise.py).
+`modes:` to apply to some modes only. A check whose value lies within the run-to-run spread
+of its bound, on either side, is "within noise": it neither fails nor holds by a margin the
+runs can tell (noise.py). The spread is that of the repetitions and, in a speed-matched
+experiment (--match-speed), the machine's speed drift between the points' runs.
 """
 import math
 
@@ -46,7 +48,7 @@ from results_db import METRIC_LABELS
 
 HOLDS = "holds"
 FAILS = "does not hold here"
-WITHIN_NOISE = "within noise"   # missed, but by less than the run-to-run spread (noise.py)
+WITHIN_NOISE = "within noise"   # the bound lies within the run-to-run spread (noise.py)
 UNKNOWN = "not measured"
 HOLDS_WITHIN_NOISE = "holds within noise"   # a figure whose misses are all within noise
 
@@ -157,7 +159,20 @@ def _ratio(exp, mode, check, res):
     if not (math.isnan(a[0]) or math.isnan(b[0]) or b[0] == 0):
         res["value"] = a[0] / b[0]
         res["band"] = noise.ratio_band(a, b)
+        _drift(exp, select(exp, of), select(exp, over), res)
         res["detail"] += f" = {_fmt(res['value'])}"
+
+
+def _drift(exp, a, b, res):
+    """Widens a ratio's band by the machine's speed drift between its two points' runs where
+    the experiment ran speed-matched (a and b: the point ids each side picks)."""
+    if len(a) != 1 or len(b) != 1 or None in (a[0], b[0]) or not exp.speed_matched():
+        return
+    sa, sb = (exp.value("sim", p, "cost_scale")[0] for p in (a[0], b[0]))
+    if math.isnan(sa) or math.isnan(sb):
+        return
+    res["band"] = noise.with_drift(res["band"], res["value"], sa, sb)
+    res["scales"] = (sa, sb)
 
 
 def _flat(exp, mode, check, res):
@@ -171,6 +186,8 @@ def _flat(exp, mode, check, res):
         res["stats"] = [hi, lo]
         res["value"] = hi[0] / lo[0]
         res["band"] = noise.ratio_band(hi, lo)
+        by_value = {exp.value(mode, p, res["metric"])[0]: p for p in select(exp, where)}
+        _drift(exp, [by_value.get(hi[0])], [by_value.get(lo[0])], res)
         res["detail"] += f"{_fmt(hi[0])} / {_fmt(lo[0])} = {_fmt(res['value'])}"
     else:
         res["detail"] += "-"
@@ -266,19 +283,23 @@ def evaluate(exp, check, mode):
     TESTS[test](exp, mode, check, res)
     stats = res.pop("stats", [])
     missing = res.pop("missing", [])
+    scales = res.pop("scales", None)
     if math.isnan(res["value"]) and missing:
         res["detail"] += " (" + "; ".join(why_unmeasured(exp, mode, sel, m)
                                           for sel, m in missing) + ")"
     if test in ("highest", "lowest") or math.isnan(res["value"]):
         return res
+    lo, hi = check.get("min"), check.get("max")
     if _within(res["value"], check):
-        res["verdict"] = HOLDS
+        # Inside its bounds, but by less than the noise: another set of runs could miss.
+        near = noise.bound_near(res["value"], res["band"], lo, hi)
+        res["verdict"] = WITHIN_NOISE if near else HOLDS
     elif noise.bound_within(res["value"], res["band"], check.get("min"), check.get("max")):
         res["verdict"] = WITHIN_NOISE
     else:
         res["verdict"] = FAILS
     res["detail"] += (f" (the claim needs {_bounds(check)}; "
-                      f"{noise.describe(res['band'], *stats)})")
+                      f"{noise.describe(res['band'], *stats, scales=scales)})")
     return res
 
 
