@@ -86,8 +86,8 @@ def describe(band, *stats, scales=None):
         reps = any((n or 0) >= 2 for _, _, n in stats)
         why = ["2 standard errors over the repetitions"] if reps else []
         if scales:
-            why.append(f"the machine ran the two points at {scales[0]:.2f}x and "
-                       f"{scales[1]:.2f}x of the profile's speed (--match-speed)")
+            why.append(f"the machine's speed drifted: the engine's batches took {scales[0]:.2f}x "
+                       f"and {scales[1]:.2f}x the profile's times in the two points' runs")
         return f"noise: ± {band:.3g} ({'; '.join(why)})"
     if stats and all((n or 0) >= 2 for _, _, n in stats):
         return "no noise band: the ratio's denominator is zero"
