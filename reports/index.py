@@ -13,6 +13,7 @@ import glob
 import html as htmlmod
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -23,24 +24,38 @@ import results_db  # noqa: E402
 import verdict  # noqa: E402
 
 
+def figure_label(spec, fig):
+    """Which of the paper's figures a figure entry reproduces, in words: its `source:`'s
+    'figure(s) ...' part ('figures 14 and 15'), else the experiment's `figure:`."""
+    m = re.search(r"\bfigures?\s+[0-9][^;()]*$", str(fig.get("source") or "").strip())
+    if m:
+        return m.group(0).strip()
+    figure = str(spec.get("figure") or "").strip()
+    if not figure:
+        return "-"
+    return figure if not figure[0].isdigit() else (
+        ("figures " if re.search(r"[-,]", figure) else "figure ") + figure)
+
+
 def _order(row):
-    """Papers in alphabetical order, then each paper's figures by their first number."""
-    import re
+    """Papers in alphabetical order, then each paper's experiments by the first number of
+    their figure, and each experiment's figures in the order it lists them."""
     spec = row[1].spec
-    fig = str(row[2].get("title") or spec.get("figure") or "")
-    nums = [int(n) for n in re.findall(r"\d+", str(spec.get("figure") or fig))] or [10 ** 6]
-    return (str(spec.get("paper") or "~"), nums[0], row[0], fig)
+    nums = [int(n) for n in re.findall(r"\d+", str(spec.get("figure") or ""))] or [10 ** 6]
+    return (page_mod.paper_name(spec).lower() or "~", nums[0], row[0], row[4])
 
 
 def entries(out_dir):
-    """[(folder name, experiment, figure, {mode: (overall, results)})] by paper, then figure."""
+    """[(folder name, experiment, figure, {mode: (overall, results)}, its place in the
+    experiment)] by paper, then figure."""
     rows = []
     for db in sorted(glob.glob(os.path.join(out_dir, "*", "results.db"))):
         d = os.path.dirname(db)
         exp = results_db.load(d)
         modes = [m for m in ("sim", "real") if m in exp.modes]
-        for fig in exp.spec.get("figures") or plots.default_figures(exp):
-            rows.append((os.path.basename(d), exp, fig, verdict.figure_verdicts(exp, fig, modes)))
+        for i, fig in enumerate(exp.spec.get("figures") or plots.default_figures(exp)):
+            rows.append((os.path.basename(d), exp, fig, verdict.figure_verdicts(exp, fig, modes),
+                         i))
     return sorted(rows, key=_order)
 
 
@@ -50,18 +65,22 @@ COLOURS = {verdict.HOLDS: "#c8f0c8", verdict.HOLDS_WITHIN_NOISE: "#f6e7a8",
 
 def summary_table(rows):
     """Markdown and HTML lines: one row per figure and mode, its verdict (coloured in HTML)."""
-    md = ["| paper | figure | mode | verdict |", "|---|---|---|---|"]
-    h = ["<table><tr><th>paper</th><th>figure</th><th>mode</th><th>verdict</th></tr>"]
-    for name, exp, fig, verdicts in rows:
-        paper = str(exp.spec.get("paper") or "-").capitalize()
+    md = ["| paper | figure | what it shows | results | mode | verdict |",
+          "|---|---|---|---|---|---|"]
+    h = ["<table><tr><th>paper</th><th>figure</th><th>what it shows</th><th>results</th>"
+         "<th>mode</th><th>verdict</th></tr>"]
+    for name, exp, fig, verdicts, _ in rows:
+        paper = page_mod.paper_name(exp.spec) or "-"
+        label = figure_label(exp.spec, fig)
         title = str(fig.get("title") or exp.spec.get("title") or name)
         page = f"{name}/report/report.html"
         for mode, (overall, _) in verdicts.items():
-            m = plots.MODE_TITLES.get(mode, mode)
-            md.append(f"| {paper} | {title} | {m} | {overall} |")
+            m = plots.mode_title(exp.spec, mode)
+            md.append(f"| {paper} | {label} | {title} | {name} | {m} | {overall} |")
             colour = COLOURS.get(overall.replace(" where measured", ""), "#ffffff")
-            h.append(f"<tr><td>{htmlmod.escape(paper)}</td><td><a href='{htmlmod.escape(page)}'>"
-                     f"{htmlmod.escape(title)}</a></td><td>{htmlmod.escape(m)}</td>"
+            h.append(f"<tr><td>{htmlmod.escape(paper)}</td><td>{htmlmod.escape(label)}</td>"
+                     f"<td><a href='{htmlmod.escape(page)}'>{htmlmod.escape(title)}</a></td>"
+                     f"<td>{htmlmod.escape(name)}</td><td>{htmlmod.escape(m)}</td>"
                      f"<td style='background:{colour}'>{htmlmod.escape(overall)}</td></tr>")
     h.append("</table>")
     return md + [""], h
@@ -117,26 +136,43 @@ def main(argv=None):
     s_md, s_h = summary_table(rows)
     md += s_md
     h += s_h
-    for name, exp, fig, verdicts in rows:
+    shown = {}   # experiment folder -> the claims already quoted under its heading
+    for name, exp, fig, verdicts, _ in rows:
         title = fig.get("title") or exp.spec.get("title") or exp.spec.get("name", name)
         page = f"{name}/report/report.html"
+        if name not in shown:  # one heading per experiment, its figures below it
+            shown[name] = []
+            heading = exp.spec.get("title") or exp.spec.get("name") or name
+            md += [f"## {heading}", "", f"Report: {page}", ""]
+            h += [f"<h2><a href='{htmlmod.escape(page)}'>{htmlmod.escape(heading)}</a></h2>"]
+        label = figure_label(exp.spec, fig)
+        # A title that names its figures already ('Rafiki figures 14a-b ...') stands alone.
+        sub = title if re.match(r"(\w+ )?figures? ", str(title), re.I) else f"{label}: {title}"
+        md += [f"### {sub}", ""]
+        h += [f"<h3>{htmlmod.escape(sub)}</h3>"]
         claim = " ".join(str(fig.get("claim") or exp.spec.get("claim") or "").split())
-        claim = f"Paper's claim ({page_mod.claim_source(exp.spec, fig)}): {claim}"
-        heading = exp.spec.get("title") or exp.spec.get("name") or name
-        md += [f"## {heading}", "", f"{title}. Report: {page}", "", f"> {claim}", ""]
-        h += [f"<h2><a href='{htmlmod.escape(page)}'>{htmlmod.escape(heading)}</a></h2>",
-              f"<p>{htmlmod.escape(title)}</p>",
-              f"<blockquote>{htmlmod.escape(claim)}</blockquote><ul>"]
+        source = page_mod.claim_source(exp.spec, fig)
+        if (claim, source) in shown[name]:  # the same claim as a figure above: not again
+            said = f"Paper's claim ({source}): as quoted above."
+            md += [said, ""]
+            h.append(f"<p>{htmlmod.escape(said)}</p>")
+        else:
+            shown[name].append((claim, source))
+            claim = f"Paper's claim ({source}): {claim}"
+            md += [f"> {claim}", ""]
+            h.append(f"<blockquote>{htmlmod.escape(claim)}</blockquote>")
+        h.append("<ul>")
         for mode, (overall, results) in verdicts.items():
             failed = [r["says"] for r in results if r["verdict"] == verdict.FAILS]
             noisy = sum(1 for r in results if r["verdict"] == verdict.WITHIN_NOISE)
             held = sum(1 for r in results if r["verdict"] == verdict.HOLDS)
-            line = f"{plots.MODE_TITLES.get(mode, mode)}: the claim {overall}"
+            line = f"{plots.mode_title(exp.spec, mode)}: the claim {overall}"
             line += f" ({held} of {len(results)} checks hold"
             line += f", {noisy} within noise" if noisy else ""
             line += f"; not: {'; '.join(failed)})" if failed else ")"
             md.append(f"- {line}")
-            h.append(f"<li>{htmlmod.escape(line)}</li>")
+            colour = COLOURS.get(overall.replace(" where measured", ""), "#ffffff")
+            h.append(f"<li><span style='background:{colour}'>{htmlmod.escape(line)}</span></li>")
         md.append("")
         h.append("</ul>")
     add_trainings(out_dir, md, h)

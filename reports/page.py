@@ -9,11 +9,44 @@ import plots
 import verdict
 from results_db import ERROR_METRICS, METRIC_LABELS, relative_error
 
-ERR_SHORT = {"throughput_rps": "thr", "latency_mean_ms": "mean", "latency_p90_ms": "p90",
-             "latency_p99_ms": "p99"}
+# A table column's metric in words, short enough for a header (the plots' axes say it in
+# full: results_db.METRIC_LABELS); a metric not named here goes by its full label.
+COLUMN_WORDS = {"throughput_rps": "throughput", "latency_mean_ms": "mean", "latency_p90_ms": "p90",
+                "latency_p99_ms": "p99", "latency_p50_ms": "p50", "latency_p80_ms": "p80",
+                "slo_attainment": "SLO attainment", "overdue": "overdue", "accuracy": "accuracy",
+                "pss_mb": "PSS (MB)", "latency_ms": "latency (ms)", "load_ms": "load wait (ms)",
+                "speedup": "speedup", "first_answer_ms": "first answer (ms)",
+                "hot_ms": "hot answer (ms)", "compute_share": "compute share",
+                "share_load": "load share", "share_read": "disk read share",
+                "share_deserialize": "deserialize share", "share_copy": "copy share",
+                "share_map": "mapping share", "share_load_wait": "other load wait share",
+                "share_compute": "compute share", "share_queue": "queue share",
+                "share_other": "HTTP and preprocessing share", "loads": "loads",
+                "mean_batch_size": "mean batch"}
 # Metrics that are fractions in [0, 1]: shown with 3 decimals (one would round 0.93 and 0.97
-# of accuracy or SLO attainment alike).
+# of accuracy or SLO attainment alike), and the time shares with 2; speedups with 2.
 FRACTION_METRICS = {"accuracy", "slo_attainment"}
+DIGITS = {"speedup": 2, "compute_share": 2, "mean_batch_size": 2}
+# The papers' names as they spell them (the experiments' `paper:` is lower case).
+PAPER_NAMES = {"rafiqi": "Rafiqi", "rafiki": "Rafiki", "pretzel": "PRETZEL", "trims": "TrIMS",
+               "dlis": "DLIS"}
+
+
+def paper_name(spec):
+    """The experiment's paper as the paper spells its name ('TrIMS', not 'Trims')."""
+    paper = str(spec.get("paper") or "")
+    return PAPER_NAMES.get(paper.lower(), paper.capitalize())
+
+
+def column_words(metric):
+    """A metric's table header in words ('SLO attainment', not 'slo_attainment')."""
+    return COLUMN_WORDS.get(metric) or METRIC_LABELS.get(metric, metric.replace("_", " "))
+
+
+def _digits(metric):
+    if metric in FRACTION_METRICS:
+        return 3
+    return DIGITS.get(metric, 2 if metric.startswith("share_") else 1)
 
 
 def _fmt(v, digits=1):
@@ -49,22 +82,22 @@ def figure_section(exp, fig, files):
     if matched:
         header.append("speed")
     for m in cols:
-        header += [f"{ERR_SHORT.get(m, m)} {mode}" for mode in modes]
+        header += [f"{column_words(m)} {mode}" for mode in modes]
         if len(modes) == 2 and m in ERROR_METRICS:
-            header.append(f"{ERR_SHORT[m]} err")
+            header.append(f"{column_words(m)} err")
     rows, errors = [], {m: [] for m in ERROR_METRICS}
     for label, by_x in series.items():
         for x in xs:
             if x not in by_x:
                 continue
             pid = by_x[x]
-            row = [plots.value_label(x)] + ([label] if any(series) else [])
+            row = [plots.words(exp, fig.get("x"), x)] + ([label] if any(series) else [])
             if matched:
                 row.append(_fmt(exp.value("sim", pid, "cost_scale")[0], 2))
             for m in cols:
                 stats = {mode: exp.value(mode, pid, m) for mode in modes}
                 vals = {mode: st[0] for mode, st in stats.items()}
-                digits = 3 if m in FRACTION_METRICS else 1
+                digits = _digits(m)
                 row += [_fmt_stat(*stats[mode], digits) for mode in modes]
                 if len(modes) == 2 and m in ERROR_METRICS:
                     e = relative_error(vals["sim"], vals["real"])
@@ -83,30 +116,45 @@ def figure_section(exp, fig, files):
             "mean_abs_err": mean_abs, "claim": " ".join(str(claim).split()),
             "source": claim_source(exp.spec, fig), "speed_matched": matched,
             "reading": " ".join(str(fig.get("our_reading") or "").split()),
-            "verdicts": verdicts,
+            "verdicts": verdicts, "spec": exp.spec,
             "evidence": evidence.figure_evidence(exp, fig, modes, failed_points(exp, fig, verdicts))
             if failed else []}
 
 
 def failed_points(exp, fig, verdicts):
-    """The point ids that the figure's failed checks read (their of, over and at)."""
-    failed = {r["says"] for _, results in verdicts.values() for r in results
-              if r["verdict"] == verdict.FAILS}
+    """The point ids that the figure's failed checks read, so that the reason shown is about
+    those checks: a ratio's `of` and `over`, a value's `at`; for flat, the highest and the
+    lowest point it compared, and for highest and lowest, `at` and the point that beat it (in
+    the mode where the check failed)."""
+    failed = [(mode, r["says"]) for mode, (_, results) in verdicts.items() for r in results
+              if r["verdict"] == verdict.FAILS]
     out = []
-    for c in fig.get("checks") or []:
-        if " ".join(str(c.get("says")).split()) not in failed:
-            continue
-        where = dict(c.get("where") or {})
-        for k in ("of", "over", "at"):
-            if c.get(k) is not None:
-                out += [p for p in verdict.select(exp, {**where, **c[k]}) if p not in out]
+
+    def add(pids):
+        out.extend(p for p in pids if p not in out)
+
+    for mode, says in failed:
+        for c in fig.get("checks") or []:
+            if " ".join(str(c.get("says")).split()) != says:
+                continue
+            where = dict(c.get("where") or {})
+            metric = c.get("metric", "throughput_rps")
+            for k in ("of", "over", "at"):
+                if c.get(k) is not None:
+                    add(verdict.select(exp, {**where, **c[k]}))
+            if c.get("test") in ("flat", "highest", "lowest"):
+                vals = {p: exp.value(mode, p, metric)[0] for p in verdict.select(exp, where)}
+                vals = {p: v for p, v in vals.items() if not math.isnan(v)}
+                if vals:
+                    hi, lo = max(vals, key=vals.get), min(vals, key=vals.get)
+                    add({"flat": [hi, lo], "highest": [hi], "lowest": [lo]}[c["test"]])
     return out
 
 
 def claim_source(spec, fig):
     """'Rafiqi, section 5.0.1, figure 5': where in the paper the claim is (the figure's
     `source:`, else the experiment's paper and figure)."""
-    paper = str(spec.get("paper") or "").capitalize()
+    paper = paper_name(spec)
     where = fig.get("source") or (f"figure {spec['figure']}" if spec.get("figure") else "")
     return ", ".join(p for p in (paper, str(where)) if p)
 
@@ -125,7 +173,7 @@ def verdict_lines(sec):
     """The figure's verdict per mode, then one line per check (plain text)."""
     lines = []
     for mode, (overall, results) in sec["verdicts"].items():
-        lines.append(f"Verdict ({plots.MODE_TITLES.get(mode, mode)}): the claim {overall}.")
+        lines.append(f"Verdict ({plots.mode_title(sec['spec'], mode)}): the claim {overall}.")
         for r in results:
             lines.append(f"- {r['verdict']}: {r['says']}: computed: {r['detail']}.")
     if sec["evidence"]:
@@ -139,7 +187,8 @@ def _intro(exp):
     ok = sum(1 for r in exp.runs if r.get("status") == "ok")
     failed = [r for r in exp.runs if r.get("status") != "ok"]
     lines = [f"Experiment **{spec.get('name', '?')}**"
-             + (f" ({spec['paper']}, figure {spec.get('figure', '?')})" if spec.get("paper") else "")
+             + (f" ({paper_name(spec)}, figure {spec.get('figure', '?')})"
+                if spec.get("paper") else "")
              + f": {ok} runs ok, {len(failed)} failed; modes: {', '.join(exp.modes)}."]
     if exp.speed_matched():
         lines.append("Speed matched (servelab run --match-speed): each point was simulated on "
@@ -266,6 +315,8 @@ def _figure_md(sec):
         md.append(line)
     md += [""] if vlines else []
     md += [f"![{name}]({png})", ""]
+    if sec.get("table_in"):  # the same points and columns as a table above: not again
+        return md + [f"Its points are in the table under \"{sec['table_in']}\".", ""]
     summary = _err_summary(sec)
     md += [summary, ""] if summary else []
     return md + (_table_md(sec) if sec["rows"] else [])  # no empty tables
@@ -295,13 +346,34 @@ def _figure_html(sec):
         h.append("<ul>" + "".join(items) + "</ul>")
     h.append(f"<img src='{htmlmod.escape(png)}' alt='{htmlmod.escape(name)}'>")
     h.append("<p>" + " ".join(f"<a href='{f}'>{f}</a>" for f in sec["files"]) + "</p>")
+    if sec.get("table_in"):
+        return h + [f"<p>Its points are in the table under "
+                    f"&ldquo;{htmlmod.escape(sec['table_in'])}&rdquo;.</p>"]
     summary = _err_summary(sec)
     h += [f"<p>{htmlmod.escape(summary)}</p>"] if summary else []
     return h + (_table_html(sec) if sec["rows"] else [])
 
 
+def mark_repeated_tables(sections):
+    """A figure whose table holds the same points as an earlier figure's, and only columns
+    that table has too (the timelines of an experiment whose bar chart tabled every metric),
+    points to that table instead of repeating it: sets its 'table_in' to that figure's title."""
+    shown = []
+    for sec in sections:
+        rows = {tuple(r[:2]) for r in sec["rows"]}
+        cols = set(sec["header"][2:])
+        for title, their_rows, their_cols in shown:
+            if rows and rows == their_rows and cols <= their_cols:
+                sec["table_in"] = title
+                break
+        else:
+            if rows:
+                shown.append((sec["fig"].get("title") or sec["fig"]["id"], rows, cols))
+
+
 def render(exp, sections):
     """Returns (markdown, html) for the whole report."""
+    mark_repeated_tables(sections)
     title = exp.spec.get("title") or exp.spec.get("name", "ServeLab report")
     md = [f"# {title}", ""] + [line + "\n" for line in _intro(exp)]
     h = [f"<!doctype html><html><head><meta charset='utf-8'><title>{htmlmod.escape(title)}"
@@ -314,7 +386,9 @@ def render(exp, sections):
     for sec in sections:
         md += _figure_md(sec)
         h += _figure_html(sec)
-    if len(exp.modes) == 2:  # a simulation-only page has no sim-vs-real errors
+    # Only a page whose tables hold sim-vs-real errors explains them (not a simulation-only
+    # page, nor a figure whose sim mode is a prediction with no error column).
+    if any(h.endswith(" err") for sec in sections for h in sec["header"]):
         note = "Errors are (simulated - real) / real per point, over the mean of repetitions."
         md.append(note)
         h.append(f"<p>{note}</p>")

@@ -22,6 +22,12 @@ DEFAULT_METRICS = ["throughput_rps", "latency_mean_ms", "latency_p90_ms", "laten
 MODE_TITLES = {"sim": "simulated", "real": "real (engine over HTTP)"}
 
 
+def mode_title(spec, mode):
+    """A mode in words: the experiment's `mode_titles:` where it names what a mode is (the
+    weight store's "sim" is a prediction from its manifests), else MODE_TITLES."""
+    return str(((spec or {}).get("mode_titles") or {}).get(mode) or MODE_TITLES.get(mode, mode))
+
+
 def short(path):
     """policies.eviction.name -> eviction; workload.arrival.concurrency -> concurrency; a list
     of paths (a figure's x made of several axes) -> their short names joined by ' / '."""
@@ -70,7 +76,7 @@ def words(exp, path, v):
 MARKERS = ["o", "s", "^", "D", "v", "x", "P", "*"]
 
 
-def _coinciding(panel):
+def coinciding(panel):
     """Pairs of series labels whose values agree within 1% at every shared x (drawn on top of
     each other, so the panel says so)."""
     out = []
@@ -84,16 +90,30 @@ def _coinciding(panel):
     return out
 
 
+def coincide_note(pairs, width=60, order=()):
+    """'a, b and c coincide' for each group of series that coincide pairwise (a with b, b
+    with c), in legend `order`, wrapped to `width` characters; '' when none do."""
+    groups = []
+    for a, b in pairs:
+        hit = [g for g in groups if a in g or b in g]
+        merged = [a, b] + [x for g in hit for x in g]
+        groups = [g for g in groups if g not in hit] + [list(dict.fromkeys(merged))]
+    rank = {name: i for i, name in enumerate(order)}
+    groups = [sorted(g, key=lambda n: rank.get(n, len(rank))) for g in groups]
+    said = ["{} and {} coincide".format(", ".join(g[:-1]), g[-1]) for g in groups]
+    return textwrap.fill("; ".join(said), width) if said else ""
+
+
 def _finish_panel(ax, metric, panel):
     """Log scale where one panel's values span decades; a note where series coincide."""
     vals = [v for ys in panel.values() for v in ys.values() if v > 0 and not math.isnan(v)]
     if metric not in ZOOMED_METRICS and metric not in ("slo_attainment",) and vals and \
             max(vals) / min(vals) >= 100:
         ax.set_yscale("log")
-    pairs = _coinciding(panel)
-    if pairs:
-        ax.text(0.01, 0.97, "; ".join(f"{a} and {b} coincide" for a, b in pairs),
-                transform=ax.transAxes, fontsize=7, va="top", color="#444")
+    note = coincide_note(coinciding(panel), 50, list(panel))
+    if note:
+        ax.text(0.01, 0.97, note, transform=ax.transAxes, fontsize=7, va="top", color="#444",
+                bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1})
 
 
 def _is_number(v):
@@ -166,8 +186,8 @@ def overlapping_tick_labels(fig_obj, ax):
 
 def _untangle_tick_labels(fig_obj, axes):
     """Turns the x tick labels of a panel whose labels run into each other: 30 degrees, then
-    upright; the layout is redone after each turn."""
-    for angle in (30, 90):
+    upright, then upright in smaller type; the layout is redone after each step."""
+    for angle, size in ((30, None), (90, None), (90, 6), (90, 5)):
         crowded = [ax for ax in axes if overlapping_tick_labels(fig_obj, ax)]
         if not crowded:
             return
@@ -175,6 +195,8 @@ def _untangle_tick_labels(fig_obj, axes):
             for t in ax.get_xticklabels():
                 t.set_rotation(angle)
                 t.set_ha("right" if angle < 90 else "center")
+                if size:   # upright and still crowded: smaller type
+                    t.set_fontsize(size)
         fig_obj.canvas.draw()
 
 
@@ -192,6 +214,7 @@ def render(exp, fig, out_base, formats=("png", "svg")):
         for ri, metric in enumerate(metrics):
             ax = axes[ri][ci]
             panel = {}
+            zero_bars = []   # bar positions of value 0, which a log axis cannot draw
             for si, (label, by_x) in enumerate(series.items()):
                 ys, es, xv = [], [], []
                 for xi, x in enumerate(xs):
@@ -205,6 +228,8 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                     es.append(std if n > 1 else 0)
                 color = colors[si % len(colors)]
                 panel[label] = dict(zip(xv, ys))
+                # Error bars only where repetitions measured a spread (none for one run a point).
+                es = es if any(e > 0 for e in es) else None
                 if numeric:
                     ax.errorbar(xv, ys, yerr=es, marker=MARKERS[si % len(MARKERS)], ms=4,
                                 capsize=2, color=color, label=label or None)
@@ -213,11 +238,15 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                     pos = [x + (si - (len(series) - 1) / 2) * width for x in xv]
                     ax.bar(pos, ys, width=width, yerr=es, capsize=2, color=color,
                            label=label or None)
+                    zero_bars += [p for p, y in zip(pos, ys) if y == 0]
             if ri == 0:
-                ax.set_title(MODE_TITLES.get(mode, mode))
+                ax.set_title(mode_title(exp.spec, mode))
             if ci == 0:
                 ax.set_ylabel(METRIC_LABELS.get(metric, metric))
             ax.grid(True, alpha=0.3)
+            if numeric and fig.get("x_scale") not in ("log2", "log10", "log") and \
+                    len(xs) <= 12 and all(float(x).is_integer() for x in xs):
+                ax.set_xticks(xs)   # the sweep's own values (models 1..10), not 2.5, 7.5
             if numeric and fig.get("x_scale") in ("log2", "log10", "log"):
                 ax.set_xscale("log", base=2 if fig["x_scale"] == "log2" else 10)
                 ax.set_xticks(xs)
@@ -230,10 +259,16 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                            for pid in by_x.values()])
             if fig.get("y_scale") == "log" and metric.startswith("latency"):
                 ax.set_yscale("log")
+            if ax.get_yscale() == "log":  # a bar of 0 has no height on a log axis: say it
+                for p in zero_bars:
+                    ax.annotate("0", (p, 0), xycoords=("data", "axes fraction"), ha="center",
+                                va="bottom", fontsize=7, color="#444")
             if not numeric:
                 ax.set_xticks(range(len(xs)))
                 # Long labels (a policy with parameters) wrap instead of running into each other.
-                ax.set_xticklabels([textwrap.fill(words(exp, fig.get("x"), x), 12) for x in xs],
+                # Words stay whole (inception_resnet_v2 is not cut into "ince ption_resnet").
+                ax.set_xticklabels([textwrap.fill(words(exp, fig.get("x"), x), 12,
+                                                  break_long_words=False) for x in xs],
                                    fontsize=8, rotation=30 if len(xs) > 4 else 0)
             if ri == len(metrics) - 1:
                 ax.set_xlabel(fig.get("x_label") or short(fig.get("x")) or "point")

@@ -40,6 +40,12 @@ def main(argv=None):
                     help="put this results folder beside RESULTS_DIR instead: summaries, "
                          "differences and plots side by side, the table as compare.csv "
                          "(default --out: RESULTS_DIR/compare)")
+    ap.add_argument("--figures-from", metavar="CONFIG",
+                    help="judge and draw the results by this experiment config's figures, "
+                         "labels, claim and mode titles (its current text) instead of the copy the run "
+                         "saved: a page regenerated after its claims' wording changed (not the "
+                         "weight store's pages: scripts/store_results.py fits their checks to "
+                         "the run's variant count)")
     args = ap.parse_args(argv)
     if args.compare:
         import compare
@@ -47,6 +53,13 @@ def main(argv=None):
                             args.out or os.path.join(args.results_dir, "compare"))
 
     exp = results_db.load(args.results_dir)
+    if args.figures_from:
+        import yaml
+        with open(args.figures_from) as f:
+            current = yaml.safe_load(f) or {}
+        for key in ("figures", "labels", "claim", "mode_titles"):
+            if key in current:
+                exp.spec[key] = current[key]
     if not exp.stats:
         failed = [r for r in exp.runs if r.get("status") != "ok"]
         msg = f"report: no successful runs in {args.results_dir}"
@@ -55,6 +68,10 @@ def main(argv=None):
         raise SystemExit(msg)
     out = args.out or os.path.join(args.results_dir, "report")
     os.makedirs(out, exist_ok=True)
+    if args.figures_from:  # the experiment as this page judged it (reports/page_rules.py)
+        import yaml
+        with open(os.path.join(out, "experiment.yaml"), "w") as f:
+            yaml.safe_dump(exp.spec, f, sort_keys=False, width=100)
     figures = exp.spec.get("figures") or plots.default_figures(exp)
     sections = []
     for i, fig in enumerate(figures):

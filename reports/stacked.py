@@ -41,9 +41,10 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                     bottom += mean
                 ax.text(pos, bottom, f"{bottom:.2f}", ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels([textwrap.fill(plots.words(exp, fig.get("x"), x), 12) for x in xs],
+        ax.set_xticklabels([textwrap.fill(plots.words(exp, fig.get("x"), x), 12,
+                                          break_long_words=False) for x in xs],
                            fontsize=8)
-        ax.set_title(plots.MODE_TITLES.get(mode, mode))
+        ax.set_title(plots.mode_title(exp.spec, mode))
         ax.grid(True, axis="y", alpha=0.3)
         if ci == 0:
             ax.set_ylabel(fig.get("y_label") or "share of the reference time")

@@ -29,7 +29,8 @@ import yaml
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from plots import MODE_TITLES, short, words  # noqa: E402
+import plots  # noqa: E402
+from plots import short, words  # noqa: E402
 from verdict import select  # noqa: E402
 
 
@@ -113,6 +114,7 @@ def render(exp, fig, out_base, formats=("png", "svg")):
             ax = axes[ri][ci]
             rate_ax = ax.twinx()
             drawn_rate = False
+            panel = {}   # label -> {time: value}: series drawn over each other are said to be
             in_row = [p for p in pids if not rows_path
                       or exp.points[p]["params"].get(rows_path) == row]
             for si, pid in enumerate(in_row):
@@ -124,18 +126,24 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                 y = late if metric == "overdue" else [
                     math.nan if a is None else a for a in accuracy]
                 ax.plot(t, y, color=colors[si % len(colors)], lw=1.2, label=label)
+                panel[label] = {a: b for a, b in zip(t, y) if not math.isnan(b)}
                 if not drawn_rate:  # the same arrivals for every series of a row
                     rate_ax.plot(t, rate, color="gray", ls="--", lw=1, label="arrival rate")
                     drawn_rate = True
             ax.set_ylabel(f"overdue per {bin_s:g} s" if metric == "overdue"
                           else f"mean accuracy per {bin_s:g} s")
             rate_ax.set_ylabel("arrivals / s", color="gray")
-            title = MODE_TITLES.get(mode, mode)
-            if rows_path:
-                title += f", {short(rows_path)} {row}" + (
-                    f" ({words(exp, rows_path, row)})" if words(exp, rows_path, row) != str(row)
-                    else "")
-            ax.set_title(title, fontsize=10)
+            title = plots.mode_title(exp.spec, mode)
+            if rows_path:  # the row by its words where the experiment gives some ('r_u (572)')
+                said = words(exp, rows_path, row)
+                title += (f", {said} ({row})" if said != str(row)
+                          else f", {short(rows_path)} {row}")
+            # Series drawn over each other are said to coincide, under the panel's title
+            # (inside the panel the note would sit on the lines).
+            coincide = plots.coincide_note(plots.coinciding(panel), 90, list(panel))
+            if coincide:
+                title += "\n" + coincide
+            ax.set_title(title, fontsize=10 if not coincide else 9)
             ax.grid(True, alpha=0.3)
             if ri == len(rows) - 1:
                 ax.set_xlabel("time of arrival (s)")

@@ -33,8 +33,10 @@ computes (wording.py lints that):
 `of`, `over` and `at` must pick one point; `of` and `over` may also name their own `metric`,
 e.g. p99 over p80 at one point). A check is evaluated in each mode (sim, real) on the mean
 over repetitions, from results.db; nothing here is hard-coded per figure. A check lists
-`modes:` to apply to some modes only. A check that misses its bound by less than the
-run-to-run spread of the points it reads is "within noise", not failed (noise.py).
+`modes:` to apply to some modes only. A check whose value lies within the run-to-run spread
+of its bound, on either side, is "within noise": it neither fails nor holds by a margin the
+runs can tell (noise.py). The spread is that of the repetitions and, in a speed-matched
+experiment (--match-speed), the machine's speed drift between the points' runs.
 """
 import math
 
@@ -46,7 +48,7 @@ from results_db import METRIC_LABELS
 
 HOLDS = "holds"
 FAILS = "does not hold here"
-WITHIN_NOISE = "within noise"   # missed, but by less than the run-to-run spread (noise.py)
+WITHIN_NOISE = "within noise"   # the bound lies within the run-to-run spread (noise.py)
 UNKNOWN = "not measured"
 HOLDS_WITHIN_NOISE = "holds within noise"   # a figure whose misses are all within noise
 
@@ -149,12 +151,28 @@ def _ratio(exp, mode, check, res):
     m_of = of.pop("metric", res["metric"])
     m_over = over.pop("metric", res["metric"])
     a, b = _stat(exp, mode, of, m_of), _stat(exp, mode, over, m_over)
+    res["stats"] = [a, b]
     res["detail"] = (f"{metric_words(m_of)} at {_at(exp, of)} / {metric_words(m_over)} at "
                      f"{_at(exp, over)} = {_fmt(a[0])} / {_fmt(b[0])}")
+    res["missing"] = [(sel, m) for sel, m, st in ((of, m_of, a), (over, m_over, b))
+                      if math.isnan(st[0])]
     if not (math.isnan(a[0]) or math.isnan(b[0]) or b[0] == 0):
         res["value"] = a[0] / b[0]
         res["band"] = noise.ratio_band(a, b)
+        _drift(exp, select(exp, of), select(exp, over), res)
         res["detail"] += f" = {_fmt(res['value'])}"
+
+
+def _drift(exp, a, b, res):
+    """Widens a ratio's band by the machine's speed drift between its two points' runs where
+    the experiment ran speed-matched (a and b: the point ids each side picks)."""
+    if len(a) != 1 or len(b) != 1 or None in (a[0], b[0]) or not exp.speed_matched():
+        return
+    sa, sb = (exp.value("sim", p, "cost_scale")[0] for p in (a[0], b[0]))
+    if math.isnan(sa) or math.isnan(sb):
+        return
+    res["band"] = noise.with_drift(res["band"], res["value"], sa, sb)
+    res["scales"] = (sa, sb)
 
 
 def _flat(exp, mode, check, res):
@@ -165,8 +183,11 @@ def _flat(exp, mode, check, res):
                      "max / min = ")
     if len(stats) >= 2 and min(s[0] for s in stats) > 0:
         hi, lo = max(stats, key=lambda s: s[0]), min(stats, key=lambda s: s[0])
+        res["stats"] = [hi, lo]
         res["value"] = hi[0] / lo[0]
         res["band"] = noise.ratio_band(hi, lo)
+        by_value = {exp.value(mode, p, res["metric"])[0]: p for p in select(exp, where)}
+        _drift(exp, [by_value.get(hi[0])], [by_value.get(lo[0])], res)
         res["detail"] += f"{_fmt(hi[0])} / {_fmt(lo[0])} = {_fmt(res['value'])}"
     else:
         res["detail"] += "-"
@@ -175,7 +196,9 @@ def _flat(exp, mode, check, res):
 def _single(exp, mode, check, res):
     at = {**dict(check.get("where") or {}), **(check.get("at") or {})}
     a = _stat(exp, mode, at, res["metric"])
+    res["stats"] = [a]
     res["detail"] = f"{metric_words(res['metric'])} at {_at(exp, at)} = {_fmt(a[0])}"
+    res["missing"] = [(at, res["metric"])] if math.isnan(a[0]) else []
     if not math.isnan(a[0]):
         res["value"] = a[0]
         res["band"] = noise.value_band(a)
@@ -213,7 +236,35 @@ def _extreme(exp, mode, check, res):
     gap = abs(stats[best][0] - t[0])
     res["detail"] += f"; gap to the {check['test']} {_fmt(gap)}"
     res["verdict"] = WITHIN_NOISE if not math.isnan(band) and gap <= band else FAILS
-    res["detail"] += f" ({noise.describe(band)})"
+    res["detail"] += f" ({noise.describe(band, t, stats[best])})"
+
+
+def why_unmeasured(exp, mode, sel, metric):
+    """Why a point has no value of `metric` in `mode`: no such point, no successful run, or
+    (read from its runs' summary.json) every request sent in the warm-up."""
+    import json
+    import os
+    pids = select(exp, sel)
+    where = _at(exp, sel) or "the point"
+    if len(pids) != 1:
+        return f"{where} picks {len(pids)} points of these results, not 1"
+    runs = [r for r in exp.runs if r.get("point_id") == pids[0] and r.get("mode") == mode]
+    ok = [r for r in runs if r.get("status") == "ok"]
+    if not ok:
+        return f"{where} has no successful run in this mode"
+    summaries = []
+    for r in ok:
+        path = os.path.join(exp.dir or "", str(r.get("dir") or ""), "summary.json")
+        if exp.dir and os.path.exists(path):
+            with open(path) as f:
+                summaries.append(json.load(f))
+    warm = [s for s in summaries if not s.get("completed") and s.get("warmup_requests")]
+    if summaries and len(warm) == len(summaries) and metric.startswith("latency"):
+        s = warm[0]
+        return (f"at {where} every one of the run's {s['warmup_requests']} requests was sent in "
+                f"its {s.get('warmup_s', 0):g} s warm-up, which the latency figures leave out: "
+                "the point needs more requests a run (workload.requests) to be measured")
+    return f"the runs at {where} recorded no {metric_words(metric)}"
 
 
 TESTS = {"ratio": _ratio, "flat": _flat, "value": _single, "highest": _extreme,
@@ -230,15 +281,25 @@ def evaluate(exp, check, mode):
         raise ValueError(f"check '{res['says']}': unknown test '{test}' "
                          f"(known: {', '.join(TESTS)})")
     TESTS[test](exp, mode, check, res)
+    stats = res.pop("stats", [])
+    missing = res.pop("missing", [])
+    scales = res.pop("scales", None)
+    if math.isnan(res["value"]) and missing:
+        res["detail"] += " (" + "; ".join(why_unmeasured(exp, mode, sel, m)
+                                          for sel, m in missing) + ")"
     if test in ("highest", "lowest") or math.isnan(res["value"]):
         return res
+    lo, hi = check.get("min"), check.get("max")
     if _within(res["value"], check):
-        res["verdict"] = HOLDS
+        # Inside its bounds, but by less than the noise: another set of runs could miss.
+        near = noise.bound_near(res["value"], res["band"], lo, hi)
+        res["verdict"] = WITHIN_NOISE if near else HOLDS
     elif noise.bound_within(res["value"], res["band"], check.get("min"), check.get("max")):
         res["verdict"] = WITHIN_NOISE
     else:
         res["verdict"] = FAILS
-    res["detail"] += f" (the claim needs {_bounds(check)}; {noise.describe(res['band'])})"
+    res["detail"] += (f" (the claim needs {_bounds(check)}; "
+                      f"{noise.describe(res['band'], *stats, scales=scales)})")
     return res
 
 

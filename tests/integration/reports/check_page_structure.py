@@ -1,11 +1,16 @@
 #!/usr/bin/python3
-"""Test: the structural rules of every report page (issue 52), on pages the generator writes
-from a synthetic results folder: no empty table; the paper's claim (with its source) and the
-project's reading in separate sections, the reading never under the paper's name; each
-check's line says what it computed and names that quantity in its words. The rules are
-themselves checked to catch pages that break them."""
+"""Test: the structural rules of every report page (issue 52, reports/page_rules.py), on pages
+the generator writes from synthetic results: a fixture of its own, the weight store's
+figures, and every experiment scripts/demo and scripts/rafiki-figures run, with its own
+sweep, figures, checks and labels (shipped_fixture.py), and their index. No empty or repeated
+table; the paper's claim (with its source) and the project's reading in separate sections,
+the reading never under the paper's name; each check's line says what it computed and names
+that quantity in its words; headers and cells in words; the index's summary in order and
+coloured. The rules are themselves checked to catch pages that break them.
+
+    check_page_structure.py [OUT_DIR ...]   # also the pages of real runs (scripts/demo's OUT)
+"""
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -13,62 +18,12 @@ import tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 src = os.path.abspath(os.path.join(here, "..", "..", ".."))
 sys.path.insert(0, os.path.join(src, "reports"))
-import wording  # noqa: E402
+import page_rules  # noqa: E402
 
-CHECK_LINE = re.compile(r"^- (holds|does not hold here|within noise|not measured): (.*?): "
-                        r"computed: (.*)$")
-
-
-def empty_tables(md):
-    """Markdown tables with a header and separator but no row."""
-    lines, out = md.splitlines(), []
-    for i, line in enumerate(lines):
-        if line.startswith("|---") or line.startswith("|--"):
-            nxt = lines[i + 1] if i + 1 < len(lines) else ""
-            if not nxt.startswith("|"):
-                out.append(f"empty table under '{lines[i - 1][:60]}'")
-    return out
-
-
-def claim_sections(md, reading):
-    """The paper's claim under its own heading with a source; the reading apart from it."""
-    out = []
-    blocks = re.split(r"^### ", md, flags=re.M)
-    paper = [b for b in blocks if b.startswith("Paper's claim")]
-    ours = [b for b in blocks if b.startswith("Our reading")]
-    if not paper:
-        out.append("no 'Paper's claim' section")
-    for b in paper:
-        if not re.match(r"Paper's claim \(.*(section|figure).*\)", b):
-            out.append("the paper's claim names no section or figure")
-        if reading and reading in b:
-            out.append("our reading stands under the paper's name")
-    if reading and not any(reading in b for b in ours):
-        out.append("our reading has no section of its own")
-    return out
-
-
-def check_lines(md, checks, labels=None):
-    """Each check's page line says what it computed, and its words name that quantity (with
-    the experiment's `labels:`, the words its pages give sweep values)."""
-    out = []
-    lines = [m for m in (CHECK_LINE.match(x) for x in md.splitlines()) if m]
-    for c in checks:
-        says = " ".join(c["says"].split())
-        mine = [m for m in lines if m.group(2) == says]
-        if not mine:
-            out.append(f"check '{says}' has no line that says what it computed")
-        for m in mine:
-            label = wording.METRIC_WORDS.get(c.get("metric", "throughput_rps"), [""])[0]
-            if label not in m.group(3).lower():
-                out.append(f"check '{says}': its computation does not name {label}")
-        out += [f"check '{says}': {p}" for p in wording.problems(c, labels)]
-    return out
-
-
-def problems(md, spec_fig, labels=None):
-    return (empty_tables(md) + claim_sections(md, spec_fig.get("our_reading"))
-            + check_lines(md, spec_fig.get("checks") or [], labels))
+empty_tables = page_rules.empty_tables
+claim_sections = page_rules.claim_sections
+check_lines = page_rules.check_lines
+problems = page_rules.problems
 
 
 def main():
@@ -114,6 +69,36 @@ def main():
         used = page.as_run(exp)
     assert used == ("This run used: model mobilenet_v3_small; workers 1; max batch 4; "
                     "400 requests a run; 1 repetition per point."), used
+    # Every experiment the demo and rafiki-figures run, on synthetic results, and their index.
+    import shipped_fixture
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in shipped_fixture.write_all(tmp):
+            subprocess.run([sys.executable, os.path.join(src, "reports", "report.py"), path,
+                            "--formats", "png"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, os.path.join(src, "reports", "index.py"), tmp],
+                       check=True, stdout=subprocess.DEVNULL)
+        found = page_rules.main([tmp])
+        assert found == 0, "the shipped experiments' pages break the rules (printed above)"
+        # The rules catch a page that breaks them: a raw header, a repeated table, a sim-only
+        # page with the sim-vs-real note, an index out of order.
+        md = open(os.path.join(tmp, "ensemble-inception", "report", "report.md")).read()
+        table = [t for _, t in page_rules.tables(md)][0]
+        assert page_rules.repeated_tables(md + "\n" + "\n".join(table) + "\n"), "repeat passed"
+        assert "SLO attainment sim" in md
+        assert page_rules.raw_words(md.replace("SLO attainment sim", "slo_attainment sim"))
+        assert page_rules.raw_words("| a | b |\n|---|---|\n| greedy one True | 1 |\n")
+        with open(os.path.join(tmp, "ensemble-inception", "report", "report.md"), "a") as f:
+            f.write(page_rules.ERRORS_NOTE + ".\n")
+        assert page_rules.page_problems(os.path.join(tmp, "ensemble-inception"))
+        index = os.path.join(tmp, "index.md")
+        lines = open(index).read().split("\n")
+        rows = [i for i, x in enumerate(lines) if x.startswith("| Rafiqi")]
+        lines[rows[0]], lines[4] = lines[4], lines[rows[0]]
+        open(index, "w").write("\n".join(lines))
+        assert page_rules.index_problems(tmp), "an index out of order passed"
+    # Pages of real runs named on the command line (scripts/demo's OUT, rafiki-figures' OUT).
+    if sys.argv[1:]:
+        assert page_rules.main(sys.argv[1:]) == 0, "pages of real runs break the rules"
     check_tick_labels()
     print("page structure ok")
 

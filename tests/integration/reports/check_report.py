@@ -88,9 +88,11 @@ with tempfile.TemporaryDirectory() as tmp:
     assert "- simulated: the claim does not hold here (1 of 2 checks hold; not: Rafiqi " \
            "batching beats none at 16 in flight in throughput)" in fails, index
     assert os.path.getsize(os.path.join(tmp, "index.html")) > 0
-    # A summary table first: a row per figure and mode, its verdict coloured in HTML.
-    assert "| paper | figure | mode | verdict |" in index, index
-    assert "| Rafiqi | Figure 5 (fixture) | simulated | does not hold here |" in index, index
+    # A summary table first: a row per figure and mode (the paper's figure, what the figure
+    # shows, which results folder), its verdict coloured in HTML.
+    assert "| paper | figure | what it shows | results | mode | verdict |" in index, index
+    assert ("| Rafiqi | figure 5 | Figure 5 (fixture) | does-not-pay | simulated | does not "
+            "hold here |") in index, index
     html = open(os.path.join(tmp, "index.html")).read()
     assert "background:#f6c4c4'>does not hold here" in html
     assert "> Paper's claim (Rafiqi, section 5.0.1, figure 5): " in index, index

@@ -78,4 +78,25 @@ value = {"says": "uniform mean latency at most 11", "test": "value", "metric": "
          "at": {ACCESS: {"type": "uniform"}}, "max": 11}
 assert verdict.evaluate(experiment([30.0, 12.0, 10.0]), value, "sim")["verdict"] == F
 assert verdict.evaluate(experiment([30.0, 10.0, 10.0]), value, "sim")["verdict"] == H
+# A value inside its bounds by less than the noise holds only within noise (uniform 12 vs zipf
+# 17.8: 1.48 <= 1.5, but the band is wider than the margin); by more, it holds.
+r = verdict.evaluate(spread([30.0, 12.0, 17.8], 2.0, 4), flat, "sim")
+assert r["verdict"] == W, r
+assert verdict.evaluate(spread([30.0, 12.0, 13.0], 0.2, 4), flat, "sim")["verdict"] == H
+# Speed-matched runs (--match-speed): the machine's speed drift between the two points' runs
+# widens a ratio's band even with one run a point, so a level throughput does not pass as a
+# fall (0.89 against at most 0.9, the runs at speeds 0.33 and 0.37).
+CONC = "workload.arrival.concurrency"
+pts = {0: {"params": {CONC: 128}, "label": "128"}, 1: {"params": {CONC: 256}, "label": "256"}}
+stats = {(m, 0): {"throughput_rps": (173.0, 0.0, 1), "cost_scale": (0.33, 0.0, 1)} for m in
+         ("sim", "real")}
+stats.update({(m, 1): {"throughput_rps": (154.0, 0.0, 1), "cost_scale": (0.37, 0.0, 1)} for m in
+              ("sim", "real")})
+fall = {"says": "throughput at 256 in flight over 128 at most 0.9", "test": "ratio",
+        "metric": "throughput_rps", "of": {CONC: 256}, "over": {CONC: 128}, "max": 0.9}
+r = verdict.evaluate(Experiment({}, pts, stats, []), fall, "real")
+assert r["verdict"] == W and "0.37x" in r["detail"], r
+for key in [(m, p) for m in ("sim", "real") for p in (0, 1)]:
+    stats[key]["cost_scale"] = (0.35, 0.0, 1)   # the same speed: no drift, a plain hold
+assert verdict.evaluate(Experiment({}, pts, stats, []), fall, "real")["verdict"] == H
 print("noise ok")
