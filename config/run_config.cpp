@@ -167,7 +167,7 @@ const std::vector<std::string>& experiment_keys() {
   static const std::vector<std::string> keys = {
       "title", "paper", "figure", "claim", "scaled_down", "modes", "repetitions", "seeds",
       "more_repetitions", "skip", "seed_paths", "sweep", "figures", "labels", "sim", "real",
-      "regression"};
+      "regression", "mode_titles"};
   return keys;
 }
 
