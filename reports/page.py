@@ -160,9 +160,12 @@ def claim_source(spec, fig):
 
 
 def claim_blocks(sec):
-    """The figure's claim sections, kept apart: [(heading, text)], the paper's first."""
-    blocks = [(f"Paper's claim ({sec['source']})" if sec["source"] else "Paper's claim",
-               sec["claim"])]
+    """The figure's claim sections, kept apart: [(heading, text)], the paper's first; a claim
+    quoted under an earlier figure of the page (its 'claim_in') is pointed to, not repeated."""
+    text = sec["claim"]
+    if sec.get("claim_in"):
+        text = f"As quoted under \"{sec['claim_in']}\" above."
+    blocks = [(f"Paper's claim ({sec['source']})" if sec["source"] else "Paper's claim", text)]
     if sec["reading"]:
         blocks.append(("Our reading (the project's expectations, not the paper's words)",
                        sec["reading"]))
@@ -371,9 +374,22 @@ def mark_repeated_tables(sections):
                 shown.append((sec["fig"].get("title") or sec["fig"]["id"], rows, cols))
 
 
+def mark_repeated_claims(sections):
+    """A figure whose paper's claim (text and source) an earlier figure of the page quoted
+    points to it instead: sets its 'claim_in' to that figure's title."""
+    quoted = {}
+    for sec in sections:
+        key = (sec["source"], sec["claim"])
+        if key in quoted:
+            sec["claim_in"] = quoted[key]
+        elif sec["claim"]:
+            quoted[key] = sec["fig"].get("title") or sec["fig"]["id"]
+
+
 def render(exp, sections):
     """Returns (markdown, html) for the whole report."""
     mark_repeated_tables(sections)
+    mark_repeated_claims(sections)
     title = exp.spec.get("title") or exp.spec.get("name", "ServeLab report")
     md = [f"# {title}", ""] + [line + "\n" for line in _intro(exp)]
     h = [f"<!doctype html><html><head><meta charset='utf-8'><title>{htmlmod.escape(title)}"

@@ -67,6 +67,14 @@ def repeated_tables(md):
     return out
 
 
+def repeated_claims(md):
+    """The same paper's claim quoted in full twice on one page (a later figure points to the
+    first quote instead)."""
+    quotes = re.findall(r"^### Paper's claim[^\n]*\n\n> (.+)$", md, flags=re.M)
+    full = [q for q in quotes if not q.startswith("As quoted under")]
+    return [f"claim quoted again: '{q[:60]}'" for i, q in enumerate(full) if q in full[:i]]
+
+
 def _cells(line):
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
@@ -168,7 +176,7 @@ def page_problems(results_dir):
             spec = yaml.safe_load(open(os.path.join(where, "experiment.yaml"))) or {}
             break
     paper = page.paper_name(spec) if spec.get("paper") else None
-    out = empty_tables(md) + repeated_tables(md)
+    out = empty_tables(md) + repeated_tables(md) + repeated_claims(md)
     models = [m if isinstance(m, str) else (m or {}).get("name", "") for m in
               spec.get("models") or []]
     out += raw_words(md, [m for m in models if m])
