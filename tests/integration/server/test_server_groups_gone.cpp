@@ -48,28 +48,24 @@ std::string classify_request(const std::string& target, const std::string& image
          "Content-Length: " + std::to_string(image.size()) + "\r\n\r\n" + image;
 }
 
-// The group's queue length as GET /groups/{name} reports it, once it equals `want` or after
-// 10 s (then the last reading).
-long queued_eventually(HttpClient& c, const std::string& group, long want) {
+// The queue length GET `path` reports (a group's or a model's "queued"), once it equals `want`
+// or after 10 s (then the last reading).
+long queued_at_eventually(HttpClient& c, const std::string& path, long want) {
   long queued = -1;
   for (int i = 0; i < 100; ++i) {
-    queued = json::parse(c.get("/groups/" + group).body).value("queued", -1L);
+    queued = json::parse(c.get(path).body).value("queued", -1L);
     if (queued == want) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return queued;
 }
 
-// A model's queue length as GET /models/{name} reports it, once it equals `want` or after
-// 10 s (then the last reading).
+long queued_eventually(HttpClient& c, const std::string& group, long want) {
+  return queued_at_eventually(c, "/groups/" + group, want);
+}
+
 long model_queued_eventually(HttpClient& c, const std::string& model, long want) {
-  long queued = -1;
-  for (int i = 0; i < 100; ++i) {
-    queued = json::parse(c.get("/models/" + model).body).value("queued", -1L);
-    if (queued == want) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return queued;
+  return queued_at_eventually(c, "/models/" + model, want);
 }
 
 double cancelled_of(HttpClient& c, const std::string& model) {
