@@ -185,13 +185,35 @@ SpeedDrift::Course parse_course(const YAML::Node& n, const Where& w) {
   return c;
 }
 
-// `speed_drift: {fast: {share, tau_ms}, slow: {share, tau_ms}}`: the machine's speed course.
+// `spread: [{window_ms, quantiles: [...]}, ...]`, bounded before it is held.
+std::vector<SpeedDrift::Window> parse_spread(const YAML::Node& n, const Where& w) {
+  if (!n.IsSequence() || n.size() > 64) fail(w, n, "needs a list of at most 64 windows");
+  std::vector<SpeedDrift::Window> out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const Where wi = w.child(std::to_string(i));
+    require_map(n[i], wi);
+    check_keys(n[i], wi, {"window_ms", "quantiles"});
+    const YAML::Node& q = n[i]["quantiles"];
+    if (!n[i]["window_ms"] || !q || !q.IsSequence() || q.size() > 10000)
+      fail(wi, n[i], "needs window_ms and a list of at most 10000 quantiles");
+    SpeedDrift::Window x;
+    x.window = as_double(n[i]["window_ms"], wi.child("window_ms")) / 1e3;
+    for (size_t j = 0; j < q.size(); ++j)
+      x.quantiles.push_back(as_double(q[j], wi.child("quantiles").child(std::to_string(j))));
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+// `speed_drift: {fast: {share, tau_ms}, slow: {share, tau_ms}, spread: [{window_ms, quantiles},
+// ...]}`: the machine's speed course and the spread of its speed per window.
 SpeedDrift parse_speed_drift(const YAML::Node& n, const Where& w) {
   require_map(n, w);
-  check_keys(n, w, {"fast", "slow"});
+  check_keys(n, w, {"fast", "slow", "spread"});
   SpeedDrift d;
   if (n["fast"]) d.fast = parse_course(n["fast"], w.child("fast"));
   if (n["slow"]) d.slow = parse_course(n["slow"], w.child("slow"));
+  if (const YAML::Node& s = n["spread"]) d.spread = parse_spread(s, w.child("spread"));
   try {
     d.validate();
   } catch (const ConfigError& e) {
@@ -351,6 +373,15 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
     if (!(c.share > 0)) continue;
     root["speed_drift"][key]["share"] = c.share;
     root["speed_drift"][key]["tau_ms"] = c.tau * 1e3;
+  }
+  for (const SpeedDrift::Window& x : d.spread) {
+    YAML::Node win(YAML::NodeType::Map);
+    win["window_ms"] = x.window * 1e3;
+    YAML::Node q(YAML::NodeType::Sequence);
+    q.SetStyle(YAML::EmitterStyle::Flow);
+    for (double v : x.quantiles) q.push_back(v);
+    win["quantiles"] = q;
+    root["speed_drift"]["spread"].push_back(win);
   }
   for (const IdleSlowdown::Point& p : profile.idle_slowdown.points) {
     YAML::Node n(YAML::NodeType::Map);

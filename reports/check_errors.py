@@ -113,6 +113,10 @@ def speed_course(d):
         return ""
     parts = [f"{name} share {c.get('share', 0):.2f}, tau {c.get('tau_ms', 0):.0f} ms"
              for name, c in drift.items() if isinstance(c, dict)]
+    spread = drift.get("spread") or []
+    if spread:
+        parts.append(f"spread (cost over median) {spread[0]:.2f} to {spread[-1]:.2f}, "
+                     f"{spread[int(0.9 * len(spread))]:.2f} at the 90th percentile")
     return ("speed course in the profile (simulated unless speed-matched): " +
             "; ".join(parts)) if parts else ""
 

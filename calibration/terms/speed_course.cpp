@@ -104,6 +104,43 @@ void SpeedDrift::validate() const {
   if (!(fast.share + slow.share < 1))
     throw ConfigError("speed_drift: shares must sum to less than 1, got " +
                       std::to_string(fast.share + slow.share));
+  for (size_t w = 0; w < spread.size(); ++w) {
+    const Window& x = spread[w];
+    if (!(x.window > 0 && std::isfinite(x.window)) || (w > 0 && !(x.window > spread[w - 1].window)))
+      throw ConfigError("speed_drift: spread windows must be positive and increasing");
+    if (x.quantiles.empty()) throw ConfigError("speed_drift: a spread window needs quantiles");
+    for (size_t i = 0; i < x.quantiles.size(); ++i) {
+      if (!(x.quantiles[i] > 0 && std::isfinite(x.quantiles[i])))
+        throw ConfigError("speed_drift: spread values must be positive, got " +
+                          std::to_string(x.quantiles[i]));
+      if (i > 0 && x.quantiles[i] < x.quantiles[i - 1])
+        throw ConfigError("speed_drift: spread must not decrease (a list of quantiles)");
+    }
+  }
+}
+
+namespace {
+
+// Quantiles `q` at probabilities (i + 0.5) / n, interpolated at u; the ends beyond them.
+double quantile_at(const std::vector<double>& q, double u) {
+  const double x = u * double(q.size()) - 0.5;
+  if (!(x > 0)) return q.front();
+  const size_t i = size_t(x);
+  if (i + 1 >= q.size()) return q.back();
+  return q[i] + (x - double(i)) * (q[i + 1] - q[i]);
+}
+
+}  // namespace
+
+double SpeedDrift::spread_at(Time length, double u) const {
+  if (spread.empty()) return 1;
+  if (!(length > spread.front().window)) return quantile_at(spread.front().quantiles, u);
+  if (!(length < spread.back().window)) return quantile_at(spread.back().quantiles, u);
+  size_t hi = 1;
+  while (spread[hi].window < length) ++hi;
+  const Window &a = spread[hi - 1], &b = spread[hi];
+  const double f = std::log(length / a.window) / std::log(b.window / a.window);
+  return (1 - f) * quantile_at(a.quantiles, u) + f * quantile_at(b.quantiles, u);
 }
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
@@ -117,9 +154,43 @@ double normal_quantile(double p) {
   return 0.5 * (lo + hi);
 }
 
-SpeedDrift fit_speed_drift(const std::vector<Time>& starts, const std::vector<double>& costs) {
-  const size_t n = std::min(starts.size(), costs.size());
-  if (n < kMinPasses) return {};
+namespace {
+
+// Quantiles of xs at probabilities (i + 0.5) / points, interpolated, each divided by `by`.
+std::vector<double> quantiles_over(std::vector<double> xs, size_t points, double by) {
+  std::sort(xs.begin(), xs.end());
+  std::vector<double> q;
+  for (size_t i = 0; i < points; ++i) {
+    const double x = (double(i) + 0.5) / double(points) * double(xs.size() - 1);
+    const size_t j = std::min(xs.size() - 2, size_t(x));
+    q.push_back((xs[j] + (x - double(j)) * (xs[j + 1] - xs[j])) / by);
+  }
+  return q;
+}
+
+// The spread per window (speed_course.h): sliding means of m = 1, 2, 4, ... consecutive
+// costs while the series holds 8 windows, each window `m` mean spacings long.
+std::vector<SpeedDrift::Window> fit_spread(const std::vector<double>& costs, Time spacing) {
+  std::vector<double> sorted = costs;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  if (!(median > 0) || !(spacing > 0)) return {};
+  std::vector<SpeedDrift::Window> out;
+  for (size_t m = 1; 8 * m <= costs.size(); m *= 2) {
+    std::vector<double> means;
+    double sum = 0;
+    for (size_t i = 0; i < costs.size(); ++i) {
+      sum += costs[i];
+      if (i >= m) sum -= costs[i - m];
+      if (i + 1 >= m) means.push_back(sum / double(m));
+    }
+    out.push_back({spacing * double(m), quantiles_over(std::move(means), kSpreadPoints, median)});
+  }
+  return out;
+}
+
+SpeedDrift fit_courses(const std::vector<Time>& starts, const std::vector<double>& costs,
+                       size_t n) {
   const Time dt = (starts[n - 1] - starts[0]) / double(n - 1);  // mean spacing of passes
   if (!(dt > 0)) return {};
   const size_t max_lag = std::min<size_t>(n / 4, 400);
@@ -140,6 +211,18 @@ SpeedDrift fit_speed_drift(const std::vector<Time>& starts, const std::vector<do
   SpeedDrift& d = best.drift;
   if (!(d.fast.share > 0)) d.fast = {};
   if (!(d.slow.share > 0)) d.slow = {};
+  return d;
+}
+
+}  // namespace
+
+SpeedDrift fit_speed_drift(const std::vector<Time>& starts, const std::vector<double>& costs) {
+  const size_t n = std::min(starts.size(), costs.size());
+  if (n < kMinPasses) return {};
+  SpeedDrift d = fit_courses(starts, costs, n);
+  const Time spacing = (starts[n - 1] - starts[0]) / double(n - 1);
+  d.spread = fit_spread(std::vector<double>(costs.begin(), costs.begin() + std::ptrdiff_t(n)),
+                        spacing);
   return d;
 }
 
@@ -181,8 +264,10 @@ double SpeedCourse::cost(const ModelProfile& p, uint32_t b, CostNoise noise, dou
         s = best.samples;
         std::sort(s.begin(), s.end());
       }
-      const size_t i =
-          std::min(s.size() - 1, size_t(normal_cdf(z) * double(s.size())));
+      const double u = normal_cdf(z);
+      if (!drift_.spread.empty())
+        return s[s.size() / 2] * drift_.spread_at(mean, u) * (mean / best.mean);
+      const size_t i = std::min(s.size() - 1, size_t(u * double(s.size())));
       return s[i] * (mean / best.mean);
     }
   }

@@ -121,8 +121,62 @@ TEST_CASE("fit_speed_drift recovers a course generated with known shares and tim
   }
   CHECK(d.fast.share + d.slow.share == Approx(0.8).margin(0.1));
   CHECK(d.slow.tau == Approx(0.4).epsilon(0.4));
-  CHECK_FALSE(fit_speed_drift(starts, independent).on());  // each pass its own draw
+  CHECK_FALSE(fit_speed_drift(starts, independent).has_course());  // each pass its own draw
+  CHECK_FALSE(fit_speed_drift(starts, independent).spread.empty());  // kept either way
   CHECK_FALSE(fit_speed_drift({0, 1, 2}, {1, 2, 3}).on());   // too short to tell
+}
+
+TEST_CASE("the fitted spread holds the series' quantiles over its median, per window",
+          "[simulator][speed]") {
+  // Costs 1, 2, ..., 1001 ms in a shuffled order, a pass every 10 ms: a window of one pass
+  // has the quantile 1 + 1000 p ms at p, over the median 501 ms.
+  std::vector<Time> starts;
+  std::vector<double> costs;
+  for (int i = 0; i <= 1000; ++i) costs.push_back(0.001 * (1 + i));
+  std::shuffle(costs.begin(), costs.end(), std::mt19937_64(3));
+  for (size_t i = 0; i < costs.size(); ++i) starts.push_back(0.01 * double(i));
+  const SpeedDrift d = fit_speed_drift(starts, costs);
+  // Windows of 1, 2, 4, ..., 64 passes: 1001 passes hold 8 windows of 125 at most.
+  REQUIRE(d.spread.size() == 7);
+  CHECK(d.spread[0].window == Approx(0.01));
+  CHECK(d.spread[6].window == Approx(0.64));
+  REQUIRE(d.spread[0].quantiles.size() == kSpreadPoints);
+  for (size_t i : {size_t(0), size_t(49), size_t(99)}) {
+    const double p = (double(i) + 0.5) / double(kSpreadPoints);
+    INFO("quantile " << i);
+    CHECK(d.spread[0].quantiles[i] == Approx((1 + 1000 * p) / 501).epsilon(1e-9));
+  }
+  CHECK(d.spread_at(0.01, 0.5) == Approx(1.0).epsilon(1e-9));
+  CHECK(d.spread_at(0.001, 0.0) == d.spread[0].quantiles.front());  // ends: the end values
+  CHECK(d.spread_at(0.001, 1.0) == d.spread[0].quantiles.back());
+  // Means of 64 shuffled costs (sd of one cost 289 ms, of the mean ~36 ms) stay far nearer
+  // the middle than single costs.
+  CHECK(d.spread[6].quantiles.back() < 0.5 * d.spread[0].quantiles.back() + 0.5);
+  CHECK(d.spread[6].quantiles.front() > 0.7);
+}
+
+TEST_CASE("with a spread, a cost is the size's median times the spread at its score",
+          "[simulator][speed]") {
+  ModelProfile p = sim::test::constant_profile(0.010);
+  p.batches = {{1, 0.010, 0.001, {0.011, 0.009, 0.010}}, {4, 0.040, 0.002, {0.040}}};
+  SpeedDrift d;
+  // Windows of 10 and 40 ms, quantiles at probabilities 1/6, 1/2, 5/6.
+  d.spread = {{0.010, {0.5, 1.0, 2.0}}, {0.040, {0.9, 1.0, 1.2}}};
+  SpeedCourse c(d, 1);
+  const double top = normal_quantile(5.0 / 6);
+  CHECK(c.cost(p, 1, CostNoise::Empirical, 0) == Approx(0.010));                     // median
+  CHECK(c.cost(p, 1, CostNoise::Empirical, top) == Approx(0.020));
+  CHECK(c.cost(p, 1, CostNoise::Empirical, normal_quantile(2.0 / 3)) == Approx(0.015));  // halfway
+  CHECK(c.cost(p, 1, CostNoise::Empirical, -5) == Approx(0.005));                     // lowest
+  CHECK(c.cost(p, 4, CostNoise::Empirical, top) == Approx(0.040 * 1.2));  // the 40 ms window
+  // Batch 2: batch 1's median scaled to its interpolated mean, 20 ms, halfway in log time
+  // between the windows: spread 2.0 and 1.2 weighed equally.
+  CHECK(c.cost(p, 2, CostNoise::Empirical, top) == Approx(0.020 * 1.6));
+  CHECK(c.cost(p, 4, CostNoise::None, 2) == 0.040);
+  d.spread = {{0.010, {1.0, 0.9}}};
+  CHECK_THROWS_AS(SpeedCourse(d, 1), ConfigError);   // quantiles do not decrease
+  d.spread = {{0.040, {1.0}}, {0.010, {1.0}}};
+  CHECK_THROWS_AS(SpeedCourse(d, 1), ConfigError);   // windows out of order
 }
 
 TEST_CASE("a cost at a score is that quantile of the nearest measured size", "[simulator][speed]") {
@@ -164,7 +218,8 @@ TEST_CASE("the profile's speed_drift reaches the setup unless the run turns it o
   std::ofstream(dir / "profile.yaml")
       << "models: {m: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 10}], "
          "load_ms: {disk->host: 5}}}\n"
-         "speed_drift: {fast: {share: 0.3, tau_ms: 20}, slow: {share: 0.4, tau_ms: 250}}\n";
+         "speed_drift: {fast: {share: 0.3, tau_ms: 20}, slow: {share: 0.4, tau_ms: 250}, "
+         "spread: [{window_ms: 25, quantiles: [0.9, 1, 1.6]}]}\n";
   auto setup_with = [&](const std::string& simulation) {
     return sim::parse_sim_config(
                YAML::Load("models: [m]\nprofile: profile.yaml\n"
@@ -183,6 +238,13 @@ TEST_CASE("the profile's speed_drift reaches the setup unless the run turns it o
   const config::ProfileFile back = config::parse_profile_file(config::profile_to_yaml(f), "back");
   CHECK(back.speed_drift.slow.tau == Approx(0.25));
   CHECK(back.speed_drift.fast.share == Approx(0.3));
+  REQUIRE(back.speed_drift.spread.size() == 1);
+  CHECK(back.speed_drift.spread[0].window == Approx(0.025));
+  CHECK(back.speed_drift.spread[0].quantiles == std::vector<double>{0.9, 1, 1.6});
+  CHECK(s.speed_drift.spread.size() == 1);
+  YAML::Node unordered = config::profile_to_yaml(f);
+  unordered["speed_drift"]["spread"][0]["quantiles"][2] = 0.5;
+  CHECK_THROWS_WITH(config::parse_profile_file(unordered, "p.yaml"), Contains("not decrease"));
   YAML::Node bad = config::profile_to_yaml(f);
   bad["speed_drift"]["slow"]["share"] = 0.7;
   CHECK_THROWS_WITH(config::parse_profile_file(bad, "p.yaml"), Contains("sum to less than 1"));
