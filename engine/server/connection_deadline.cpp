@@ -2,8 +2,10 @@
 
 namespace servelab::server {
 
-void ConnectionDeadline::start(std::shared_ptr<void> owner, std::function<void()> on_expired) {
+void ConnectionDeadline::start(std::shared_ptr<void> owner, std::function<void()> on_expired,
+                               std::function<void()> on_tick) {
   on_expired_ = std::move(on_expired);
+  on_tick_ = std::move(on_tick);
   tick(std::move(owner));
 }
 
@@ -12,11 +14,14 @@ void ConnectionDeadline::stop() {
   stopped_ = true;
   timer_.cancel();
   on_expired_ = nullptr;
+  on_tick_ = nullptr;
 }
 
 // Waits one period, or until the deadline when that comes first, then checks it.
 void ConnectionDeadline::tick(std::shared_ptr<void> owner) {
   if (stopped_) return;
+  if (on_tick_) on_tick_();
+  if (stopped_) return;  // the tick closed the connection
   const Clock::time_point now = Clock::now();
   if (now >= deadline_) {
     auto expired = std::move(on_expired_);

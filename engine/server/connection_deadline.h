@@ -27,9 +27,11 @@ class ConnectionDeadline {
       : timer_(strand), period_(period) {}
 
   // Starts ticking; `on_expired` runs (on the strand) once a set limit has passed, and the
-  // ticking stops. Call once. The pending tick holds `owner` (the connection, which holds
-  // this object) until stop() or the io_context's end, so no tick outlives its object.
-  void start(std::shared_ptr<void> owner, std::function<void()> on_expired);
+  // ticking stops; `on_tick` (optional) runs at every tick before the check. Call once. The
+  // pending tick holds `owner` (the connection, which holds this object) until stop() or the
+  // io_context's end, so no tick outlives its object.
+  void start(std::shared_ptr<void> owner, std::function<void()> on_expired,
+             std::function<void()> on_tick = nullptr);
   // The current phase must end within `limit` from now.
   void expires_after(Clock::duration limit) { deadline_ = Clock::now() + limit; }
   // The current phase has no limit (e.g. the engine bounds the wait).
@@ -44,6 +46,7 @@ class ConnectionDeadline {
   Clock::duration period_;
   Clock::time_point deadline_ = Clock::time_point::max();
   std::function<void()> on_expired_;
+  std::function<void()> on_tick_;
   bool stopped_ = false;
 };
 

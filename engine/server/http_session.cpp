@@ -37,7 +37,8 @@ size_t header_bytes(const http::request<RequestBody>& msg) {
 
 void Session::run() {
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-    self->deadline_.start(self, [s = self.get()] { s->close(); });
+    self->deadline_.start(self, [s = self.get()] { s->close(); },
+                          [s = self.get()] { s->watch_if_in_flight(); });
     self->read_header();
   });
 }
@@ -197,7 +198,7 @@ void Session::on_read(beast::error_code ec, size_t) {
             error_response(500, std::string("internal error: ") + e.what()), shared_);
   }
   shared_->trimmer->freed(body_bytes);  // the handler has taken or dropped the body
-  watch_client();
+  watching_ = false;  // armed by the next tick that finds it still in flight
 }
 
 void start_session(Socket socket, Shared* shared) {

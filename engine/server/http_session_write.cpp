@@ -17,6 +17,12 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+void Session::watch_if_in_flight() {
+  if (!client_ || answering_ || watching_) return;
+  watching_ = true;
+  watch_client();
+}
+
 void Session::watch_client() {
   stream_.socket().async_wait(
       tcp::socket::wait_read,
