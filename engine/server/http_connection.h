@@ -59,7 +59,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // Armed at the first tick that finds the request still in flight (within kTick of its
   // dispatch), not at dispatch: a wait on the socket costs a system call (epoll_ctl) and a
   // handler run, which most requests, answered in well under a tick, need not pay; a request
-  // whose client went waits at most a tick longer to be dropped.
+  // whose client went waits at most a tick longer to be dropped. A request whose body is
+  // kWatchAtOnceBytes or more is watched at once: a flood of those from clients that go would
+  // otherwise pile up their tensors in the queues for that tick.
+  static constexpr size_t kWatchAtOnceBytes = size_t{64} << 10;
   void watch_if_in_flight();
   void watch_client();
   void on_readable();

@@ -198,7 +198,8 @@ void Session::on_read(beast::error_code ec, size_t) {
             error_response(500, std::string("internal error: ") + e.what()), shared_);
   }
   shared_->trimmer->freed(body_bytes);  // the handler has taken or dropped the body
-  watching_ = false;  // armed by the next tick that finds it still in flight
+  watching_ = false;  // armed by the next tick that finds it still in flight, or at once:
+  if (body_bytes >= kWatchAtOnceBytes) watch_if_in_flight();
 }
 
 void start_session(Socket socket, Shared* shared) {
