@@ -5,12 +5,14 @@
 
 #include <array>
 #include <cctype>
-#include <cstdlib>
-#include <sstream>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -88,6 +90,39 @@ Submitted sbatch(const std::vector<std::string>& args) {
   return s;
 }
 
+// Whether Slurm still knows job `id` as pending or running (squeue lists no ended job).
+bool job_listed(const std::string& id) {
+  const std::string cmd = "squeue -h -o %T -j " + quoted(id) + " 2>/dev/null";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return true;  // cannot tell: keep waiting for the status file
+  std::string out;
+  std::array<char, 256> buf{};
+  while (fgets(buf.data(), buf.size(), pipe)) out += buf.data();
+  pclose(pipe);
+  return out.find_first_not_of(" \n") != std::string::npos;
+}
+
+// Waits for the merge job's status file (merge.sbatch writes it as it ends) and returns the
+// status in it. sbatch --wait polls the controller at intervals that grow to several seconds,
+// a delay a sweep's wall time pays at its end; the file is looked at every 0.2 s, and the
+// job's listing every 5 s, so that a merge cancelled before it wrote its status ends the
+// wait (status 2).
+int wait_for_merge(const fs::path& status_file, const std::string& id) {
+  for (int i = 1;; ++i) {
+    std::ifstream in(status_file);
+    int status = 0;
+    if (in >> status) return status;
+    if (i % 25 == 0 && !job_listed(id)) {
+      std::ifstream again(status_file);
+      if (again >> status) return status;
+      std::fprintf(stderr, "servelab run: merge job %s ended without its status (cancelled?)\n",
+                   id.c_str());
+      return 2;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 bool on_path(const char* tool) {
   return std::system((std::string("command -v ") + tool + " >/dev/null 2>&1").c_str()) == 0;
 }
@@ -139,11 +174,15 @@ int submit_to_slurm(const SlurmPlan& p, const experiments::ExperimentSpec& spec,
   write_script(dir / "tasks.sbatch",
                header(p, name, (dir / "task-%a.out").string()) +
                    "exec " + command_line(p, "--task \"$SLURM_ARRAY_TASK_ID\" -q") + "\n");
-  write_script(dir / "merge.sbatch", header(p, name + "-merge", (dir / "merge.out").string()) +
-                                         "exec " +
-                                         command_line(p, std::string("--merge -q") +
-                                                             (p.report ? " --report" : "")) +
-                                         "\n");
+  // The merge writes its exit status last (atomically, by rename), for --wait.
+  const fs::path status_file = dir / "merge.status";
+  fs::remove(status_file);
+  write_script(dir / "merge.sbatch",
+               header(p, name + "-merge", (dir / "merge.out").string()) + "status=0\n" +
+                   command_line(p, std::string("--merge -q") + (p.report ? " --report" : "")) +
+                   " || status=$?\necho \"$status\" > " + quoted(status_file.string() + ".tmp") +
+                   "\nmv " + quoted(status_file.string() + ".tmp") + " " +
+                   quoted(status_file.string()) + "\nexit \"$status\"\n");
   std::vector<std::string> merge_args = p.sbatch_args;
   merge_args.push_back("--parsable");
   if (!tasks.empty()) {
@@ -159,7 +198,6 @@ int submit_to_slurm(const SlurmPlan& p, const experiments::ExperimentSpec& spec,
                  tasks.size(), names.size(), array.id().c_str());
     merge_args.push_back("--dependency=afterany:" + array.id());
   }
-  if (p.wait) merge_args.push_back("--wait");
   merge_args.push_back((dir / "merge.sbatch").string());
   const Submitted merge = sbatch(merge_args);
   if (!merge.accepted()) {
@@ -168,7 +206,10 @@ int submit_to_slurm(const SlurmPlan& p, const experiments::ExperimentSpec& spec,
   }
   std::fprintf(stderr, "run: merge job %s writes %s/results.db when the runs end\n",
                merge.id().c_str(), p.out_dir.c_str());
-  if (merge.status != 0) {  // --wait: the merge found failed runs
+  if (!p.wait) return 0;
+  const int status = wait_for_merge(status_file, merge.id());
+  if (status == 2) return 2;
+  if (status != 0) {  // the merge found failed runs
     std::fprintf(stderr, "run: some runs failed (%s/slurm/merge.out); --resume runs them again\n",
                  p.out_dir.c_str());
     return 1;
