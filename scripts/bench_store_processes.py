@@ -5,7 +5,8 @@ Usage: bench_store_processes.py SERVELAB MODELS_DIR FAMILY COUNT
 
 Runs, one after another: one server without a weight store, one with one, and four servers on
 one weight store (each with its own model store), each registering the COUNT variants and
-answering one request per variant; prints each case's summed PSS and the ratios.
+answering one request per variant; prints each case's summed PSS and the ratios; the same for idle servers (no model), so that
+what the models add is told apart from what each process's runtime holds.
 """
 import os
 import sys
@@ -16,21 +17,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from store_processes import Server, pss_kb, read_image  # noqa: E402
 
 
-def register_all(server):
-    for i in range(COUNT):
+def register_all(server, count):
+    for i in range(count):
         name = f"{FAMILY}_{i}"
         server.register(name)
         server.classify(name, IMAGE)
 
 
-def case(label, servers, shared):
+def case(label, servers, shared, count):
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
         weights = os.path.join(tmp, "weights") if shared else None
         procs = []
         try:
             for k in range(servers):
                 procs.append(Server(SERVELAB, os.path.join(tmp, f"store{k}"), MODELS, weights))
-                register_all(procs[-1])
+                register_all(procs[-1], count)
             time.sleep(0.5)
             total = sum(pss_kb(p.pid) for p in procs)
         finally:
@@ -42,8 +43,14 @@ def case(label, servers, shared):
 
 SERVELAB, MODELS, FAMILY, COUNT = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 IMAGE = read_image()
-plain = case("pss_one_server_no_store_bytes", 1, False)
-one = case("pss_one_server_store_bytes", 1, True)
-four = case("pss_four_servers_one_store_bytes", 4, True)
+plain = case("pss_one_server_no_store_bytes", 1, False, COUNT)
+one = case("pss_one_server_store_bytes", 1, True, COUNT)
+four = case("pss_four_servers_one_store_bytes", 4, True, COUNT)
+# The servers without a model: LibTorch's runtime and the engine, which every process holds
+# for itself (the libraries' code pages are shared and split between the processes).
+one_idle = case("pss_one_server_idle_bytes", 1, True, 0)
+four_idle = case("pss_four_servers_idle_bytes", 4, True, 0)
 print(f"ratio_store_vs_no_store {one / plain:.3f}")
 print(f"ratio_four_servers_vs_one {four / one:.3f}")
+print(f"ratio_four_servers_vs_one_idle {four_idle / one_idle:.3f}")
+print(f"ratio_four_servers_vs_one_models_added {(four - four_idle) / (one - one_idle):.3f}")

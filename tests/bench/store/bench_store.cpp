@@ -10,6 +10,9 @@ TORCH_API void setGraphExecutorOptimize(bool o);
 }  // namespace torch::jit
 #endif
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -57,9 +60,17 @@ torch::jit::Module load_file(const std::string& file) {
   return m;
 }
 
-void answer(torch::jit::Module& m) {
+void answer(torch::jit::Module& m, int64_t side = 224) {
   c10::InferenceMode guard;
-  m.forward({torch::ones({1, 3, 224, 224})});
+  m.forward({torch::ones({1, 3, side, side})});
+}
+
+// Drops `file`'s pages from the page cache, so that its next read comes from the disk.
+void drop_from_page_cache(const std::string& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  if (fd < 0) return;
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
 }
 
 // Resident set size of this process, in bytes (/proc/self/smaps_rollup).
@@ -72,11 +83,37 @@ uint64_t rss_bytes() {
   return 0;
 }
 
+// A large model (TrIMS section 6.3) whose input is `side` pixels square: its first answer
+// from its TorchScript file read cold (dropped from the page cache) against through the store
+// with a fresh mapping of blobs the page cache holds (a second process's case), 3 rounds.
+void large_model(const std::string& name, const std::string& file, int64_t side,
+                 const fs::path& work) {
+  store::BlobStore blobs((work / ("blobs-" + name)).string());
+  const std::string skeleton = (work / (name + ".pt")).string();
+  runtime::share_weights(load_file(file), blobs, skeleton);
+  std::vector<double> cold, second;
+  for (int r = 0; r < 3; ++r) {
+    drop_from_page_cache(file);
+    auto t0 = Clock::now();
+    torch::jit::Module m = load_file(file);
+    answer(m, side);
+    cold.push_back(seconds_since(t0));
+    store::BlobStore fresh((work / ("blobs-" + name)).string());
+    t0 = Clock::now();
+    auto shared = runtime::load_shared(skeleton, fresh);
+    answer(*shared.module, side);
+    second.push_back(seconds_since(t0));
+  }
+  std::printf("%s_first_answer_file_cold_s %.4f\n%s_first_answer_store_s %.4f\n", name.c_str(),
+              median(cold), name.c_str(), median(second));
+  std::printf("%s_ratio_store_vs_file_cold %.3f\n", name.c_str(), median(second) / median(cold));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: bench_store MODELS_DIR FAMILY COUNT\n");
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: bench_store MODELS_DIR FAMILY COUNT [LARGE:SIDE ...]\n");
     return 2;
   }
   const std::string dir = argv[1], family = argv[2];
@@ -98,25 +135,45 @@ int main(int argc, char** argv) {
   auto skeleton_of = [&](int i) { return (work / "skeletons" / (std::to_string(i) + ".pt")).string(); };
   for (int i = 0; i < count; ++i) runtime::share_weights(load_file(file_of(i)), blobs, skeleton_of(i));
 
-  // A model's first answer: from its file, and through the store with a fresh mapping of
-  // blobs the page cache holds (a second process's case), side by side, 5 rounds each.
-  std::vector<double> from_file, through_store, load_file_s, load_store_s;
+  // A model's load from its file read cold (dropped from the page cache); its first answer
+  // from its file in the page cache, and through the store with a fresh mapping of blobs the
+  // page cache holds (a second process's case), side by side, 5 rounds each.
+  std::vector<double> from_file, through_store, load_file_s, load_store_s, load_cold_s;
+  std::vector<runtime::LoadParts> store_parts;
   for (int r = 0; r < 5; ++r) {
+    drop_from_page_cache(file_of(0));
     auto t0 = Clock::now();
+    load_file(file_of(0));
+    load_cold_s.push_back(seconds_since(t0));
+    t0 = Clock::now();
     torch::jit::Module a = load_file(file_of(0));
     load_file_s.push_back(seconds_since(t0));
     answer(a);
     from_file.push_back(seconds_since(t0));
     store::BlobStore fresh((work / "blobs").string());  // no mapping shared with the above
     t0 = Clock::now();
-    auto shared = runtime::load_shared(skeleton_of(0), fresh);
+    runtime::LoadParts parts;
+    auto shared = runtime::load_shared(skeleton_of(0), fresh, nullptr, &parts);
     load_store_s.push_back(seconds_since(t0));
+    store_parts.push_back(parts);
     answer(*shared.module);
     through_store.push_back(seconds_since(t0));
   }
-  std::printf("load_file_s %.4f\nload_store_s %.4f\n", median(load_file_s), median(load_store_s));
+  std::printf("load_file_cold_s %.4f\nload_file_s %.4f\nload_store_s %.4f\n", median(load_cold_s),
+              median(load_file_s), median(load_store_s));
   std::printf("first_answer_file_s %.4f\nfirst_answer_store_s %.4f\n", median(from_file),
               median(through_store));
+  auto part_median = [&](double runtime::LoadParts::*part) {
+    std::vector<double> xs;
+    for (const auto& p : store_parts) xs.push_back(p.*part);
+    return median(xs);
+  };
+  std::printf("load_store_read_s %.4f\nload_store_deserialize_s %.4f\nload_store_share_s %.4f\n",
+              part_median(&runtime::LoadParts::read_s),
+              part_median(&runtime::LoadParts::deserialize_s),
+              part_median(&runtime::LoadParts::share_s));
+  std::printf("ratio_first_answer_store_vs_load_file_cold %.3f\n",
+              median(through_store) / median(load_cold_s));
 
   // A variant's load and first answer in a process that holds another of its architecture
   // (a structural copy: no code to import, no weights but its own to map).
@@ -162,6 +219,15 @@ int main(int argc, char** argv) {
               (unsigned long long)model_bytes, (unsigned long long)own_bytes,
               (long long)after - (long long)before);
   held.clear();
+
+  // Each LARGE:SIDE argument: a large model's file LARGE.pt in MODELS_DIR, its input side.
+  for (int i = 4; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const size_t colon = arg.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string name = arg.substr(0, colon);
+    large_model(name, dir + "/" + name + ".pt", std::stoll(arg.substr(colon + 1)), work);
+  }
   fs::remove_all(work);
   return 0;
 }
