@@ -114,14 +114,19 @@ ModulePtr ArchitectureCache::find(const std::string& code_key) {
   if (code_key.empty()) return nullptr;
   std::lock_guard lock(mu_);
   auto it = by_code_.find(code_key);
-  return it == by_code_.end() ? nullptr : it->second.lock();
+  if (it == by_code_.end()) return nullptr;
+  for (const auto& held : it->second)
+    if (ModulePtr alive = held.lock()) return alive;
+  return nullptr;
 }
 
 void ArchitectureCache::put(const std::string& code_key, const ModulePtr& module) {
   if (code_key.empty()) return;
   std::lock_guard lock(mu_);
-  std::erase_if(by_code_, [](const auto& kv) { return kv.second.expired(); });
-  by_code_[code_key] = module;
+  for (auto& [key, held] : by_code_)
+    std::erase_if(held, [](const auto& w) { return w.expired(); });
+  std::erase_if(by_code_, [](const auto& kv) { return kv.second.empty(); });
+  by_code_[code_key].push_back(module);
 }
 
 SharedModule share_weights(torch::jit::Module m, store::BlobStore& blobs,

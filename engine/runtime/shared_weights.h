@@ -36,7 +36,8 @@ struct SharedModule {
 };
 
 // The modules of this process by the code of their skeletons: where a loaded one has the
-// same code, a new one is its structural copy. Holds them weakly: an architecture whose
+// same code, a new one is its structural copy. Holds every one weakly, so that any that is
+// still alive serves (the last one loaded may be the first evicted): an architecture whose
 // modules are all gone is imported again. Thread-safe.
 class ArchitectureCache {
  public:
@@ -45,7 +46,7 @@ class ArchitectureCache {
 
  private:
   std::mutex mu_;
-  std::map<std::string, std::weak_ptr<torch::jit::Module>> by_code_;
+  std::map<std::string, std::vector<std::weak_ptr<torch::jit::Module>>> by_code_;
 };
 
 // Puts every tensor of `m` into `blobs`, writes `skeleton` atomically, and returns `m` with

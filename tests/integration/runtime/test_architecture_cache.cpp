@@ -75,3 +75,23 @@ TEST_CASE("models of different code are never copies of each other",
   SharedModule other = load_shared(sc, blobs, &cache);
   CHECK(other.module->type() != first.module->type());
 }
+
+TEST_CASE("a variant is copied from any live module of its code, not only the last one loaded",
+          "[runtime][weights][architecture]") {
+  // A server whose host tier evicts the variant it loaded last still holds others of its
+  // architecture: the next load must copy one of those, not import the code again.
+  servelab::testutil::TempDir dir;
+  store::BlobStore blobs((dir / "blobs").string());
+  std::vector<std::string> skeletons;
+  for (int i = 0; i < 3; ++i) {
+    skeletons.push_back((dir / ("s" + std::to_string(i) + ".pt")).string());
+    share_weights(plain(i), blobs, skeletons.back());
+  }
+  ArchitectureCache cache;
+  SharedModule first = load_shared(skeletons[0], blobs, &cache);
+  { SharedModule last = load_shared(skeletons[1], blobs, &cache); }  // loaded last, then gone
+  SharedModule again = load_shared(skeletons[2], blobs, &cache);
+  CHECK(again.module->type() == first.module->type());
+  torch::jit::Module want = plain(2);
+  CHECK(torch::equal(logits(*again.module), logits(want)));
+}
