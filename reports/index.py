@@ -163,13 +163,17 @@ def main(argv=None):
             h.append(f"<blockquote>{htmlmod.escape(claim)}</blockquote>")
         h.append("<ul>")
         for mode, (overall, results) in verdicts.items():
-            failed = [r["says"] for r in results if r["verdict"] == verdict.FAILS]
-            noisy = sum(1 for r in results if r["verdict"] == verdict.WITHIN_NOISE)
-            held = sum(1 for r in results if r["verdict"] == verdict.HOLDS)
+            paper = [r for r in results if not r["ours"]]
+            ours = [r for r in results if r["ours"]]
+            failed = [r["says"] for r in paper if r["verdict"] == verdict.FAILS]
+            noisy = sum(1 for r in paper if r["verdict"] == verdict.WITHIN_NOISE)
+            held = sum(1 for r in paper if r["verdict"] == verdict.HOLDS)
             line = f"{plots.mode_title(exp.spec, mode)}: the claim {overall}"
-            line += f" ({held} of {len(results)} checks hold"
+            line += f" ({held} of {len(paper)} checks hold"
             line += f", {noisy} within noise" if noisy else ""
-            line += f"; not: {'; '.join(failed)})" if failed else ")"
+            line += f"; not: {'; '.join(failed)}" if failed else ""
+            ours_held = sum(1 for r in ours if r["verdict"] == verdict.HOLDS)
+            line += f"; our reading: {ours_held} of {len(ours)} checks hold)" if ours else ")"
             md.append(f"- {line}")
             colour = COLOURS.get(overall.replace(" where measured", ""), "#ffffff")
             h.append(f"<li><span style='background:{colour}'>{htmlmod.escape(line)}</span></li>")

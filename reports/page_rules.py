@@ -140,9 +140,9 @@ def check_lines(md, checks, labels=None):
             metrics = [x["metric"] for x in sides]
         for m in mine:
             for metric in metrics:
-                label = wording.METRIC_WORDS.get(metric, [""])[0]
-                if label not in m.group(3).lower():
-                    out.append(f"check '{says}': its computation does not name {label}")
+                words = wording.METRIC_WORDS.get(metric, [""])   # any of its names
+                if not any(w in m.group(3).lower() for w in words):
+                    out.append(f"check '{says}': its computation does not name {words[0]}")
             if m.group(1) == "not measured" and "(" not in m.group(3):
                 out.append(f"check '{says}': not measured, and the page does not say why")
         out += [f"check '{says}': {p}" for p in wording.problems(c, labels)]

@@ -33,7 +33,9 @@ computes (wording.py lints that):
 `of`, `over` and `at` must pick one point; `of` and `over` may also name their own `metric`,
 e.g. p99 over p80 at one point). A check is evaluated in each mode (sim, real) on the mean
 over repetitions, from results.db; nothing here is hard-coded per figure. A check lists
-`modes:` to apply to some modes only. A check whose value lies within the run-to-run spread
+`modes:` to apply to some modes only. A check with `reading: ours` tests the project's own
+expectation (its figure's `our_reading:`), not the paper's claim: it is evaluated and shown
+under its own heading, and never sets the figure's verdict. A check whose value lies within the run-to-run spread
 of its bound, on either side, is "within noise": it neither fails nor holds by a margin the
 runs can tell (noise.py). The spread is that of the repetitions and, in a speed-matched
 experiment (--match-speed), the machine's speed drift between the points' runs.
@@ -276,7 +278,7 @@ def evaluate(exp, check, mode):
     test = check.get("test")
     res = {"says": " ".join(str(check.get("says", test)).split()), "mode": mode,
            "verdict": UNKNOWN, "detail": "", "value": math.nan, "band": math.nan,
-           "metric": check.get("metric", "throughput_rps")}
+           "metric": check.get("metric", "throughput_rps"), "ours": is_ours(check)}
     if test not in TESTS:
         raise ValueError(f"check '{res['says']}': unknown test '{test}' "
                          f"(known: {', '.join(TESTS)})")
@@ -303,21 +305,28 @@ def evaluate(exp, check, mode):
     return res
 
 
+def is_ours(check):
+    """Whether a check tests the project's own reading (`reading: ours`), not the paper's."""
+    return str(check.get("reading", "paper")) == "ours"
+
+
 def figure_verdicts(exp, fig, modes):
     """Per mode: (overall verdict, [check results]) for the figure's `checks:`.
 
-    Overall: holds when every check holds, holds within noise when the others hold and some
-    miss by less than the run-to-run spread, does not hold when one fails, not measured when
-    none could be evaluated. Empty when the figure states no checks.
+    Overall, from the checks of the paper's claim only (those of our reading are listed with
+    `ours` set and do not count): holds when every check holds, holds within noise when the
+    others hold and some miss by less than the run-to-run spread, does not hold when one
+    fails, not measured when none could be evaluated. Empty when the figure states no checks.
     """
     checks = fig.get("checks") or []
     out = {}
     for mode in modes:
         results = [evaluate(exp, c, mode) for c in checks
                    if mode in (c.get("modes") or [mode])]
-        if not results:
+        paper = [r for r in results if not r["ours"]]
+        if not paper:
             continue
-        verdicts = {r["verdict"] for r in results}
+        verdicts = {r["verdict"] for r in paper}
         if FAILS in verdicts:
             overall = FAILS
         elif verdicts == {UNKNOWN}:
@@ -350,6 +359,13 @@ def problems(spec, fig):
     out = []
     if not str(fig.get("claim") or spec.get("claim") or "").strip():
         out.append(f"figure {fig.get('id')}: no claim")
+    checks = fig.get("checks") or []
+    if checks and all(is_ours(c) for c in checks):
+        out.append(f"figure {fig.get('id')}: every check is of our reading, none of the claim")
+    for c in checks:
+        if str(c.get("reading", "paper")) not in ("paper", "ours"):
+            out.append(f"figure {fig.get('id')}, check '{c.get('says')}': reading must be "
+                       f"paper or ours")
     for c in fig.get("checks") or []:
         name = f"figure {fig.get('id')}, check '{c.get('says')}'"
         test = c.get("test")

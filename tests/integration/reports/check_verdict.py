@@ -100,3 +100,20 @@ for key in [(m, p) for m in ("sim", "real") for p in (0, 1)]:
     stats[key]["cost_scale"] = (0.35, 0.0, 1)   # the same speed: no drift, a plain hold
 assert verdict.evaluate(Experiment({}, pts, stats, []), fall, "real")["verdict"] == H
 print("noise ok")
+
+# A check of our reading (`reading: ours`) is evaluated but never sets the figure's verdict:
+# a failing one leaves a holding claim holding, and a figure of such checks alone has none.
+ours = dict(CHECKS[1], reading="ours")   # zipf lowest: fails when zipf is the slowest
+fig = {"checks": [CHECKS[2], ours]}      # sequential p99 over its mean: holds
+out = verdict.figure_verdicts(experiment([30.0, 12.0, 36.0]), fig, ["sim"])
+assert out["sim"][0] == H, out
+assert [(r["ours"], r["verdict"]) for r in out["sim"][1]] == [(False, H), (True, F)], out
+assert verdict.figure_verdicts(experiment([30.0, 12.0, 36.0]), {"checks": [ours]}, ["sim"]) == {}
+assert any("every check is of our reading" in p
+           for p in verdict.problems({"sweep": {ACCESS: PATTERNS}}, {"id": "f", "claim": "c",
+                                                                      "checks": [ours]}))
+# The paper's check failing still fails the figure, whatever our reading's checks say.
+out = verdict.figure_verdicts(experiment([30.0, 12.0, 36.0]), {"checks": [CHECKS[0], ours]},
+                              ["sim"])
+assert out["sim"][0] == F, out
+print("our reading ok")

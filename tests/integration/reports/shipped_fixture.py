@@ -5,7 +5,8 @@ summary.json and requests.csv), so that the pages the report generator writes fo
 checked without running anything: the experiment's own sweep, figures, checks, labels and
 modes, with made-up numbers (two repetitions a point, so that noise bands are computed).
 
-    shipped_fixture.py OUT [EXPERIMENT.yaml ...]   # default: DEMO + RAFIKI_FIGURES below
+    shipped_fixture.py OUT [EXPERIMENT.yaml ...]   # default: DEMO, RAFIKI_FIGURES and
+                                                   # DLIS_FIGURES below
 """
 import itertools
 import json
@@ -21,18 +22,20 @@ src = os.path.abspath(os.path.join(here, "..", "..", ".."))
 sys.path.insert(0, os.path.join(src, "reports"))
 import verdict  # noqa: E402
 
-# The configs scripts/demo and scripts/rafiki-figures run (keep in step with them).
+# The configs scripts/demo, scripts/rafiki-figures and scripts/dlis-figures run (keep in step
+# with them).
 DEMO = ["rafiqi/access-patterns", "rafiqi/num-models-paper", "rafiqi/concurrency-paper",
         "rafiqi/concurrency", "rafiki/single-model-sine", "rafiki/ensemble-inception",
         "rafiki/ensemble-inception-rl"]
 RAFIKI_FIGURES = ["rafiki/single-model-sine-real", "rafiki/ensemble-digits-dispatch",
                   "rafiki/ensemble-digits-real"]
+DLIS_FIGURES = ["dlis/cancellation", "dlis/tail-at-scale", "dlis/routers", "dlis/routers-real"]
 
 METRICS = ["requests", "completed", "failed", "throughput_rps", "latency_mean_ms",
            "latency_p50_ms", "latency_p80_ms", "latency_p90_ms", "latency_p99_ms",
            "latency_p999_ms", "latency_max_ms", "slo_attainment", "overdue", "loads",
            "evictions", "hits", "misses", "mean_batch_size", "speed_factor", "cost_scale",
-           "accuracy"]
+           "accuracy", "backup_extra_load", "backup_wasted_s"]
 
 
 def grid(spec):
@@ -98,7 +101,8 @@ def write(out, name):
                      "latency_max_ms": lat * 2.5, "slo_attainment": rng.uniform(0.3, 1),
                      "overdue": rng.randint(0, 500), "loads": 0, "evictions": 0, "hits": 600,
                      "misses": 0, "mean_batch_size": rng.uniform(1, 16), "speed_factor": None,
-                     "cost_scale": None, "accuracy": rng.uniform(0.7, 0.9)}
+                     "cost_scale": None, "accuracy": rng.uniform(0.7, 0.9),
+                     "backup_extra_load": rng.uniform(0, 0.2), "backup_wasted_s": rng.uniform(0, 5)}
                 with open(os.path.join(folder, run_dir, "summary.json"), "w") as f:
                     json.dump({k: v for k, v in m.items() if v is not None}, f)
                 with open(os.path.join(folder, run_dir, "requests.csv"), "w") as f:
@@ -120,7 +124,7 @@ def write(out, name):
 
 
 def write_all(out, names=None):
-    return [write(out, n) for n in (names or DEMO + RAFIKI_FIGURES)]
+    return [write(out, n) for n in (names or DEMO + RAFIKI_FIGURES + DLIS_FIGURES)]
 
 
 if __name__ == "__main__":
