@@ -20,6 +20,7 @@
 #include "engine/runtime/executor.h"
 #include "engine/runtime/preprocess.h"
 #include "engine/runtime/task_thread.h"
+#include "engine/server/model_manifest.h"
 #include "calibration/background_load.h"
 #include "calibration/batch_rounds.h"
 #include "calibration/served_probe.h"
@@ -41,15 +42,6 @@ void mean_stddev(const std::vector<double>& v, double* mean, double* sd) {
   *sd = v.size() > 1 ? std::sqrt(var / static_cast<double>(v.size() - 1)) : 0;
 }
 
-// Input size from the manifest written by scripts/make-models (224x224 when absent).
-std::pair<int, int> input_size(const std::string& manifest) {
-  std::ifstream in(manifest);
-  if (!in) return {224, 224};
-  auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw std::runtime_error("profile: cannot parse " + manifest);
-  return {j.value("input_height", 224), j.value("input_width", 224)};
-}
-
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("profile: cannot read the request image '" + path + "'");
@@ -64,12 +56,10 @@ runtime::ModelSpec model_spec(const ProfileOptions& o, const std::string& name) 
   if (!fs::exists(file))
     throw std::runtime_error("profile: no model file " + file +
                              " (export models with scripts/make-models)");
-  auto [h, w] = input_size((fs::path(o.models_dir) / (name + ".json")).string());
   runtime::ModelSpec spec;
   spec.name = name;
   spec.file = file;
-  spec.preprocess.input_height = h;
-  spec.preprocess.input_width = w;
+  server::apply_manifest(spec, (fs::path(o.models_dir) / (name + ".json")).string());
   return spec;
 }
 

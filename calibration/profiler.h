@@ -80,8 +80,8 @@ struct ProfileOptions {
   uint32_t cold_bursts = 12;
 };
 
-// A model of o.models_dir as the engine serves it: its file and (from its manifest) input size.
-// Throws std::runtime_error when the file is missing.
+// A model of o.models_dir as the engine serves it: its file and its manifest's preprocessing
+// and labels. Throws std::runtime_error when the file is missing.
 runtime::ModelSpec model_spec(const ProfileOptions& o, const std::string& name);
 
 // Classify calls against the in-process HTTP server on a zero-cost probe model: `seconds`, the

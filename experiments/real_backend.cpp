@@ -17,6 +17,7 @@
 #include "config/run_config.h"
 #include "engine/server/group_definition.h"
 #include "engine/server/http_server.h"
+#include "engine/server/model_manifest.h"
 #include "engine/server/register_request.h"
 #include "experiments/backends.h"
 #include "experiments/real_cluster.h"
@@ -72,31 +73,6 @@ void warm_up(server::HttpServer& srv, loadgen::LoadOptions lo, const config::Run
   loadgen::run_load(lo, w);
   const double pause = std::max(wu.min_pause_s, wu.pause_quanta * rc.engine.control.quantum);
   std::this_thread::sleep_for(std::chrono::duration<double>(pause));
-}
-
-// The preprocessing and labels a model's manifest (models/<name>.json, written by
-// scripts/make-models) asks for, as POST /register would take them: the digits models read
-// 8x8 images without resizing or normalization, and their answers must name their labels
-// for a real run to be scored. Without a manifest the engine's defaults stay.
-void apply_manifest(runtime::ModelSpec& spec, const fs::path& manifest) {
-  std::ifstream in(manifest);
-  if (!in) return;
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object()) throw ExperimentError("real mode: cannot parse " + manifest.string());
-  nlohmann::json pre = nlohmann::json::object();
-  for (const char* key : {"input_width", "input_height", "input_size", "resize", "mean", "std"})
-    if (j.contains(key)) pre[key] = j[key];
-  try {
-    spec.preprocess = server::preprocess_from_json(pre);
-  } catch (const std::exception& e) {
-    throw ExperimentError("real mode: " + manifest.string() + ": " + e.what());
-  }
-  if (j.contains("labels") && j["labels"].is_string()) {
-    const fs::path file = manifest.parent_path() / j["labels"].get<std::string>();
-    std::ifstream labels(file);
-    if (!labels) throw ExperimentError("real mode: cannot read the labels file " + file.string());
-    spec.labels = server::labels_from_text(std::string(std::istreambuf_iterator<char>(labels), {}));
-  }
 }
 
 class RealBackend : public Backend {
@@ -235,10 +211,14 @@ class RealBackend : public Backend {
                               " not found (export models with scripts/make-models)");
       spec.contexts = rc.contexts_of(m);
       spec.slo = m.slo;  // none: the engine's default (engine.slo_ms)
-      // A scored run (workload.images) needs each model's own preprocessing and labels;
-      // other runs keep the engine's defaults, which the profiler measures with.
-      if (!rc.workload.images.empty())
-        apply_manifest(spec, fs::path(o_.models_dir) / (m.profile_model + ".json"));
+      // The manifest's preprocessing and labels, as the profile was measured with (and as
+      // a scored run, workload.images, needs them).
+      try {
+        server::apply_manifest(spec,
+                               (fs::path(o_.models_dir) / (m.profile_model + ".json")).string());
+      } catch (const std::exception& e) {
+        throw ExperimentError(std::string("real mode: ") + e.what());
+      }
       srv.engine().register_model(spec);
     }
   }

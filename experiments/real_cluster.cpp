@@ -17,6 +17,8 @@
 #include "config/profile_yaml.h"
 #include "engine/route/http/route_server.h"
 #include "engine/route/placement.h"
+#include "engine/server/model_manifest.h"
+#include "engine/server/register_request.h"
 #include "experiments/child_process.h"
 #include "experiments/experiment.h"
 #include "experiments/proxy_front.h"
@@ -115,6 +117,16 @@ struct RealCluster::Impl {
     for (size_t i = 0; i < rc.models.size(); ++i) {
       const config::ModelEntry& m = rc.models[i];
       nlohmann::json j = {{"name", m.name}, {"path", m.profile_model + ".pt"}};
+      // The manifest's preprocessing and labels, as the profile was measured with.
+      runtime::ModelSpec spec;
+      try {
+        server::apply_manifest(spec,
+                               (fs::path(o.models_dir) / (m.profile_model + ".json")).string());
+      } catch (const std::exception& e) {
+        throw ExperimentError(std::string("real mode: ") + e.what());
+      }
+      j["preprocess"] = server::preprocess_to_json(spec.preprocess);
+      if (!spec.labels.empty()) j["labels"] = spec.labels;
       if (m.slo) j["slo_ms"] = *m.slo * 1e3;
       if (uint32_t c = rc.contexts_of(m)) j["contexts"] = c;
       for (uint32_t k : placement.hosts[i]) {

@@ -5,6 +5,9 @@
 // comes out is the machine's, for the profile and the reports, never asserted here.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -90,6 +93,12 @@ TEST_CASE("served at one in flight: the worker's idle gap and its cost over back
   experiments::ProfileOptions po;
   po.models_dir = models;
   const runtime::ModelSpec spec = experiments::model_spec(po, "tiny_cnn");
+  // The manifest's whole preprocessing (as real runs register the model), not only its size.
+  const nlohmann::json manifest =
+      nlohmann::json::parse(std::ifstream(models + "/tiny_cnn.json"));
+  CHECK(spec.preprocess.input_width == manifest["input_width"].get<int>());
+  CHECK(spec.preprocess.resize == manifest["resize"].get<int>());
+  CHECK(spec.labels.size() == manifest["classes"].get<size_t>());
   runtime::EngineOptions eo;
   eo.executor = "torch";
   eo.device = "cpu";

@@ -147,6 +147,13 @@ TEST_CASE("a real cluster places the models, routes through its front end and st
     CHECK(ports[0] == ports[2]);  // the larger a on server 0, b on server 1
     CHECK(ports[1] == ports[3]);
     CHECK(ports[0] != ports[1]);
+    // Registered with its manifest's preprocessing, as the profile is measured (tiny_cnn is
+    // 32x32, not the engine's default 224x224).
+    const nlohmann::json manifest = nlohmann::json::parse(testing::read_file(kModels + "/tiny_cnn.json"));
+    const nlohmann::json served = nlohmann::json::parse(testing::HttpClient(ports[0]).get("/models/a").body);
+    CHECK(served["preprocess"]["input_width"] == manifest["input_width"]);
+    CHECK(served["preprocess"]["input_height"] == manifest["input_height"]);
+    CHECK(served["preprocess"]["resize"] == manifest["resize"]);
     CHECK(cluster.route_metrics().find("servelab_route_backups_sent_total 0") !=
           std::string::npos);
   }
