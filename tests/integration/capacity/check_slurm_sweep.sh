@@ -17,7 +17,8 @@ export SLURM_LOCAL_CTLD_PORT=$((20000 + RANDOM % 5000)) SLURM_LOCAL_D_PORT=$((25
 trap 'bash "$SRC/scripts/slurm-local" stop; rm -rf "$WORK"' EXIT
 export SLURM_CONF=$(bash "$SRC/scripts/slurm-local" start)
 EXP=$SRC/experiments/rafiqi/concurrency-paper.yaml
-ARGS=(--set workload.requests=200 --set 'workload.arrival.concurrency=[1,16]' -q)
+ARGS=(--set workload.requests=200 --set 'workload.arrival.concurrency=[1,16]' --set repetitions=1
+      --set 'seeds=[1]' -q)
 cd "$WORK"
 "$BIN" run "$EXP" --out local "${ARGS[@]}"
 "$BIN" run "$EXP" --out cluster "${ARGS[@]}" --slurm --wait 2> submit.log
