@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <regex>
@@ -93,6 +94,21 @@ Constraint parse_constraint(const std::string& text, const std::vector<std::stri
   if (!std::isfinite(c.bound)) throw std::invalid_argument("constraint '" + text + "': bound");
   c.text = text;
   return c;
+}
+
+Constraint with_margin(const Constraint& c, double margin) {
+  if (!(margin >= 0 && margin < 1))
+    throw std::invalid_argument("a margin must be at least 0 and below 1");
+  Constraint t = c;
+  const double shift = margin * std::fabs(c.bound);
+  t.bound = c.at_most ? c.bound - shift : c.bound + shift;
+  if (margin > 0) {
+    char bound[64];
+    std::snprintf(bound, sizeof bound, "%.6g", t.bound);
+    t.text = c.text + " with a margin of " + std::to_string(margin).substr(0, 5) + " (" +
+             (c.at_most ? "<= " : ">= ") + bound + ")";
+  }
+  return t;
 }
 
 SearchOutcome select(const std::vector<Candidate>& all, const std::vector<Constraint>& constraints,

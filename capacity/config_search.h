@@ -32,6 +32,12 @@ struct Constraint {
 // mean_ms and max_ms for latency_*_ms, and throughput for throughput_rps. Throws
 // std::invalid_argument naming the metric when it is not one of `known`.
 Constraint parse_constraint(const std::string& text, const std::vector<std::string>& known);
+// `c` with its bound moved by `margin` (a fraction of the bound, 0 <= margin < 1) to the safe
+// side: METRIC<=X becomes METRIC<=X-margin|X|, METRIC>=X becomes METRIC>=X+margin|X|. A
+// planner judges the simulated candidates by it, so that a prediction that errs by up to the
+// margin still meets the constraint as written. Throws std::invalid_argument for a margin
+// outside [0, 1).
+Constraint with_margin(const Constraint& c, double margin);
 // The metric a name or short form stands for; throws as parse_constraint does.
 std::string metric_named(const std::string& name, const std::vector<std::string>& known);
 

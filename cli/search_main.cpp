@@ -44,6 +44,10 @@ po::options_description search_options() {
       "trials", po::value<uint64_t>()->default_value(0),
       "run a seeded sample of this many points when the space is larger (0: every point)")(
       "seed", po::value<uint64_t>()->default_value(1), "the sample's seed")(
+      "margin", po::value<double>()->default_value(0),
+      "judge the simulated candidates with each bound moved this fraction to the safe side "
+      "(0.2: p99_ms<=450 as p99_ms<=360), e.g. the prediction's measured error; the "
+      "measured best are judged by the bounds as written")(
       "measure-best", po::value<uint32_t>()->default_value(0),
       "run the best K on the real engine and compare with the prediction")(
       "profile", po::value<std::string>()->default_value(""), "as for servelab run")(
@@ -61,6 +65,7 @@ struct SearchArgs {
   capacity::Objective objective;
   uint64_t trials = 0, seed = 1;
   uint32_t measure_best = 0;
+  double margin = 0;  // of every constraint, for the simulated candidates
   bool quiet = false;
 };
 
@@ -83,6 +88,8 @@ SearchArgs search_args(const po::variables_map& vm) {
   a.trials = vm["trials"].as<uint64_t>();
   a.seed = vm["seed"].as<uint64_t>();
   a.measure_best = vm["measure-best"].as<uint32_t>();
+  a.margin = vm["margin"].as<double>();
+  for (const auto& c : a.constraints) capacity::with_margin(c, a.margin);  // refused early
   a.quiet = vm.count("quiet") > 0;
   return a;
 }
@@ -159,6 +166,19 @@ std::string markdown(const SearchArgs& a, const nlohmann::json& j) {
   std::string md = "# Configuration search: " + a.spec.name + "\n\n";
   md += std::string(a.objective.maximize ? "Maximize " : "Minimize ") + a.objective.metric;
   for (const auto& c : a.constraints) md += ", subject to " + c.text;
+  if (a.margin > 0) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " (simulated candidates judged with a margin of %.3g: ",
+                  a.margin);
+    md += buf;
+    for (size_t i = 0; i < a.constraints.size(); ++i) {
+      const capacity::Constraint t = capacity::with_margin(a.constraints[i], a.margin);
+      std::snprintf(buf, sizeof buf, "%s%s %s %.4g", i ? ", " : "", t.metric.c_str(),
+                    t.at_most ? "<=" : ">=", t.bound);
+      md += buf;
+    }
+    md += ")";
+  }
   md += ". " + std::to_string(j["evaluated"].get<size_t>()) + " of " +
         std::to_string(j["space"].get<size_t>()) + " configurations simulated.\n\n";
   if (j["ranked"].empty()) {
@@ -220,13 +240,16 @@ int run_search(const po::variables_map& vm) {
     throw std::runtime_error("every simulated run failed: " + ran.first_error);
   auto all = candidates(a.spec, points, chosen, ro.out_dir, "sim");
   std::erase_if(all, [](const capacity::Candidate& c) { return c.metrics.empty(); });
-  const capacity::SearchOutcome found = capacity::select(all, a.constraints, a.objective);
+  std::vector<capacity::Constraint> judged;
+  for (const auto& c : a.constraints) judged.push_back(capacity::with_margin(c, a.margin));
+  const capacity::SearchOutcome found = capacity::select(all, judged, a.objective);
   nlohmann::json j = {{"space", points.size()}, {"evaluated", all.size()},
                       {"objective", {{"metric", a.objective.metric},
                                      {"maximize", a.objective.maximize}}},
                       {"ranked", nlohmann::json::array()}, {"pareto", nlohmann::json::array()},
                       {"infeasible", found.infeasible}};
   for (const auto& c : a.constraints) j["constraints"].push_back(c.text);
+  j["margin"] = a.margin;
   for (const auto& c : all) j["all"].push_back(candidate_json(c));
   for (const auto& c : found.ranked) j["ranked"].push_back(candidate_json(c));
   for (const auto& c : found.pareto) j["pareto"].push_back(candidate_json(c));

@@ -68,3 +68,21 @@ TEST_CASE("a sample draws distinct points by its seed, and the whole space when 
   CHECK(sample_points(1000, 50, 8) != a);
   CHECK(sample_points(5, 50, 7) == std::vector<uint32_t>{0, 1, 2, 3, 4});
 }
+
+TEST_CASE("a margin judges the simulated candidates by bounds moved to the safe side",
+          "[capacity][search]") {
+  // p99 440 ms meets p99 <= 450 as written but not with a 5% margin (<= 427.5); attainment
+  // 0.95 meets >= 0.9 but not with a 10% margin (>= 0.99).
+  const Constraint p99 = parse_constraint("p99_ms<=450", kKnown);
+  const Constraint att = parse_constraint("slo_attainment>=0.9", kKnown);
+  const Candidate c{0, "a", {{"latency_p99_ms", 440}, {"slo_attainment", 0.95}}};
+  CHECK(p99.holds(c));
+  CHECK_FALSE(with_margin(p99, 0.05).holds(c));
+  CHECK(with_margin(p99, 0.05).bound == Approx(427.5));
+  CHECK(att.holds(c));
+  CHECK_FALSE(with_margin(att, 0.1).holds(c));
+  CHECK(with_margin(att, 0.1).bound == Approx(0.99));
+  CHECK(with_margin(p99, 0).bound == 450);
+  CHECK_THROWS_AS(with_margin(p99, 1.0), std::invalid_argument);
+  CHECK_THROWS_AS(with_margin(p99, -0.1), std::invalid_argument);
+}
