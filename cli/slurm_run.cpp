@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -74,17 +75,28 @@ struct Submitted {
   std::string id() const { return output.substr(0, output.find_first_of(";\n")); }
 };
 
+// A shell command's exit status and output; nullopt when it cannot be started.
+struct Captured {
+  int status = 0;
+  std::string output;
+};
+std::optional<Captured> capture(const std::string& cmd) {
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return std::nullopt;
+  Captured c;
+  std::array<char, 512> buf{};
+  while (fgets(buf.data(), buf.size(), pipe)) c.output += buf.data();
+  const int status = pclose(pipe);
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  return c;
+}
+
 Submitted sbatch(const std::vector<std::string>& args) {
   std::string cmd = "sbatch";
   for (const auto& a : args) cmd += " " + quoted(a);
-  cmd += " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot run sbatch");
-  Submitted s;
-  std::array<char, 512> buf{};
-  while (fgets(buf.data(), buf.size(), pipe)) s.output += buf.data();
-  const int status = pclose(pipe);
-  s.status = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  const std::optional<Captured> ran = capture(cmd + " 2>&1");
+  if (!ran) throw std::runtime_error("cannot run sbatch");
+  Submitted s{ran->status, ran->output};
   while (!s.output.empty() && (s.output.back() == '\n' || s.output.back() == ' '))
     s.output.pop_back();
   return s;
@@ -92,14 +104,9 @@ Submitted sbatch(const std::vector<std::string>& args) {
 
 // Whether Slurm still knows job `id` as pending or running (squeue lists no ended job).
 bool job_listed(const std::string& id) {
-  const std::string cmd = "squeue -h -o %T -j " + quoted(id) + " 2>/dev/null";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return true;  // cannot tell: keep waiting for the status file
-  std::string out;
-  std::array<char, 256> buf{};
-  while (fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  pclose(pipe);
-  return out.find_first_not_of(" \n") != std::string::npos;
+  const auto ran = capture("squeue -h -o %T -j " + quoted(id) + " 2>/dev/null");
+  if (!ran) return true;  // cannot tell: keep waiting for the status file
+  return ran->output.find_first_not_of(" \n") != std::string::npos;
 }
 
 // Waits for the merge job's status file (merge.sbatch writes it as it ends) and returns the
