@@ -92,6 +92,9 @@ po::options_description run_options() {
       "'--partition=gpu --time=10'")(
       "resume", "--slurm: submit only the runs without a finished folder, then merge again")(
       "wait", "--slurm: return when the merge has run")(
+      "runs-per-task", po::value<size_t>()->default_value(1),
+      "--slurm: runs one after another in each array task, so that Slurm's start of a task "
+      "is paid once per N runs (short runs on a busy scheduler)")(
       "task", po::value<size_t>(), "run only the plan's run number N (a Slurm array task)")(
       "merge", "run nothing: index the runs' folders in --out into results.db")(
       "verbose,v", "print what each body does");

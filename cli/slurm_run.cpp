@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <chrono>
@@ -50,10 +51,12 @@ std::vector<size_t> tasks_to_run(const SlurmPlan& p, const std::vector<std::stri
   return tasks;
 }
 
-std::string array_spec(const std::vector<size_t>& tasks) {
-  std::string list;
-  for (size_t t : tasks) list += (list.empty() ? "" : ",") + std::to_string(t);
-  return list;
+// The runs in groups of `per_task`, one line of run numbers per array task.
+std::string task_groups(const std::vector<size_t>& tasks, size_t per_task) {
+  std::string lines;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    lines += std::to_string(tasks[i]) + (i + 1 == tasks.size() || (i + 1) % per_task == 0 ? "\n" : " ");
+  return lines;
 }
 
 void write_script(const fs::path& path, const std::string& text) {
@@ -159,6 +162,8 @@ SlurmPlan slurm_plan(const po::variables_map& vm) {
     std::istringstream words(vm["slurm-args"].as<std::string>());
     for (std::string w; words >> w;) p.sbatch_args.push_back(w);
   }
+  p.runs_per_task = vm["runs-per-task"].as<size_t>();
+  if (p.runs_per_task < 1) throw std::invalid_argument("--runs-per-task must be at least 1");
   p.resume = vm.count("resume") > 0;
   p.wait = vm.count("wait") > 0;
   p.report = vm.count("report") > 0;
@@ -178,9 +183,19 @@ int submit_to_slurm(const SlurmPlan& p, const experiments::ExperimentSpec& spec,
   fs::create_directories(dir);
   fs::create_directories(fs::path(p.out_dir) / "runs");
   const std::string name = "servelab-" + spec.name;
+  // Array task K runs the run numbers on line K+1 of this submission's groups file (its own
+  // name: a queued task of an earlier submission keeps reading its own).
+  const size_t per_task = std::max<size_t>(1, p.runs_per_task);
+  const size_t groups = (tasks.size() + per_task - 1) / per_task;
+  const fs::path groups_file =
+      dir / ("groups-" + std::to_string(std::chrono::system_clock::now().time_since_epoch().count()) +
+             ".txt");
+  write_script(groups_file, task_groups(tasks, per_task));
   write_script(dir / "tasks.sbatch",
-               header(p, name, (dir / "task-%a.out").string()) +
-                   "exec " + command_line(p, "--task \"$SLURM_ARRAY_TASK_ID\" -q") + "\n");
+               header(p, name, (dir / "task-%a.out").string()) + "status=0\n" +
+                   "for run in $(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " +
+                   quoted(groups_file.string()) + "); do\n  " +
+                   command_line(p, "--task \"$run\" -q") + " || status=$?\ndone\nexit \"$status\"\n");
   // The merge writes its exit status last (atomically, by rename), for --wait.
   const fs::path status_file = dir / "merge.status";
   fs::remove(status_file);
@@ -194,15 +209,15 @@ int submit_to_slurm(const SlurmPlan& p, const experiments::ExperimentSpec& spec,
   merge_args.push_back("--parsable");
   if (!tasks.empty()) {
     std::vector<std::string> task_args = p.sbatch_args;
-    task_args.insert(task_args.end(), {"--parsable", "--array=" + array_spec(tasks),
+    task_args.insert(task_args.end(), {"--parsable", "--array=0-" + std::to_string(groups - 1),
                                        (dir / "tasks.sbatch").string()});
     const Submitted array = sbatch(task_args);
     if (array.status != 0 || !array.accepted()) {
       std::fprintf(stderr, "servelab run: Slurm refused the runs: %s\n", array.output.c_str());
       return 2;
     }
-    std::fprintf(stderr, "run: %zu of %zu runs submitted as Slurm job array %s\n",
-                 tasks.size(), names.size(), array.id().c_str());
+    std::fprintf(stderr, "run: %zu of %zu runs submitted as Slurm job array %s (%zu tasks)\n",
+                 tasks.size(), names.size(), array.id().c_str(), groups);
     merge_args.push_back("--dependency=afterany:" + array.id());
   }
   merge_args.push_back((dir / "merge.sbatch").string());

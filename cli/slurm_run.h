@@ -1,5 +1,5 @@
-// `servelab run CONFIG --slurm`: a sweep as a Slurm job array, one task per planned run
-// (`servelab run ... --task $SLURM_ARRAY_TASK_ID` writes that run's folder), and a merge job
+// `servelab run CONFIG --slurm`: a sweep as a Slurm job array, one task per planned run or per
+// --runs-per-task of them (`servelab run ... --task N` writes run N's folder), and a merge job
 // that runs after every task (afterany) and indexes the folders into results.db
 // (`servelab run ... --merge`). `--resume` submits again only the runs whose folder holds no
 // finished run.json, then the merge. Slurm's own tools (sbatch) submit; nothing here talks to
@@ -23,6 +23,7 @@ struct SlurmPlan {
   std::vector<std::string> run_args;  // experiment, --out, --mode, --set, ...
   std::string out_dir;                // absolute
   std::vector<std::string> sbatch_args;  // --slurm-args, split at spaces
+  size_t runs_per_task = 1;              // runs one after another in an array task
   bool resume = false, wait = false, report = false;
 };
 
