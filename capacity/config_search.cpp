@@ -103,10 +103,10 @@ Constraint with_margin(const Constraint& c, double margin) {
   const double shift = margin * std::fabs(c.bound);
   t.bound = c.at_most ? c.bound - shift : c.bound + shift;
   if (margin > 0) {
-    char bound[64];
-    std::snprintf(bound, sizeof bound, "%.6g", t.bound);
-    t.text = c.text + " with a margin of " + std::to_string(margin).substr(0, 5) + " (" +
-             (c.at_most ? "<= " : ">= ") + bound + ")";
+    char text[96];
+    std::snprintf(text, sizeof text, " with a margin of %.3g (%s %.6g)", margin,
+                  c.at_most ? "<=" : ">=", t.bound);
+    t.text = c.text + text;
   }
   return t;
 }

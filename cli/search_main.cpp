@@ -167,16 +167,8 @@ std::string markdown(const SearchArgs& a, const nlohmann::json& j) {
   md += std::string(a.objective.maximize ? "Maximize " : "Minimize ") + a.objective.metric;
   for (const auto& c : a.constraints) md += ", subject to " + c.text;
   if (a.margin > 0) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, " (simulated candidates judged with a margin of %.3g: ",
-                  a.margin);
-    md += buf;
-    for (size_t i = 0; i < a.constraints.size(); ++i) {
-      const capacity::Constraint t = capacity::with_margin(a.constraints[i], a.margin);
-      std::snprintf(buf, sizeof buf, "%s%s %s %.4g", i ? ", " : "", t.metric.c_str(),
-                    t.at_most ? "<=" : ">=", t.bound);
-      md += buf;
-    }
+    md += " (the simulated candidates judged by";
+    for (const auto& c : a.constraints) md += " " + capacity::with_margin(c, a.margin).text;
     md += ")";
   }
   md += ". " + std::to_string(j["evaluated"].get<size_t>()) + " of " +

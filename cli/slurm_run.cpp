@@ -185,7 +185,7 @@ int submit_to_slurm(const SlurmPlan& p, const experiments::ExperimentSpec& spec,
   const std::string name = "servelab-" + spec.name;
   // Array task K runs the run numbers on line K+1 of this submission's groups file (its own
   // name: a queued task of an earlier submission keeps reading its own).
-  const size_t per_task = std::max<size_t>(1, p.runs_per_task);
+  const size_t per_task = p.runs_per_task;  // at least 1 (slurm_plan)
   const size_t groups = (tasks.size() + per_task - 1) / per_task;
   const fs::path groups_file =
       dir / ("groups-" + std::to_string(std::chrono::system_clock::now().time_since_epoch().count()) +
