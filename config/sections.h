@@ -44,6 +44,11 @@ struct ClusterSection {
   // least-outstanding for them (the simulator then simulates what they do) and refuses a
   // placement other than everywhere and backups, which they do not have.
   std::string front = "servelab";
+  // The cores of the one machine the servers run on, shared by their workers' batches
+  // (simulator/shared_cores.h); 0: every worker has a core of its own. The simulator's alone:
+  // a real cluster runs on the machine it runs on. `cores: machine` in YAML is this
+  // machine's (std::thread::hardware_concurrency, resolved when the config is read).
+  uint32_t cores = 0;
 };
 
 // `simulation.machine`: the simulated machine (calibration/terms/machine_model.h) named as a

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "config/bounds.h"
 
@@ -192,8 +193,19 @@ void parse_proxy_front(const YAML::Node& n, const Where& w, ClusterSection& c) {
   }
 }
 
+// `cluster.cores`: a number of cores (1..kMaxServers), `machine` (this machine's) or none.
+uint32_t parse_cores(const YAML::Node& n, const Where& w) {
+  if (is_none(n)) return 0;
+  if (n.IsScalar() && n.Scalar() == "machine") return std::max(1u, std::thread::hardware_concurrency());
+  const uint64_t k = as_uint(n, w);
+  if (k < 1 || k > kMaxServers)
+    fail(w, n, "expected a number of cores in 1.." + std::to_string(kMaxServers) +
+                   ", machine (this machine's) or none (a core per worker)");
+  return uint32_t(k);
+}
+
 // `cluster:` {servers: N, router: NAME or {name, parameters}, placement: NAME or {name,
-// parameters}, backup_after_s or backup_percentile, cancel_copies, front}; absent: one
+// parameters}, backup_after_s or backup_percentile, cancel_copies, front, cores}; absent: one
 // server. The names and parameters of router and placement are the simulator's to check
 // (sim::check_simulator_names, build_setup); the front's are checked here.
 ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w) {
@@ -201,7 +213,7 @@ ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w) {
   if (!n) return c;
   require_map(n, w);
   check_keys(n, w, {"servers", "router", "placement", "backup_after_s", "backup_percentile",
-                    "cancel_copies", "front"});
+                    "cancel_copies", "front", "cores"});
   if (n["servers"]) {
     const uint64_t k = as_uint(n["servers"], w.child("servers"));
     if (k < 1 || k > kMaxServers)
@@ -222,6 +234,7 @@ ClusterSection parse_cluster_section(const YAML::Node& n, const Where& w) {
     c.backup_percentile = v;
   }
   if (n["cancel_copies"]) c.cancel_copies = as_bool(n["cancel_copies"], w.child("cancel_copies"));
+  if (n["cores"]) c.cores = parse_cores(n["cores"], w.child("cores"));
   if (n["front"]) {
     c.front = as_string(n["front"], w.child("front"));
     if (c.front != "servelab" && c.front != "nginx" && c.front != "haproxy")
@@ -272,6 +285,7 @@ YAML::Node emit_cluster_section(const ClusterSection& c) {
   if (!std::isnan(c.backup_percentile)) n["backup_percentile"] = c.backup_percentile;
   if (c.backups()) n["cancel_copies"] = c.cancel_copies;
   if (c.front != "servelab") n["front"] = c.front;
+  if (c.cores > 0) n["cores"] = c.cores;
   return n;
 }
 

@@ -17,6 +17,8 @@
 
 namespace servelab::sim {
 
+class SharedCores;
+
 struct RunContext {
   RunContext(Simulation& s, const SimulationSetup& st, Schedule& sch, SimulationResult& r,
              results::RecordSink& sink)
@@ -31,6 +33,8 @@ struct RunContext {
   // Work that can still make progress without a timer: requests on their way (sends,
   // transfers, IO threads), batches running, loads in flight. Timers alone cannot finish a run.
   uint64_t in_flight = 0;
+  // The cores the servers' batches share (cluster.cores); null: a core per worker.
+  SharedCores* cores = nullptr;
   using State = RecordWindow::State;
   static constexpr State Open = RecordWindow::Open, Done = RecordWindow::Done,
                          GivenUp = RecordWindow::GivenUp;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/control/draws.h"
+#include "simulator/shared_cores.h"
 
 namespace servelab::sim {
 
@@ -168,7 +169,8 @@ void Server::dispatch(const Batch& b, Time now) {
   const Time cost = machine_.batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now,
                                         w.idle_since, emptied_at_ >= w.idle_since);
   ++ctx_.in_flight;
-  ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
+  if (ctx_.cores) ctx_.cores->start(*this, b.worker, cost, now);
+  else ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
   if (notify_dequeues_)
     for (const Request& r : b.requests) sink_.on_dequeued(*this, r.id, now);
 }

@@ -8,6 +8,7 @@
 #include "common/huge_pages.h"
 #include "simulator/cluster.h"
 #include "simulator/run_context.h"
+#include "simulator/shared_cores.h"
 
 namespace servelab::sim {
 
@@ -30,6 +31,13 @@ void replay_cold_burst(RunContext& ctx, Clients& clients, FrontEnd& front_end) {
   std::mt19937_64 burst_rng(ctx.setup.seed ^ 0x165667b19e3779f9ULL);
   front_end.replay_opening(
       sample_cold_burst(ctx.setup.cold_bursts, uint32_t(first), ctx.setup.noise, burst_rng));
+}
+
+// cluster.cores, where the servers' workers outnumber them (else every worker has a core).
+std::unique_ptr<SharedCores> shared_cores(Simulation& sim, const SimulationSetup& setup) {
+  const uint64_t workers = uint64_t(setup.cluster.servers) * setup.control.workers;
+  if (setup.cluster.cores == 0 || setup.cluster.cores >= workers) return nullptr;
+  return std::make_unique<SharedCores>(sim, setup.cluster.cores);
 }
 
 void collect_counters(const Cluster& cluster, SimulationResult& result) {
@@ -103,6 +111,8 @@ SimulationResult simulate(const SimulationSetup& setup, Schedule& schedule,
   SimulationResult result;
   Simulation sim(make_event_list(setup.event_list));
   RunContext ctx(sim, setup, schedule, result, sink);
+  std::unique_ptr<SharedCores> cores = shared_cores(sim, setup);
+  ctx.cores = cores.get();
   Cluster cluster(ctx);
   std::unique_ptr<Clients> clients = make_clients(ctx, cluster);
   prepare_records(ctx);

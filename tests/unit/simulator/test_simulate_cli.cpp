@@ -1,6 +1,8 @@
 // `servelab simulate` end to end, in-process: outputs, exit codes, overrides, config errors.
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -137,6 +139,10 @@ TEST_CASE("simulation config errors name the file and key", "[simulator][config]
              Contains("cluster.backup_percentile") && Contains("not both"));
   CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, cancel_copies: maybe}"),
              Contains("cluster.cancel_copies"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, cores: 0}"),
+             Contains("cluster.cores") && Contains("machine"));
+  CHECK_THAT(err(base + "models: [caffenet]\ncluster: {servers: 2, cores: many}"),
+             Contains("cluster.cores"));
   CHECK_THAT(err("profile: local\nmodels: [caffenet]\nworkload: {}"),
              Contains("profile") && Contains("servelab run") && Contains("--set profile="));
   sim::SimConfig ok = sim::parse_sim_config(
@@ -197,6 +203,12 @@ TEST_CASE("simulate --summary-only writes the same summary without rows and clus
   YAML::Node eff = YAML::LoadFile((dir / "two" / "config.yaml").string());
   CHECK(eff["cluster"]["servers"].as<int>() == 2);
   CHECK(eff["cluster"]["router"]["name"].as<std::string>() == "power-of-two");
+  CHECK_FALSE(eff["cluster"]["cores"]);  // none: a core per worker
+  // `cores: machine` is this machine's count, written as a number into the resolved config.
+  REQUIRE(simulate(with({"--out", (dir / "cores").string(), "--set",
+                         "cluster={servers: 2, cores: machine}"})) == 0);
+  CHECK(YAML::LoadFile((dir / "cores" / "config.yaml").string())["cluster"]["cores"].as<unsigned>() ==
+        std::max(1u, std::thread::hardware_concurrency()));
   nlohmann::json s = nlohmann::json::parse(slurp(dir / "two" / "summary.json"));
   CHECK(s["completed"] == 300);
   CHECK(s["throughput_rps"].get<double>() >
