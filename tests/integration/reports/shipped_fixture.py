@@ -29,7 +29,8 @@ DEMO = ["rafiqi/access-patterns", "rafiqi/num-models-paper", "rafiqi/concurrency
         "rafiki/ensemble-inception-rl"]
 RAFIKI_FIGURES = ["rafiki/single-model-sine-real", "rafiki/ensemble-digits-dispatch",
                   "rafiki/ensemble-digits-real"]
-DLIS_FIGURES = ["dlis/cancellation", "dlis/tail-at-scale", "dlis/routers", "dlis/routers-real"]
+DLIS_FIGURES = ["dlis/cancellation", "dlis/tail-at-scale", "dlis/routers", "dlis/cancellation-real",
+                "dlis/tail-at-scale-real", "dlis/routers-real"]
 
 METRICS = ["requests", "completed", "failed", "throughput_rps", "latency_mean_ms",
            "latency_p50_ms", "latency_p80_ms", "latency_p90_ms", "latency_p99_ms",
