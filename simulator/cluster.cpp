@@ -51,11 +51,15 @@ void Cluster::start(Clients& clients) {
 
 size_t Cluster::pick_server(RequestId id, Time now) {
   if (servers_.size() == 1) return 0;
-  views_.clear();
   const ModelId model = ctx_.model_of(id);
-  for (const auto& s : servers_)
-    if (everywhere_ || placement_.hosts_model(model, s->index()))
-      views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
+  // Every server, and a router that reads no load: the views of the last request serve again
+  // (indices only), without a visit to each server's state.
+  if (!(everywhere_ && !router_->reads_load() && views_.size() == servers_.size())) {
+    views_.clear();
+    for (const auto& s : servers_)
+      if (everywhere_ || placement_.hosts_model(model, s->index()))
+        views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
+  }
   size_t k = router_->route(id, model, views_, now);
   if (k >= views_.size()) {
     ctx_.violation("router picked server " + std::to_string(k) + " of " +

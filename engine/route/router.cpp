@@ -15,6 +15,7 @@ namespace {
 class RandomRouter final : public Router {
  public:
   explicit RandomRouter(uint64_t seed) : rng_(seed) {}
+  bool reads_load() const override { return false; }
   size_t route(RequestId, ModelId, std::span<const ServerView> s, Time) override {
     return size_t(rng_() % s.size());
   }
@@ -26,6 +27,7 @@ class RandomRouter final : public Router {
 // Servers in turn: 0, 1, ..., n-1, 0, ...
 class RoundRobinRouter final : public Router {
  public:
+  bool reads_load() const override { return false; }
   size_t route(RequestId, ModelId, std::span<const ServerView> s, Time) override {
     return next_++ % s.size();
   }

@@ -34,6 +34,9 @@ class Router {
   // The index into `servers` (never empty) that takes request `id` of `model` at `now`.
   virtual size_t route(RequestId id, ModelId model, std::span<const ServerView> servers,
                        Time now) = 0;
+  // Whether route() reads the views' load (outstanding, queued, free_workers); a router that
+  // reads only their number and indices lets its caller skip gathering the load.
+  virtual bool reads_load() const { return true; }
 };
 
 // A router's maker: the spec's parameters and the router's own random seed.
