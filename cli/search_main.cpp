@@ -19,6 +19,7 @@
 #include "capacity/config_search.h"
 #include "cli/subcommands.h"
 #include "experiments/backends.h"
+#include "experiments/config_metrics.h"
 #include "experiments/results_index.h"
 #include "experiments/runner.h"
 
@@ -35,7 +36,8 @@ po::options_description search_options() {
       "config", po::value<std::string>()->required(), "experiment YAML: its sweep is the space")(
       "out", po::value<std::string>()->required(), "results folder")(
       "maximize", po::value<std::string>(), "metric to maximize (default throughput_rps)")(
-      "minimize", po::value<std::string>(), "metric to minimize instead")(
+      "minimize", po::value<std::string>(),
+      "metric to minimize instead; also servers or memory_bytes, what a config provisions")(
       "subject-to", po::value<std::vector<std::string>>()->composing(),
       "constraint METRIC<=X or METRIC>=X, e.g. 'p99_ms<=50' (repeatable)")(
       "set", po::value<std::vector<std::string>>()->composing(),
@@ -69,13 +71,20 @@ struct SearchArgs {
   bool quiet = false;
 };
 
+// What a search may rank by or bound: the summaries' metrics and the configs' own.
+std::vector<std::string> metric_names() {
+  auto known = ex::summary_metric_names();
+  for (const auto& m : ex::config_metric_names()) known.push_back(m);
+  return known;
+}
+
 SearchArgs search_args(const po::variables_map& vm) {
   SearchArgs a;
   a.spec = ex::load_experiment(vm["config"].as<std::string>());
   if (vm.count("set"))
     for (const auto& s : vm["set"].as<std::vector<std::string>>()) ex::apply_set(a.spec, s);
   a.out = vm["out"].as<std::string>();
-  const auto known = ex::summary_metric_names();
+  const auto known = metric_names();
   if (vm.count("maximize") && vm.count("minimize"))
     throw std::invalid_argument("--maximize and --minimize: give one");
   if (vm.count("minimize"))
@@ -94,7 +103,8 @@ SearchArgs search_args(const po::variables_map& vm) {
   return a;
 }
 
-// Each point's metrics, the means over its runs in `mode` under `dir`.
+// Each point's metrics, the means over its runs in `mode` under `dir`, and what its config
+// provisions (servers, memory_bytes) where a run of it finished.
 std::vector<capacity::Candidate> candidates(const ex::ExperimentSpec& spec,
                                             const std::vector<ex::SweepPoint>& points,
                                             const std::vector<uint32_t>& chosen,
@@ -116,6 +126,8 @@ std::vector<capacity::Candidate> candidates(const ex::ExperimentSpec& spec,
         }
     }
     for (const auto& [m, sum] : sums) c.metrics[m] = sum.first / sum.second;
+    if (!sums.empty())
+      c.metrics.merge(ex::config_metrics(ex::resolve_config(spec, points[i], mode, spec.seeds[0])));
     out.push_back(std::move(c));
   }
   return out;
