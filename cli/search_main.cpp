@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capacity/config_search.h"
+#include "cli/search_page.h"
 #include "cli/subcommands.h"
 #include "experiments/backends.h"
 #include "experiments/config_metrics.h"
@@ -44,7 +45,9 @@ po::options_description search_options() {
       "path=value as for servelab run; a list adds a search axis: "
       "--set 'engine.max_batch=[1,4,16,64]'")(
       "trials", po::value<uint64_t>()->default_value(0),
-      "run a seeded sample of this many points when the space is larger (0: every point)")(
+      "simulate a uniform random sample of this many points, without repetition, drawn by "
+      "--seed, when the space is larger (0: every point); for a grid too large to simulate "
+      "whole: it finds a near-best, to refine with a finer grid around it")(
       "seed", po::value<uint64_t>()->default_value(1), "the sample's seed")(
       "margin", po::value<double>()->default_value(0),
       "judge the simulated candidates with each bound moved this fraction to the safe side "
@@ -166,14 +169,6 @@ nlohmann::json measure(const SearchArgs& a, const std::vector<ex::SweepPoint>& p
   return rows;
 }
 
-// A number as a table shows it (4 significant digits); "-" when absent.
-std::string cell(const nlohmann::json& v) {
-  if (!v.is_number()) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
-  return buf;
-}
-
 std::string markdown(const SearchArgs& a, const nlohmann::json& j) {
   std::string md = "# Configuration search: " + a.spec.name + "\n\n";
   md += std::string(a.objective.maximize ? "Maximize " : "Minimize ") + a.objective.metric;
@@ -195,20 +190,12 @@ std::string markdown(const SearchArgs& a, const nlohmann::json& j) {
   for (const auto& c : j["ranked"]) {
     if (++rank > 10) break;
     md += "| " + std::to_string(rank) + " | " + c["label"].get<std::string>() + " | " +
-          cell(c["metrics"].value(a.objective.metric, nlohmann::json())) + " | " +
-          cell(c["metrics"].value("latency_p99_ms", nlohmann::json())) + " |\n";
+          table_cell(c["metrics"].value(a.objective.metric, nlohmann::json())) + " | " +
+          table_cell(c["metrics"].value("latency_p99_ms", nlohmann::json())) + " |\n";
   }
   md += "\nPareto front (throughput against p99): " + std::to_string(j["pareto"].size()) +
         " configurations (search.json).\n";
-  if (j.contains("measured")) {
-    md += "\n| measured on the engine | throughput error | p99 error | constraints met |\n"
-          "|---|---|---|---|\n";
-    for (const auto& r : j["measured"])
-      md += "| " + r["label"].get<std::string>() + " | " +
-            cell(r["error"].value("throughput_rps", nlohmann::json())) + " | " +
-            cell(r["error"].value("latency_p99_ms", nlohmann::json())) + " | " +
-            (r["constraints_met"].get<bool>() ? "yes" : "no") + " |\n";
-  }
+  if (j.contains("measured")) md += measured_table(j["measured"]);
   return md;
 }
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/search_page.h"
 #include "cli/subcommands.h"
 #include "tests/support/temp_dir.h"
 
@@ -105,3 +106,14 @@ TEST_CASE("search --minimize memory_bytes ranks by servers x the host budget",
   CHECK(j["ranked"][0]["metrics"]["memory_bytes"].get<double>() == 3 * kHostBytes);
 }
 
+TEST_CASE("the page puts each measured best's prediction beside its measurement and error",
+          "[capacity][search]") {
+  // Predicted 100 req/s and 40 ms, measured 80 req/s and 50 ms: errors 0.25 and -0.2.
+  const auto rows = nlohmann::json::parse(R"([{"label": "max_batch=16",
+      "predicted": {"throughput_rps": 100, "latency_p99_ms": 40},
+      "measured": {"throughput_rps": 80, "latency_p99_ms": 50},
+      "error": {"throughput_rps": 0.25, "latency_p99_ms": -0.2}, "constraints_met": false}])");
+  const std::string md = cli::measured_table(rows);
+  CHECK_THAT(md, Catch::Contains("| max_batch=16 | 100 | 80 | 0.25 | 40 | 50 | -0.2 | no |"));
+  CHECK_THAT(md, Catch::Contains("throughput predicted | measured | error"));
+}
