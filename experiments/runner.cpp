@@ -9,9 +9,9 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <tuple>
 
 #include "calibration/background_load.h"
+#include "experiments/merge.h"
 #include "experiments/progress.h"
 #include "experiments/results_index.h"
 #include "config/run_config.h"
@@ -109,105 +109,8 @@ std::vector<Job> plan_jobs(const ExperimentSpec& spec, const std::vector<SweepPo
   return jobs;
 }
 
-std::string run_name(uint32_t point, const std::string& mode, uint32_t repetition) {
-  char name[64];
-  std::snprintf(name, sizeof name, "p%03u-%s-r%u", point, mode.c_str(), repetition);
-  return name;
-}
-
 std::string run_name(const Job& job) {
-  return run_name(job.point->index, job.mode, job.repetition);
-}
-
-// A task's row for the merge: runs/<name>/run.json.
-void write_run_row(const fs::path& dir, const RunRow& row) {
-  const nlohmann::json j = {{"point", row.point_id}, {"mode", row.mode},
-                            {"repetition", row.repetition}, {"seed", row.seed},
-                            {"dir", row.dir}, {"status", row.status},
-                            {"error", row.error}, {"wall_s", row.wall_s}};
-  results::write_json((dir / "run.json").string(), j);
-}
-
-// A folder's run.json against the job it is merged as: the run it records must be that job.
-// Throws ExperimentError naming the folder and the folder of the run it holds.
-void check_run_json(const nlohmann::json& r, const Job& job, const std::string& name) {
-  const auto field = [&](const char* key) {
-    return r.contains(key) ? r[key].dump() : std::string("(none)");
-  };
-  const auto is = [&](const char* key, const nlohmann::json& v) {
-    return r.contains(key) && r[key] == v;
-  };
-  if (is("point", job.point->index) && is("mode", job.mode) &&
-      is("repetition", job.repetition) && is("seed", job.seed))
-    return;
-  const bool named = r.contains("point") && r["point"].is_number_unsigned() &&
-                     r.contains("mode") && r["mode"].is_string() &&
-                     r.contains("repetition") && r["repetition"].is_number_unsigned();
-  const std::string held =
-      named ? "runs/" + run_name(r["point"].get<uint32_t>(), r["mode"].get<std::string>(),
-                                 r["repetition"].get<uint32_t>())
-            : "no run of this plan";
-  throw ExperimentError(
-      "merge: runs/" + name + "/run.json records point " + field("point") + ", mode " +
-      field("mode") + ", repetition " + field("repetition") + ", seed " + field("seed") +
-      " (the run of " + held + "), not this plan's point " + std::to_string(job.point->index) +
-      ", mode " + job.mode + ", repetition " + std::to_string(job.repetition) + ", seed " +
-      std::to_string(job.seed) + ": a stale or copied folder; remove it or run its task again");
-}
-
-struct MergedRun {
-  RunRow row;
-  nlohmann::json summary;
-};
-
-// The merge's first half: each planned run's row and summary read from its folder and
-// checked, before results.db is touched, so that a refused merge loses nothing.
-std::vector<MergedRun> read_runs(const std::vector<Job>& jobs, const fs::path& out) {
-  std::vector<MergedRun> runs;
-  std::map<std::tuple<uint32_t, std::string, uint32_t>, std::string> seen;  // -> folder
-  for (const Job& job : jobs) {
-    const std::string name = run_name(job);
-    const fs::path dir = out / "runs" / name;
-    const auto [at, fresh] = seen.emplace(std::tuple(job.point->index, job.mode, job.repetition),
-                                          name);
-    if (!fresh)
-      throw ExperimentError("merge: runs/" + at->second + " and runs/" + name +
-                            " are both point " + std::to_string(job.point->index) + ", mode " +
-                            job.mode + ", repetition " + std::to_string(job.repetition));
-    MergedRun m{{job.point->index, job.mode, job.repetition, job.seed,
-                 (fs::path("runs") / name).string(), "failed", "its task did not finish", 0},
-                {}};
-    RunRow& row = m.row;
-    std::ifstream row_in(dir / "run.json"), summary_in(dir / "summary.json");
-    const nlohmann::json r = nlohmann::json::parse(row_in, nullptr, false);
-    if (row_in && !r.is_discarded()) {
-      check_run_json(r, job, name);
-      row.status = r.value("status", "failed");
-      row.error = r.value("error", "");
-      row.wall_s = r.value("wall_s", 0.0);
-    }
-    if (row.status == "ok") m.summary = nlohmann::json::parse(summary_in, nullptr, false);
-    if (row.status == "ok" && m.summary.is_discarded()) {
-      row.status = "failed";
-      row.error = "summary.json is missing or unreadable";
-    }
-    runs.push_back(std::move(m));
-  }
-  return runs;
-}
-
-// The merge's second half: the rows into results.db.
-RunOutcome merge_runs(const std::vector<MergedRun>& runs, ResultsIndex& index, RunOutcome outcome) {
-  for (const MergedRun& m : runs) {
-    if (m.row.status != "ok") {
-      ++outcome.failed;
-      if (outcome.first_error.empty())
-        outcome.first_error = fs::path(m.row.dir).filename().string() + ": " + m.row.error;
-    }
-    index.add_run(m.row, m.row.status == "ok" ? m.summary : nlohmann::json());
-    ++outcome.runs;
-  }
-  return outcome;
+  return experiments::run_name(job.point->index, job.mode, job.repetition);
 }
 
 }  // namespace
@@ -260,7 +163,12 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   fs::path out(outcome.out_dir);
   fs::create_directories(out / "runs");
   std::vector<MergedRun> merged;  // read and checked before results.db is recreated
-  if (options.merge) merged = read_runs(jobs, out);
+  if (options.merge) {
+    std::vector<PlannedFolder> folders;
+    for (const Job& job : jobs)
+      folders.push_back({job.point->index, job.mode, job.repetition, job.seed});
+    merged = read_merged_runs(folders, out);
+  }
   std::optional<ResultsIndex> index;  // a task writes none: the merge does
   if (!options.task) {
     write_text(out / "experiment.yaml", emit(spec.doc));
@@ -268,7 +176,7 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
     for (const auto& p : points)
       if (chosen(p.index)) index->add_point(p);
   }
-  if (options.merge) return merge_runs(merged, *index, outcome);
+  if (options.merge) return index_merged_runs(merged, *index, outcome);
 
   const auto mine = [&](size_t k) { return !options.task || k == *options.task; };
   for (const auto& mode : modes) {
