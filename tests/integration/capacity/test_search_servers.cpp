@@ -60,6 +60,13 @@ double md1_wait_cdf(double lambda, double x) {
   return (1 - lambda * kService) * sum;
 }
 
+// The p99 latency (ms) of an M/D/1 server at `lambda`: service plus the wait's p99, to 0.1 ms.
+double md1_p99_ms(double lambda) {
+  double wait = 0;
+  while (md1_wait_cdf(lambda, wait) < 0.99) wait += 0.0001;
+  return (wait + kService) * 1000;
+}
+
 // The fewest of 1..4 servers whose M/D/1 queues are stable with p99 latency within the bound.
 int expected_servers() {
   for (int n = 1; n <= 4; ++n) {
@@ -90,6 +97,8 @@ TEST_CASE("search --minimize servers picks the fewest M/D/1 servers that meet a 
   const auto& best = j["ranked"][0]["metrics"];
   CHECK(best["servers"] == n);
   CHECK(best["memory_bytes"].get<double>() == n * kHostBytes);
+  // Each server is the M/D/1 queue the closed form describes (137 ms at rate 250/3).
+  CHECK(best["latency_p99_ms"].get<double>() == Approx(md1_p99_ms(kRate / n)).epsilon(0.1));
   CHECK(j["ranked"][1]["metrics"]["servers"] == 4);
 }
 
