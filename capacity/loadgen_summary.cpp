@@ -47,7 +47,7 @@ std::string validity(const ScenarioSettings& s, const RunOutcome& run) {
     out += line("  Performance constraints satisfied : %s", yes_no(run.performance_ok));
   out += line("  Min duration satisfied : %s", yes_no(run.min_duration_ok));
   out += line("  Min queries satisfied : %s", yes_no(run.min_queries_ok));
-  if (s.scenario == Scenario::kServer)
+  if (s.scenario != Scenario::kOffline)
     out += line("  Early stopping satisfied: %s", yes_no(run.early_stopping_ok));
   for (const auto& reason : run.reasons()) out += "  Reason: " + reason + "\n";
   return out;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -26,6 +27,16 @@ double at_quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
   const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
   return sorted[std::min(sorted.size(), std::max<size_t>(rank, 1)) - 1];
+}
+
+// Single- and multi-stream (LoadGen's early stopping estimate): a percentile needs the queries
+// with which none over it would pass at the confidence; fewer cannot estimate it.
+void judge_percentile_count(const ScenarioSettings& s, RunOutcome& o) {
+  o.target_percentile = s.target_percentile;
+  o.percentile_queries_needed =
+      queries_needed(0, s.target_percentile, s.early_stopping_confidence);
+  o.early_stopping_ok = o.queries >= o.percentile_queries_needed;
+  if (!o.early_stopping_ok) o.more_queries_needed = o.percentile_queries_needed - o.queries;
 }
 
 void fail(const std::string& what) { throw std::invalid_argument("scenario: " + what); }
@@ -129,6 +140,8 @@ RunOutcome judge_run(const ScenarioSettings& s, std::vector<double> latencies,
           queries_needed(o.overlatency, s.target_percentile, s.early_stopping_confidence);
       o.more_queries_needed = needed > o.queries ? needed - o.queries : 0;
     }
+  } else if (s.scenario != Scenario::kOffline) {
+    judge_percentile_count(s, o);
   }
   return o;
 }
@@ -138,7 +151,15 @@ std::vector<std::string> RunOutcome::reasons() const {
   if (!min_duration_ok) out.push_back("the run was shorter than the min duration");
   if (!min_queries_ok) out.push_back("fewer queries than the min query count");
   if (!performance_ok) out.push_back("the latency percentile is over the target latency");
-  if (!early_stopping_ok)
+  if (!early_stopping_ok && percentile_queries_needed > 0) {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "not enough queries processed for a %gth percentile early stopping estimate "
+                  "(would need at least %llu in all)",
+                  target_percentile * 100,
+                  static_cast<unsigned long long>(percentile_queries_needed));
+    out.push_back(text);
+  } else if (!early_stopping_ok)
     out.push_back("early stopping: too many queries over the target latency for the "
                   "confidence (" + std::to_string(more_queries_needed) +
                   " more under it would be needed)");

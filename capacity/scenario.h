@@ -72,8 +72,13 @@ struct RunOutcome {
   double min_latency_s = 0, max_latency_s = 0, mean_latency_s = 0;
   bool min_duration_ok = false, min_queries_ok = false;
   bool performance_ok = true;      // server: the percentile within the bound
-  bool early_stopping_ok = true;   // server: LoadGen's early stopping
+  // LoadGen's early stopping: server, the queries over the bound are few enough for the
+  // confidence; single- and multi-stream, enough queries for the target percentile to be
+  // estimated at all (none over it would pass: 44 for p90, 459 for p99 at 0.99 confidence).
+  bool early_stopping_ok = true;
   uint64_t more_queries_needed = 0;
+  uint64_t percentile_queries_needed = 0;  // single- and multi-stream: that count; else 0
+  double target_percentile = 0;
   bool valid() const {
     return min_duration_ok && min_queries_ok && performance_ok && early_stopping_ok;
   }
@@ -85,8 +90,9 @@ struct RunOutcome {
 RunOutcome judge_run(const ScenarioSettings& s, std::vector<double> latencies_s,
                      double duration_s, double scheduled_rate);
 
-// The fewest queries a run may have: the min count, and for the server what early stopping
-// needs with none over the bound.
+// The fewest queries a run is scheduled with: the min count, and for the server what early
+// stopping needs with none over the bound. Single- and multi-stream runs the min count as
+// LoadGen does; judge_run calls one too short for its percentile invalid.
 uint64_t queries_for(const ScenarioSettings& s);
 
 // How long an open loop at `rate` sends for (server): until both the min duration and

@@ -71,7 +71,8 @@ po::options_description run_options() {
       "real mode: request body, and the image a local profile's overheads are measured with "
       "(default: the first image of workload.images, else MODELS_DIR/images/gradient.jpg)")(
       "set", po::value<std::vector<std::string>>()->composing(),
-      "path=value: change the config (or a sweep axis, with a list), e.g. "
+      "path=value: change the config (or a sweep axis, with a list where the config or the "
+      "key's default holds one value), e.g. "
       "--set workload.requests=200 --set workload.arrival.concurrency=[1,8,64]; "
       "repetitions=N and seeds=[...] change the experiment's own")(
       "calibrate",

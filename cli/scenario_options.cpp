@@ -20,7 +20,8 @@ void add_scenario_options(po::options_description& opts) {
       ("min-duration-s", po::value<double>()->default_value(600),
        "virtual seconds a run needs")
       ("early-stopping-confidence", po::value<double>()->default_value(0.99),
-       "server: LoadGen's early stopping confidence (0: off)")
+       "LoadGen's early stopping confidence: the server's queries over the bound, and the "
+       "queries a single- or multi-stream percentile needs (0: off)")
       ("start-rate", po::value<double>()->default_value(10),
        "server: the search's first rate (req/s)")
       ("search-precision", po::value<double>()->default_value(0.01),

@@ -17,8 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "capacity/config_search.h"
+#include "cli/search_page.h"
 #include "cli/subcommands.h"
 #include "experiments/backends.h"
+#include "experiments/config_metrics.h"
 #include "experiments/results_index.h"
 #include "experiments/runner.h"
 
@@ -35,14 +37,17 @@ po::options_description search_options() {
       "config", po::value<std::string>()->required(), "experiment YAML: its sweep is the space")(
       "out", po::value<std::string>()->required(), "results folder")(
       "maximize", po::value<std::string>(), "metric to maximize (default throughput_rps)")(
-      "minimize", po::value<std::string>(), "metric to minimize instead")(
+      "minimize", po::value<std::string>(),
+      "metric to minimize instead; also servers or memory_bytes, what a config provisions")(
       "subject-to", po::value<std::vector<std::string>>()->composing(),
       "constraint METRIC<=X or METRIC>=X, e.g. 'p99_ms<=50' (repeatable)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "path=value as for servelab run; a list adds a search axis: "
       "--set 'engine.max_batch=[1,4,16,64]'")(
       "trials", po::value<uint64_t>()->default_value(0),
-      "run a seeded sample of this many points when the space is larger (0: every point)")(
+      "simulate a uniform random sample of this many points, without repetition, drawn by "
+      "--seed, when the space is larger (0: every point); for a grid too large to simulate "
+      "whole: it finds a near-best, to refine with a finer grid around it")(
       "seed", po::value<uint64_t>()->default_value(1), "the sample's seed")(
       "margin", po::value<double>()->default_value(0),
       "judge the simulated candidates with each bound moved this fraction to the safe side "
@@ -69,13 +74,20 @@ struct SearchArgs {
   bool quiet = false;
 };
 
+// What a search may rank by or bound: the summaries' metrics and the configs' own.
+std::vector<std::string> metric_names() {
+  auto known = ex::summary_metric_names();
+  for (const auto& m : ex::config_metric_names()) known.push_back(m);
+  return known;
+}
+
 SearchArgs search_args(const po::variables_map& vm) {
   SearchArgs a;
   a.spec = ex::load_experiment(vm["config"].as<std::string>());
   if (vm.count("set"))
     for (const auto& s : vm["set"].as<std::vector<std::string>>()) ex::apply_set(a.spec, s);
   a.out = vm["out"].as<std::string>();
-  const auto known = ex::summary_metric_names();
+  const auto known = metric_names();
   if (vm.count("maximize") && vm.count("minimize"))
     throw std::invalid_argument("--maximize and --minimize: give one");
   if (vm.count("minimize"))
@@ -94,7 +106,8 @@ SearchArgs search_args(const po::variables_map& vm) {
   return a;
 }
 
-// Each point's metrics, the means over its runs in `mode` under `dir`.
+// Each point's metrics, the means over its runs in `mode` under `dir`, and what its config
+// provisions (servers, memory_bytes) where a run of it finished.
 std::vector<capacity::Candidate> candidates(const ex::ExperimentSpec& spec,
                                             const std::vector<ex::SweepPoint>& points,
                                             const std::vector<uint32_t>& chosen,
@@ -116,6 +129,8 @@ std::vector<capacity::Candidate> candidates(const ex::ExperimentSpec& spec,
         }
     }
     for (const auto& [m, sum] : sums) c.metrics[m] = sum.first / sum.second;
+    if (!sums.empty())
+      c.metrics.merge(ex::config_metrics(ex::resolve_config(spec, points[i], mode, spec.seeds[0])));
     out.push_back(std::move(c));
   }
   return out;
@@ -154,14 +169,6 @@ nlohmann::json measure(const SearchArgs& a, const std::vector<ex::SweepPoint>& p
   return rows;
 }
 
-// A number as a table shows it (4 significant digits); "-" when absent.
-std::string cell(const nlohmann::json& v) {
-  if (!v.is_number()) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
-  return buf;
-}
-
 std::string markdown(const SearchArgs& a, const nlohmann::json& j) {
   std::string md = "# Configuration search: " + a.spec.name + "\n\n";
   md += std::string(a.objective.maximize ? "Maximize " : "Minimize ") + a.objective.metric;
@@ -183,20 +190,12 @@ std::string markdown(const SearchArgs& a, const nlohmann::json& j) {
   for (const auto& c : j["ranked"]) {
     if (++rank > 10) break;
     md += "| " + std::to_string(rank) + " | " + c["label"].get<std::string>() + " | " +
-          cell(c["metrics"].value(a.objective.metric, nlohmann::json())) + " | " +
-          cell(c["metrics"].value("latency_p99_ms", nlohmann::json())) + " |\n";
+          table_cell(c["metrics"].value(a.objective.metric, nlohmann::json())) + " | " +
+          table_cell(c["metrics"].value("latency_p99_ms", nlohmann::json())) + " |\n";
   }
   md += "\nPareto front (throughput against p99): " + std::to_string(j["pareto"].size()) +
         " configurations (search.json).\n";
-  if (j.contains("measured")) {
-    md += "\n| measured on the engine | throughput error | p99 error | constraints met |\n"
-          "|---|---|---|---|\n";
-    for (const auto& r : j["measured"])
-      md += "| " + r["label"].get<std::string>() + " | " +
-            cell(r["error"].value("throughput_rps", nlohmann::json())) + " | " +
-            cell(r["error"].value("latency_p99_ms", nlohmann::json())) + " | " +
-            (r["constraints_met"].get<bool>() ? "yes" : "no") + " |\n";
-  }
+  if (j.contains("measured")) md += measured_table(j["measured"]);
   return md;
 }
 

@@ -273,4 +273,15 @@ YAML::Node emit_run_config(const RunConfig& c) {
   return r;
 }
 
+YAML::Node default_config_tree() {
+  const RunConfig c;
+  YAML::Node r;
+  emit_engine_section(c.engine, r);
+  r["workload"] = YAML::Load(workloads::to_yaml(c.workload))["workload"];
+  r["simulation"] = emit_simulation_section(c.simulation);
+  r["cluster"] = emit_cluster_section(c.cluster);
+  r["engine_warm_up"] = emit_warm_up(c.warm_up);
+  return r;
+}
+
 }  // namespace servelab::config

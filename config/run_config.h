@@ -111,6 +111,10 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
 // The effective configuration with every default written out (DIR/config.yaml);
 // parse_run_config of the result gives back the same values.
 YAML::Node emit_run_config(const RunConfig& c);
+// The sections that have defaults (engine, policies, workload, simulation, cluster,
+// engine_warm_up) with every default written out, as an absent key reads: where a config
+// leaves a path out, this tree says whether one value or a list belongs there.
+YAML::Node default_config_tree();
 
 // simulation.speed_trace as written: a list of flow-style [from_s, factor] pairs (null when
 // empty).

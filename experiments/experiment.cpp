@@ -257,7 +257,8 @@ void set_experiment_key(ExperimentSpec& spec, const std::string& key, const std:
   for (uint32_t r = 0; r < most_repetitions(spec); ++r) spec.doc["seeds"].push_back(spec.seeds[r]);
 }
 
-// --set PATH=[a, b] where the config holds one value at PATH (engine.max_batch: 32): a new
+// --set PATH=[a, b] where the config holds one value at PATH (engine.max_batch: 32), or leaves
+// PATH out and its default is one value (cluster.servers without a cluster section): a new
 // sweep axis, innermost, rather than a list written where one value belongs (which would
 // fail every run). False where PATH holds no single value or VALUE is not a list.
 bool add_sweep_axis(ExperimentSpec& spec, const std::string& path, const std::string& value) {
@@ -267,7 +268,8 @@ bool add_sweep_axis(ExperimentSpec& spec, const std::string& path, const std::st
   } catch (const YAML::Exception&) {
     return false;  // apply_override says what is wrong with it
   }
-  const YAML::Node current = get_path(spec.base, path);
+  YAML::Node current = get_path(spec.base, path);
+  if (!current.IsDefined()) current = get_path(config::default_config_tree(), path);
   if (!v.IsSequence() || !current.IsDefined() || !current.IsScalar()) return false;
   if (v.size() == 0)
     throw ExperimentError("--set " + path + ": a sweep axis needs a non-empty list [a, b]");

@@ -86,7 +86,8 @@ ExperimentSpec parse_experiment(const YAML::Node& doc, const std::string& file);
 
 // Applies "dotted.path=VALUE" (VALUE is YAML) to the experiment: a path that is a sweep axis
 // with a list VALUE replaces the axis values; a list VALUE at a path where the config holds one
-// value (engine.max_batch=[8,32,128]) adds a sweep axis, innermost; `repetitions` (then for
+// value (engine.max_batch=[8,32,128]), or leaves the path out and its default is one value
+// (cluster.servers=[1,2,4]: config::default_config_tree), adds a sweep axis, innermost; `repetitions` (then for
 // every point) and `seeds` change the experiment's own keys; anything else changes the base
 // config. The sweep's run count is checked again.
 // Throws ExperimentError on a malformed assignment.

@@ -109,7 +109,8 @@ ResultsIndex::ResultsIndex(const std::string& path, const std::vector<SweepAxis>
   exec(points + ")");
   exec("CREATE TABLE runs (run_id INTEGER PRIMARY KEY, point_id INTEGER REFERENCES points, "
        "mode TEXT, repetition INTEGER, seed INTEGER, dir TEXT, status TEXT, error TEXT, "
-       "wall_s REAL, started_at TEXT DEFAULT CURRENT_TIMESTAMP)");
+       "wall_s REAL, started_at TEXT DEFAULT CURRENT_TIMESTAMP, "
+       "UNIQUE (point_id, mode, repetition))");  // a run of the plan is indexed once
   std::string summaries = "CREATE TABLE summaries (run_id INTEGER PRIMARY KEY REFERENCES runs";
   for (const auto& [col, ptr] : kMetrics) summaries += std::string(", ") + col + " REAL";
   exec(summaries + ", summary TEXT)");

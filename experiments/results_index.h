@@ -1,7 +1,8 @@
 // results.db: the SQLite index of an experiment's results folder, so runs can be queried with
 // sqlite3. Tables:
 //   points(point_id, label, params JSON, one column per sweep path with '.' -> '_')
-//   runs(run_id, point_id, mode, repetition, seed, dir, status, error, wall_s, started_at)
+//   runs(run_id, point_id, mode, repetition, seed, dir, status, error, wall_s, started_at),
+//        (point_id, mode, repetition) unique: add_run throws on a second row for a run
 //   summaries(run_id, requests, completed, failed, throughput_rps, latency_{mean,p50,p80,p90,
 //             p99,p999,max}_ms, slo_attainment, overdue, loads, evictions, hits, misses,
 //             mean_batch_size, speed_factor (real runs, with --match-speed), cost_scale

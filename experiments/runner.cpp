@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "calibration/background_load.h"
+#include "experiments/merge.h"
 #include "experiments/progress.h"
 #include "experiments/results_index.h"
 #include "config/run_config.h"
@@ -108,54 +109,8 @@ std::vector<Job> plan_jobs(const ExperimentSpec& spec, const std::vector<SweepPo
   return jobs;
 }
 
-std::string run_name(uint32_t point, const std::string& mode, uint32_t repetition) {
-  char name[64];
-  std::snprintf(name, sizeof name, "p%03u-%s-r%u", point, mode.c_str(), repetition);
-  return name;
-}
-
 std::string run_name(const Job& job) {
-  return run_name(job.point->index, job.mode, job.repetition);
-}
-
-// A task's row for the merge: runs/<name>/run.json.
-void write_run_row(const fs::path& dir, const RunRow& row) {
-  const nlohmann::json j = {{"point", row.point_id}, {"mode", row.mode},
-                            {"repetition", row.repetition}, {"seed", row.seed},
-                            {"dir", row.dir}, {"status", row.status},
-                            {"error", row.error}, {"wall_s", row.wall_s}};
-  results::write_json((dir / "run.json").string(), j);
-}
-
-// The merge: each planned run's row and summary from its folder into results.db.
-RunOutcome merge_runs(const std::vector<Job>& jobs, const fs::path& out, ResultsIndex& index,
-                      RunOutcome outcome) {
-  for (const Job& job : jobs) {
-    const std::string name = run_name(job);
-    const fs::path dir = out / "runs" / name;
-    RunRow row{job.point->index, job.mode, job.repetition, job.seed,
-               (fs::path("runs") / name).string(), "failed", "its task did not finish", 0};
-    nlohmann::json summary;
-    std::ifstream row_in(dir / "run.json"), summary_in(dir / "summary.json");
-    const nlohmann::json r = nlohmann::json::parse(row_in, nullptr, false);
-    if (row_in && !r.is_discarded()) {
-      row.status = r.value("status", "failed");
-      row.error = r.value("error", "");
-      row.wall_s = r.value("wall_s", 0.0);
-    }
-    if (row.status == "ok") summary = nlohmann::json::parse(summary_in, nullptr, false);
-    if (row.status == "ok" && summary.is_discarded()) {
-      row.status = "failed";
-      row.error = "summary.json is missing or unreadable";
-    }
-    if (row.status != "ok") {
-      ++outcome.failed;
-      if (outcome.first_error.empty()) outcome.first_error = name + ": " + row.error;
-    }
-    index.add_run(row, row.status == "ok" ? summary : nlohmann::json());
-    ++outcome.runs;
-  }
-  return outcome;
+  return experiments::run_name(job.point->index, job.mode, job.repetition);
 }
 
 }  // namespace
@@ -207,6 +162,13 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
   outcome.out_dir = options.out_dir.empty() ? default_out_dir(spec.name) : options.out_dir;
   fs::path out(outcome.out_dir);
   fs::create_directories(out / "runs");
+  std::vector<MergedRun> merged;  // read and checked before results.db is recreated
+  if (options.merge) {
+    std::vector<PlannedFolder> folders;
+    for (const Job& job : jobs)
+      folders.push_back({job.point->index, job.mode, job.repetition, job.seed});
+    merged = read_merged_runs(folders, out);
+  }
   std::optional<ResultsIndex> index;  // a task writes none: the merge does
   if (!options.task) {
     write_text(out / "experiment.yaml", emit(spec.doc));
@@ -214,7 +176,7 @@ RunOutcome run_experiment(const ExperimentSpec& spec, const RunOptions& options,
     for (const auto& p : points)
       if (chosen(p.index)) index->add_point(p);
   }
-  if (options.merge) return merge_runs(jobs, out, *index, outcome);
+  if (options.merge) return index_merged_runs(merged, *index, outcome);
 
   const auto mine = [&](size_t k) { return !options.task || k == *options.task; };
   for (const auto& mode : modes) {

@@ -128,13 +128,29 @@ TEST_CASE("single-stream and offline on a deterministic server report its fixed 
   CHECK(fs::exists(tmp.path() / "o" / "summary.json"));
 }
 
+TEST_CASE("a single-stream run too short for its p90 is INVALID, and says why",
+          "[capacity][scenario]") {
+  testutil::TempDir tmp("servelab-md1-short");
+  const fs::path config = write_md1(tmp.path());
+  // 5 queries: a p90 needs 44 with none over it (0.9^44 < 1 - 0.99 confidence).
+  REQUIRE(simulate({config.string(), "--out", (tmp.path() / "s").string(), "-q", "--scenario",
+                    "single-stream", "--min-query-count", "5", "--min-duration-s", "0"}) == 0);
+  const std::string text = slurp(tmp.path() / "s" / "loadgen_summary.txt");
+  CHECK_THAT(text, Contains("Result is : INVALID"));
+  CHECK_THAT(text, Contains("Min queries satisfied : Yes"));
+  CHECK_THAT(text, Contains("Reason: not enough queries processed for a 90th percentile early "
+                            "stopping estimate (would need at least 44 in all)"));
+}
+
 TEST_CASE("multi-stream sends queries of N together: a query's latency is its slowest sample",
           "[capacity][scenario]") {
   testutil::TempDir tmp("servelab-md1-multi");
   const fs::path config = write_md1(tmp.path());
   // One worker, 10 ms a sample, no batching: a query of 4 ends 40 ms after it leaves.
+  // 459 queries: the fewest whose p99 LoadGen's early stopping can estimate.
   REQUIRE(simulate({config.string(), "--out", (tmp.path() / "m").string(), "-q", "--scenario",
-                    "multi-stream", "--samples-per-query", "4", "--min-duration-s", "2"}) == 0);
+                    "multi-stream", "--samples-per-query", "4", "--min-duration-s", "2",
+                    "--min-query-count", "459"}) == 0);
   const std::string one = slurp(tmp.path() / "m" / "loadgen_summary.txt");
   CHECK_THAT(one, Contains("Scenario : MultiStream"));
   CHECK_THAT(one, Contains("samples_per_query : 4"));

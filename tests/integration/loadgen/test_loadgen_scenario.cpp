@@ -57,7 +57,8 @@ TEST_CASE("load --scenario single-stream sends one at a time and reports the p90
   FixedDelayServer server(0.010);
   const fs::path dir = fs::path(SERVELAB_BINARY_DIR) / "test_loadgen_scenario_single";
   fs::remove_all(dir);
-  REQUIRE(load(dir, server.url(), {"--scenario", "single-stream", "--min-query-count", "20",
+  // 44 queries: the fewest whose p90 LoadGen's early stopping can estimate (0.9^44 < 0.01).
+  REQUIRE(load(dir, server.url(), {"--scenario", "single-stream", "--min-query-count", "44",
                                    "--min-duration-s", "0.3"}) == 0);
   const std::string text = slurp(dir / "out" / "loadgen_summary.txt");
   CHECK_THAT(text, Contains("Scenario : SingleStream") && Contains("Result is : VALID"));
@@ -72,8 +73,11 @@ TEST_CASE("load --scenario multi-stream sends each query whole after the previou
   FixedDelayServer server(0.010);
   const fs::path dir = fs::path(SERVELAB_BINARY_DIR) / "test_loadgen_scenario_multi";
   fs::remove_all(dir);
+  // Early stopping off (confidence 0): a p99 of 20 queries then counts, as 459 would take
+  // this test 18 s.
   REQUIRE(load(dir, server.url(), {"--scenario", "multi-stream", "--samples-per-query", "4",
-                                   "--min-query-count", "20", "--min-duration-s", "0.3"}) == 0);
+                                   "--min-query-count", "20", "--min-duration-s", "0.3",
+                                   "--early-stopping-confidence", "0"}) == 0);
   const std::string text = slurp(dir / "out" / "loadgen_summary.txt");
   CHECK_THAT(text, Contains("Scenario : MultiStream") && Contains("Result is : VALID"));
   CHECK(number_after(text, "99.0th percentile latency \\(ns\\)") >= 1e7);  // the delay

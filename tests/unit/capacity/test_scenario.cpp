@@ -53,6 +53,41 @@ TEST_CASE("server runs: valid only with both minimums, the percentile and early 
   CHECK_THAT(edge.reasons().back(), Contains("early stopping"));
 }
 
+TEST_CASE("single- and multi-stream runs too short for their percentile are invalid") {
+  // With none over it, a percentile p is estimated at confidence c from the fewest n with
+  // p^n < 1 - c: n = 44 for p90 (0.9^43 = 0.0108, 0.9^44 = 0.0097), 459 for p99.
+  const auto fewest = [](double p) {
+    return static_cast<size_t>(std::floor(std::log(0.01) / std::log(p))) + 1;
+  };
+  REQUIRE(fewest(0.90) == 44);
+  REQUIRE(fewest(0.99) == 459);
+  for (Scenario sc : {Scenario::kSingleStream, Scenario::kMultiStream}) {
+    ScenarioSettings s = default_settings(sc);
+    s.min_query_count = 5;
+    s.min_duration_s = 0;
+    const size_t n = fewest(s.target_percentile);
+    const RunOutcome short_run = judge_run(s, latencies(n - 1, 0.002, 0, 0), 1, 0);
+    CHECK(short_run.min_queries_ok);
+    CHECK_FALSE(short_run.valid());
+    CHECK(short_run.more_queries_needed == 1);
+    REQUIRE_FALSE(short_run.reasons().empty());
+    CHECK_THAT(short_run.reasons().back(),
+               Contains("not enough queries processed for a") &&
+                   Contains("would need at least " + std::to_string(n)));
+    CHECK(judge_run(s, latencies(n, 0.002, 0, 0), 1, 0).valid());
+  }
+  ScenarioSettings multi = default_settings(Scenario::kMultiStream);
+  multi.min_query_count = 5;
+  multi.min_duration_s = 0;
+  const std::string text = loadgen_summary(multi, judge_run(multi, latencies(10, 0.002, 0, 0), 1, 0), "x");
+  CHECK_THAT(text, Contains("Result is : INVALID") && Contains("Early stopping satisfied: NO") &&
+                       Contains("Reason: not enough queries processed for a 99th percentile"));
+  ScenarioSettings off = default_settings(Scenario::kOffline);  // throughput: no percentile
+  off.min_query_count = 5;
+  off.min_duration_s = 0;
+  CHECK(judge_run(off, latencies(10, 0.5, 0, 0), 1, 0).valid());
+}
+
 TEST_CASE("the server search brackets and bisects to the highest valid rate") {
   ScenarioSettings s = server(0.050);
   s.start_rate = 7;

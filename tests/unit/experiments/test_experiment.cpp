@@ -83,6 +83,24 @@ TEST_CASE("set with a list where the config holds one value adds a sweep axis") 
   CHECK_THROWS_AS(apply_set(spec, "engine.quantum_ms=[]"), ExperimentError);
 }
 
+TEST_CASE("set with a list on a path the config leaves out follows the key's default") {
+  auto spec = parse(kSpec);  // no cluster or simulation section, no access weights
+  apply_set(spec, "cluster.servers=[1, 2, 3, 4]");  // default one value (1 server): an axis
+  REQUIRE(spec.sweep.size() == 3);
+  CHECK(spec.sweep.back().path == "cluster.servers");
+  CHECK_FALSE(spec.base["cluster"]);
+  const auto points = expand_sweep(spec);
+  REQUIRE(points.size() == 24);
+  CHECK(resolve_config(spec, points[3], "sim", 1)["cluster"]["servers"].as<int>() == 4);
+  apply_set(spec, "engine.tiers.host.bytes=[1000, 2000]");  // default unlimited: an axis
+  CHECK(spec.sweep.size() == 4);
+  // Keys whose value is a list, or that have no default, keep a list as their value.
+  apply_set(spec, "simulation.speed_trace=[[0, 1.0], [1, 2.0]]");
+  apply_set(spec, "workload.access.weights=[1, 3]");
+  CHECK(spec.sweep.size() == 4);
+  CHECK(spec.base["simulation"]["speed_trace"].size() == 2);
+  CHECK(spec.base["workload"]["access"]["weights"].size() == 2);
+}
 
 TEST_CASE("set repetitions and seeds change the experiment, not the base config") {
   auto spec = parse(kSpec);  // repetitions: 2, seeds not given: 1, 2
