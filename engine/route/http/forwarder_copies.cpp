@@ -60,7 +60,9 @@ void Forwarder::Impl::arm_backup(std::shared_ptr<Pending> p) {
 
 void Forwarder::Impl::send_backup(std::shared_ptr<Pending> p) {
   if (p->answered || stopping) return;
-  if (p->first_started >= 0) {  // a copy runs already: a backup could only be wasted
+  // A tied request whose copy runs already: a backup could only be cancelled at once. A
+  // hedged one (no cancellation) goes all the same, as "The Tail at Scale" sends it.
+  if (options.cancel_copies && p->first_started >= 0) {
     ++backups_skipped_started;
     return;
   }

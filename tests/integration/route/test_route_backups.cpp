@@ -162,6 +162,21 @@ TEST_CASE("no backup goes when the first copy answers or starts before the delay
   CHECK(metric(servers.b1.port(), "servelab_http_requests_total{route=\"/classify/{name}\"") == 0);
 }
 
+TEST_CASE("without cancellation a hedge goes although the first copy started (The Tail at "
+          "Scale's hedged requests)", "[route][backups]") {
+  TempDir dir;
+  Pair servers(dir, 2.0);  // a request runs 2 s; its hedge goes after 1 s to the other server
+  route::RouteServerOptions o = servers.front(1.0);
+  o.forwarder.cancel_copies = false;
+  route::RouteServer front(o);
+  REQUIRE(front.start().empty());
+  const auto r = classify(front.port(), read_file(image_file("digit_7.png")));
+  CHECK(r.status == 200);
+  CHECK(r.headers.at("x-servelab-copy") == "first");  // it started 1 s before its hedge
+  CHECK(metric(front.port(), "servelab_route_backups_sent_total") == 1);
+  CHECK(metric(front.port(), "servelab_route_backups_skipped_total{reason=\"started\"") == 0);
+}
+
 TEST_CASE("a backend that accepts and never answers: the request goes to the other host, after "
           "the timeout or as a backup", "[route][backups][faults]") {
   TempDir dir;
