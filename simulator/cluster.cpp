@@ -54,11 +54,16 @@ size_t Cluster::pick_server(RequestId id, Time now) {
   const ModelId model = ctx_.model_of(id);
   // Every server, and a router that reads no load: the views of the last request serve again
   // (indices only), without a visit to each server's state.
-  if (!(everywhere_ && !router_->reads_load() && views_.size() == servers_.size())) {
+  if (!everywhere_) {  // the model's hosts, in ascending index order
+    views_.clear();
+    for (const uint32_t k : placement_.hosts[model]) {
+      const Server& s = *servers_[k];
+      views_.push_back({k, s.outstanding(), s.queued(), s.free_workers()});
+    }
+  } else if (router_->reads_load() || views_.size() != servers_.size()) {
     views_.clear();
     for (const auto& s : servers_)
-      if (everywhere_ || placement_.hosts_model(model, s->index()))
-        views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
+      views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
   }
   size_t k = router_->route(id, model, views_, now);
   if (k >= views_.size()) {
