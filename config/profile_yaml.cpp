@@ -1,6 +1,8 @@
 #include "config/profile_yaml.h"
 
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "config/yaml_util.h"
 
@@ -288,8 +290,41 @@ ProfileFile parse_profile_file(const YAML::Node& root, const std::string& file) 
   return p;
 }
 
+namespace {
+
+// The profiles parsed so far in this process, by path, with the text they were parsed from: a
+// sweep or a search reads one profile for each of its hundreds of runs, and a measured profile
+// is a megabyte of YAML, whose parsing takes far longer than reading and comparing its text.
+// A file whose text changed is parsed again. Any thread.
+class ParsedProfiles {
+ public:
+  ProfileFile load(const std::string& path) {
+    std::string text = read_text(path);  // throws ConfigError naming the file
+    {
+      std::lock_guard lock(mutex_);
+      auto it = parsed_.find(path);
+      if (it != parsed_.end() && it->second.text == text) return it->second.profile;
+    }
+    ProfileFile p = parse_profile_file(load_text(text, path), path);
+    std::lock_guard lock(mutex_);
+    parsed_.insert_or_assign(path, Entry{std::move(text), p});
+    return p;
+  }
+
+ private:
+  struct Entry {
+    std::string text;
+    ProfileFile profile;
+  };
+  std::mutex mutex_;
+  std::map<std::string, Entry> parsed_;
+};
+
+}  // namespace
+
 ProfileFile load_profile_file(const std::string& path) {
-  return parse_profile_file(load_file(path), path);
+  static ParsedProfiles profiles;
+  return profiles.load(path);
 }
 
 CostProfile parse_profile(const YAML::Node& root, const std::string& file) {

@@ -93,8 +93,6 @@ std::string as_param_string(const YAML::Node& node, const Where& w) {
   fail(w, node, "expected a scalar or a list of scalars");
 }
 
-namespace {
-
 std::string read_text(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw ConfigError("cannot read " + path + " (a directory)");
@@ -105,8 +103,6 @@ std::string read_text(const std::string& path) {
   if (in.bad()) throw ConfigError("cannot read " + path);
   return text.str();
 }
-
-}  // namespace
 
 YAML::Node load_text(const std::string& text, const std::string& name) {
   try {

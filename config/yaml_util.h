@@ -40,6 +40,8 @@ std::string as_model_name(const YAML::Node& node, const Where& w);
 // A scalar as written, or a sequence of scalars joined by commas (for PolicyParams).
 std::string as_param_string(const YAML::Node& node, const Where& w);
 
+// A file's whole text; throws ConfigError naming the file when it cannot be read.
+std::string read_text(const std::string& path);
 // Loads a YAML file; throws ConfigError naming the file on a missing file, a syntax error, a
 // key written twice or a document beyond the limits of config/yaml_limits.h.
 YAML::Node load_file(const std::string& path);

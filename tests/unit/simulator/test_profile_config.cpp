@@ -1,7 +1,11 @@
 // Cost profile interpolation (numbers worked out by hand) and the YAML readers.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 
@@ -315,4 +319,24 @@ TEST_CASE("request overhead spread and client cost: read, scaled, drawn", "[simu
   m.scale(2);
   CHECK(m.stddev == Approx(0.0004));
   CHECK(m.client == Approx(0.0002));
+}
+
+TEST_CASE("a profile file read again gives its current text's profile", "[simulator][profile]") {
+  // Runs of a sweep read one file again and again (parsed once); one rewritten in between, at
+  // the same size, must read as written now, and one that breaks must fail as before.
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("servelab-profile-" + std::to_string(::getpid()) + ".yaml"))
+                               .string();
+  auto write = [&](const std::string& text) { std::ofstream(path) << text; };
+  const std::string a = "models: {net: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 8}]}}\n";
+  const std::string b = "models: {net: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: 9}]}}\n";
+  write(a);
+  CHECK(config::load_profile(path).find("net")->batch_latency(1) == Approx(0.008));
+  CHECK(config::load_profile(path).find("net")->batch_latency(1) == Approx(0.008));
+  write(b);
+  CHECK(config::load_profile(path).find("net")->batch_latency(1) == Approx(0.009));
+  write("models: {net: {size_bytes: 1, batch_latency_ms: [{batch: 1, mean: -9}]}}\n");
+  CHECK_THROWS_AS(config::load_profile(path), ConfigError);
+  std::filesystem::remove(path);
+  CHECK_THROWS_WITH(config::load_profile(path), Contains("cannot read"));
 }
