@@ -249,6 +249,20 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
   return parse_run_config(root, path, base.empty() ? "." : base, seed);
 }
 
+namespace {
+
+// The sections every run config has, with or without models: engine (and policies),
+// workload, simulation, cluster and engine_warm_up.
+void emit_settings(const RunConfig& c, YAML::Node& r) {
+  emit_engine_section(c.engine, r);
+  r["workload"] = YAML::Load(workloads::to_yaml(c.workload))["workload"];
+  r["simulation"] = emit_simulation_section(c.simulation);
+  r["cluster"] = emit_cluster_section(c.cluster);
+  r["engine_warm_up"] = emit_warm_up(c.warm_up);
+}
+
+}  // namespace
+
 YAML::Node emit_run_config(const RunConfig& c) {
   YAML::Node r;
   r["name"] = c.name;
@@ -265,22 +279,13 @@ YAML::Node emit_run_config(const RunConfig& c) {
   if (!c.accuracy_table.empty())
     r["accuracy_table"] = fs::absolute(c.accuracy_table).lexically_normal().string();
   r["profile"] = fs::absolute(c.profile).lexically_normal().string();
-  emit_engine_section(c.engine, r);
-  r["workload"] = YAML::Load(workloads::to_yaml(c.workload))["workload"];
-  r["simulation"] = emit_simulation_section(c.simulation);
-  r["cluster"] = emit_cluster_section(c.cluster);
-  r["engine_warm_up"] = emit_warm_up(c.warm_up);
+  emit_settings(c, r);
   return r;
 }
 
 YAML::Node default_config_tree() {
-  const RunConfig c;
   YAML::Node r;
-  emit_engine_section(c.engine, r);
-  r["workload"] = YAML::Load(workloads::to_yaml(c.workload))["workload"];
-  r["simulation"] = emit_simulation_section(c.simulation);
-  r["cluster"] = emit_cluster_section(c.cluster);
-  r["engine_warm_up"] = emit_warm_up(c.warm_up);
+  emit_settings(RunConfig{}, r);
   return r;
 }
 

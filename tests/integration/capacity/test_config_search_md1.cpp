@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/subcommands.h"
+#include "tests/integration/capacity/md1_fixture.h"
 #include "tests/support/temp_dir.h"
 
 using namespace servelab;
@@ -18,22 +19,15 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-constexpr double kService = 0.010;
+constexpr double kService = test::kMd1Service;
 const std::vector<double> kRates = {30, 40, 50, 60, 70};
 
 int search(std::vector<std::string> args) {
-  args.insert(args.begin(), "search");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return cli::search_main(int(argv.size()), argv.data());
+  return test::run_command(cli::search_main, "search", std::move(args));
 }
 
 fs::path write_md1_search(const fs::path& dir) {
-  fs::create_directories(dir);
-  std::ofstream(dir / "md1-profile.yaml")
-      << "models:\n  md1:\n    size_mb: 1\n    batch_latency_ms:\n"
-         "      - {batch: 1, mean: 10.0, stddev: 0}\n"
-         "    load_ms: {disk->host: 1, host->device: 1}\n";
+  test::write_md1_profile(dir);
   std::ofstream(dir / "md1.yaml")
       << "name: md1-search\nmodels: [md1]\nprofile: md1-profile.yaml\n"
          "engine: {workers: 1, quantum_ms: 0, max_batch: 1}\n"
@@ -45,16 +39,6 @@ fs::path write_md1_search(const fs::path& dir) {
   return dir / "md1.yaml";
 }
 
-// Erlang's M/D/1 waiting-time distribution (test_sim_scenarios.cpp has the same check).
-double md1_wait_cdf(double lambda, double x) {
-  double sum = 0;
-  for (int k = 0; k <= static_cast<int>(std::floor(x / kService)); ++k) {
-    const double a = lambda * (k * kService - x);
-    sum += std::pow(a, k) / std::tgamma(k + 1) * std::exp(-a);
-  }
-  return (1 - lambda * kService) * sum;
-}
-
 }  // namespace
 
 TEST_CASE("search on M/D/1 rates picks the highest rate whose closed-form p99 is within 50 ms",
@@ -62,7 +46,7 @@ TEST_CASE("search on M/D/1 rates picks the highest rate whose closed-form p99 is
   // The closed form's answer, with every rate of the grid clear of the bound by a margin.
   double expected = 0;
   for (double r : kRates) {
-    const double p = md1_wait_cdf(r, 0.050 - kService);
+    const double p = test::md1_wait_cdf(r, 0.050 - kService);
     REQUIRE(std::abs(p - 0.99) > 0.002);  // no rate sits on the edge
     if (p >= 0.99) expected = r;
   }

@@ -14,6 +14,7 @@
 
 #include "cli/search_page.h"
 #include "cli/subcommands.h"
+#include "tests/integration/capacity/md1_fixture.h"
 #include "tests/support/temp_dir.h"
 
 using namespace servelab;
@@ -21,24 +22,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double kService = 0.010;  // s
+constexpr double kService = test::kMd1Service;
 constexpr double kRate = 250;       // requests/s into the cluster
 constexpr double kBoundMs = 300;
 constexpr double kHostBytes = 2e9;
 
 int search(std::vector<std::string> args) {
-  args.insert(args.begin(), "search");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return cli::search_main(int(argv.size()), argv.data());
+  return test::run_command(cli::search_main, "search", std::move(args));
 }
 
 fs::path write_cluster_config(const fs::path& dir) {
-  fs::create_directories(dir);
-  std::ofstream(dir / "md1-profile.yaml")
-      << "models:\n  md1:\n    size_mb: 1\n    batch_latency_ms:\n"
-         "      - {batch: 1, mean: 10.0, stddev: 0}\n"
-         "    load_ms: {disk->host: 1, host->device: 1}\n";
+  test::write_md1_profile(dir);
   std::ofstream(dir / "cluster.yaml")
       << "name: md1-cluster\nmodels: [md1]\nprofile: md1-profile.yaml\n"
          "engine: {workers: 1, quantum_ms: 0, max_batch: 1, tiers: {host: {bytes: 2000000000}}}\n"
@@ -50,20 +44,10 @@ fs::path write_cluster_config(const fs::path& dir) {
   return dir / "cluster.yaml";
 }
 
-// Erlang's M/D/1 waiting-time distribution P(W <= x) at arrival rate `lambda`.
-double md1_wait_cdf(double lambda, double x) {
-  double sum = 0;
-  for (int k = 0; k <= static_cast<int>(std::floor(x / kService)); ++k) {
-    const double a = lambda * (k * kService - x);
-    sum += std::pow(a, k) / std::tgamma(k + 1) * std::exp(-a);
-  }
-  return (1 - lambda * kService) * sum;
-}
-
 // The p99 latency (ms) of an M/D/1 server at `lambda`: service plus the wait's p99, to 0.1 ms.
 double md1_p99_ms(double lambda) {
   double wait = 0;
-  while (md1_wait_cdf(lambda, wait) < 0.99) wait += 0.0001;
+  while (test::md1_wait_cdf(lambda, wait) < 0.99) wait += 0.0001;
   return (wait + kService) * 1000;
 }
 
@@ -72,7 +56,7 @@ int expected_servers() {
   for (int n = 1; n <= 4; ++n) {
     const double lambda = kRate / n;
     if (lambda * kService >= 1) continue;  // overloaded: the queue grows without bound
-    const double p = md1_wait_cdf(lambda, kBoundMs / 1000 - kService);
+    const double p = test::md1_wait_cdf(lambda, kBoundMs / 1000 - kService);
     REQUIRE(p > 0.995);  // clear of the bound, not on its edge
     return n;
   }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/subcommands.h"
+#include "tests/integration/capacity/md1_fixture.h"
 #include "tests/support/temp_dir.h"
 
 using namespace servelab;
@@ -19,13 +20,10 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-constexpr double kService = 0.010;  // seconds a request
+constexpr double kService = test::kMd1Service;
 
 int simulate(std::vector<std::string> args) {
-  args.insert(args.begin(), "simulate");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return cli::simulate_main(int(argv.size()), argv.data());
+  return test::run_command(cli::simulate_main, "simulate", std::move(args));
 }
 
 std::string slurp(const fs::path& p) {
@@ -37,11 +35,7 @@ std::string slurp(const fs::path& p) {
 
 // An M/D/1 server: one model costing exactly 10 ms, one worker, served as it arrives.
 fs::path write_md1(const fs::path& dir) {
-  fs::create_directories(dir);
-  std::ofstream(dir / "md1-profile.yaml")
-      << "models:\n  md1:\n    size_mb: 1\n    batch_latency_ms:\n"
-         "      - {batch: 1, mean: 10.0, stddev: 0}\n"
-         "    load_ms: {disk->host: 1, host->device: 1}\n";
+  test::write_md1_profile(dir);
   std::ofstream(dir / "md1.yaml")
       << "name: md1\nmodels: [md1]\nprofile: md1-profile.yaml\n"
          "engine: {workers: 1, quantum_ms: 0, max_batch: 1}\n"
@@ -51,24 +45,12 @@ fs::path write_md1(const fs::path& dir) {
   return dir / "md1.yaml";
 }
 
-// Erlang (1909): for M/D/1 with service D and rho = lambda D,
-//   P(W <= x) = (1 - rho) sum_{k=0}^{floor(x/D)} (lambda (k D - x))^k / k! e^{-lambda (k D - x)}.
-double md1_wait_cdf(double lambda, double x) {
-  const double rho = lambda * kService;
-  double sum = 0;
-  for (int k = 0; k <= static_cast<int>(std::floor(x / kService)); ++k) {
-    const double a = lambda * (k * kService - x);
-    sum += std::pow(a, k) / std::tgamma(k + 1) * std::exp(-a);
-  }
-  return (1 - rho) * sum;
-}
-
 // The rate at which the sojourn's `p` quantile is `bound`: P(W <= bound - D) = p.
 double md1_rate_for(double bound, double p) {
   double lo = 0.1, hi = 1 / kService - 1e-9;
   for (int i = 0; i < 100; ++i) {
     const double mid = (lo + hi) / 2;
-    (md1_wait_cdf(mid, bound - kService) >= p ? lo : hi) = mid;
+    (test::md1_wait_cdf(mid, bound - kService) >= p ? lo : hi) = mid;
   }
   return lo;
 }
@@ -82,8 +64,8 @@ double number_after(const std::string& text, const std::string& label) {
 }  // namespace
 
 TEST_CASE("Erlang's M/D/1 formula holds where it is plain to check") {
-  CHECK(md1_wait_cdf(50, 0) == Approx(0.5));          // P(W = 0) = 1 - rho
-  CHECK(md1_wait_cdf(50, 0.0099) == Approx(0.5 * std::exp(0.5 * 0.99)));  // k = 0 only
+  CHECK(test::md1_wait_cdf(50, 0) == Approx(0.5));          // P(W = 0) = 1 - rho
+  CHECK(test::md1_wait_cdf(50, 0.0099) == Approx(0.5 * std::exp(0.5 * 0.99)));  // k = 0 only
 }
 
 TEST_CASE("the server scenario on M/D/1 finds the rate queueing theory gives for its p99 bound",
