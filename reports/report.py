@@ -13,6 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import contour  # noqa: E402
 import page  # noqa: E402
 import plots  # noqa: E402
 import results_db  # noqa: E402
@@ -81,6 +82,8 @@ def main(argv=None):
         if fig.get("kind") == "timeline":
             files = timeline.render(exp, fig, base, formats=args.formats.split(","))
             fig = timeline.table_spec(fig)  # its table: one row per point, by series and row
+        elif fig.get("kind") == "contour":
+            files = contour.render(exp, fig, base, formats=args.formats.split(","))
         elif fig.get("kind") == "stacked":
             files = stacked.render(exp, fig, base, formats=args.formats.split(","))
         else:

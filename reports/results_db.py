@@ -42,6 +42,12 @@ METRIC_LABELS = {
     "share_queue": "queue share of the no-sharing time",
     "share_other": "HTTP and preprocessing share of the no-sharing time",
     "latency_p999_ms": "p99.9 latency (ms)",
+    # TrIMS figure 11 (scripts/trims_workload.py).
+    "batch_speedup": "batch execution time, no sharing over TrIMS",
+    "gpu_hit_ratio": "share of requests served without a load",
+    "latency_p95_ms": "p95 latency with TrIMS (ms)",
+    "private_latency_p95_ms": "p95 latency without sharing (ms)",
+    "models_run": "models run",
     "backup_extra_load": "extra load (copies sent / requests)",
     "backup_wasted_s": "wasted work (server s)",
 }

@@ -163,16 +163,30 @@ void Server::dispatch(const Batch& b, Time now) {
   w.busy = true;
   w.batch = b.id;
   w.model = b.model;
+  w.size = static_cast<uint32_t>(b.requests.size());
   ++busy_workers_;
   ++batches_;
   batched_requests_ += b.requests.size();
-  const Time cost = machine_.batch_cost(b.model, static_cast<uint32_t>(b.requests.size()), now,
-                                        w.idle_since, emptied_at_ >= w.idle_since);
-  ++ctx_.in_flight;
-  if (ctx_.cores) ctx_.cores->start(*this, b.worker, cost, now);
-  else ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, b.worker);
+  ++ctx_.in_flight;  // until the batch is done (its private load included)
+  if (ctx_.setup.private_loads) {
+    const Time loaded = post_on_loader({b.model, Tier::Disk, ctx_.setup.control.exec_tier}, now);
+    ctx_.sim.schedule<&Server::on_private_load_done>(loaded, this, b.worker);
+  } else {
+    compute(b.worker, now);
+  }
   if (notify_dequeues_)
     for (const Request& r : b.requests) sink_.on_dequeued(*this, r.id, now);
+}
+
+void Server::on_private_load_done(WorkerId worker, Time now) { compute(worker, now); }
+
+// Worker `worker`'s batch computes from `now` on (alone, or on the shared cores).
+void Server::compute(WorkerId worker, Time now) {
+  const Worker& w = workers_[worker];
+  const Time cost =
+      machine_.batch_cost(w.model, w.size, now, w.idle_since, emptied_at_ >= w.idle_since);
+  if (ctx_.cores) ctx_.cores->start(*this, worker, cost, now);
+  else ctx_.sim.schedule<&Server::on_batch_done>(now + cost, this, worker);
 }
 
 // The loader is one FIFO server, as the engine's loader thread is: a costed eviction (the
@@ -187,10 +201,15 @@ void Server::occupy_loader(const EvictAction& e, Time now) {
 
 void Server::load(const LoadAction& l, Time now) {
   ++ctx_.in_flight;
+  ctx_.sim.schedule<&Server::on_load_done>(post_on_loader(l, now), this, LoadDone{l.model, l.to});
+}
+
+// Queues load `l` on the loader; returns when it ends.
+Time Server::post_on_loader(const LoadAction& l, Time now) {
   const Time start = std::max(now, loader_busy_until_);
   loader_busy_until_ = loader_idle_since_ =
       start + machine_.load_cost(l, now, start, emptied_at_ >= loader_idle_since_);
-  ctx_.sim.schedule<&Server::on_load_done>(loader_busy_until_, this, LoadDone{l.model, l.to});
+  return loader_busy_until_;
 }
 
 void Server::complete(const RequestOutcome& o, Time now) {

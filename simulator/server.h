@@ -83,6 +83,8 @@ class Server {
     Tier to;
   };
   void on_load_done(LoadDone done, Time now);
+  // simulation.weights: private: a batch's own copy of its model is loaded; it computes now.
+  void on_private_load_done(WorkerId worker, Time now);
   void on_timer(uint64_t generation, Time now);
 
  private:
@@ -90,12 +92,15 @@ class Server {
     bool busy = false;
     BatchId batch = 0;
     ModelId model = 0;
+    uint32_t size = 0;    // its batch's requests
     Time idle_since = 0;  // when its last batch ended (the run's start before its first)
   };
 
   struct Carrier;
   void carry_out(Time now);
   void dispatch(const Batch& b, Time now);
+  void compute(WorkerId worker, Time now);
+  Time post_on_loader(const LoadAction& l, Time now);
   void check_requests(const Batch& b);
   void occupy_loader(const EvictAction& e, Time now);
   void load(const LoadAction& l, Time now);

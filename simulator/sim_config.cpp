@@ -45,6 +45,23 @@ void copy_simulation_section(const config::SimulationSection& in, SimulationSetu
   s.jitter = in.jitter;
   s.client_timeout = in.client_timeout;
   s.cancel_delay = in.cancel_delay;
+  s.private_loads = in.private_loads;
+}
+
+// simulation.weights: private costs each batch its own load; the controller's tiers must then
+// hold every model from the start, so that it never loads or evicts one itself.
+void check_private_loads(const SimulationSetup& s) {
+  if (!s.private_loads) return;
+  for (int t = int(Tier::Host); t <= int(s.control.exec_tier); ++t) {
+    const TierBudget& b = s.control.budgets[t];
+    if (b.bytes != UINT64_MAX || b.models != UINT32_MAX)
+      throw ConfigError(std::string("engine.tiers.") + tier_name(Tier(t)) +
+                        ": a budget; with private weights every batch loads its own copy, so "
+                        "the tiers up to the executing one must be unlimited");
+  }
+  if (s.preload_tier < s.control.exec_tier)
+    throw ConfigError(std::string("simulation.preload: with private weights it must reach the "
+                                  "executing tier (") + tier_name(s.control.exec_tier) + ")");
 }
 
 // The way into a group is one request for all its members: their largest overheads.
@@ -115,6 +132,7 @@ SimulationSetup build_setup(const config::RunConfig& run) {
   copy_simulation_section(run.simulation, s);
   if (run.simulation.machine.speed_drift) s.speed_drift = file.speed_drift;
   if (run.simulation.machine.idle_slowdown) s.idle_slowdown = file.idle_slowdown;
+  check_key(run, "simulation.weights", [&] { check_private_loads(s); });
   scale_costs(s, run.simulation.cost_scale);
   add_groups(run, s);
   s.cluster = run.cluster;

@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""Test: TrIMS figure 11's driver (scripts/trims_workload.py) through `servelab simulate` on
+the paper's profile, against numbers worked out from the profile by hand: one model at one
+request in flight misses once with the store (disk -> host -> device, then compute) and hits
+every later request (compute alone), while without sharing every request loads its own copy,
+so the p95 ratio is (load + compute) / compute and the batch's (n (load + compute)) /
+(load + n compute). Then the page (kind: contour) is drawn from a 2 x 2 grid.
+
+Usage: check_trims_workload.py SERVELAB"""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+sys.path.insert(0, os.path.join(SRC, "scripts"))
+sys.path.insert(0, os.path.join(SRC, "reports"))
+import results_db  # noqa: E402
+import trims_workload  # noqa: E402
+
+REQUESTS = 200
+
+
+def profile_entry(name):
+    with open(os.path.join(SRC, "experiments", "profiles", "trims-table3.yaml")) as f:
+        return yaml.safe_load(f)["models"][name]
+
+
+def run(servelab, out, fractions, concurrency):
+    subprocess.run(["/usr/bin/python3", os.path.join(SRC, "scripts", "trims_workload.py"),
+                    servelab, out, "--requests", str(REQUESTS), "--seeds", "1",
+                    "--fractions", fractions, "--concurrency", concurrency],
+                   check=True, stdout=subprocess.DEVNULL)
+    return results_db.load(os.path.join(out, "trims-workload"))
+
+
+def check_one_model(servelab, tmp):
+    exp = run(servelab, os.path.join(tmp, "one"), "0.01", "1")
+    with open(trims_workload.RUN_CONFIG) as f:
+        models = yaml.safe_load(f)["models"]
+    (name,) = trims_workload.chosen_models(models, 0.01, 1)
+    p = profile_entry(name)
+    compute = p["batch_latency_ms"][0]["mean"]
+    load = p["load_ms"]["disk->host"] + p["load_ms"]["host->device"]
+    (pid,) = exp.points
+    got = {m: exp.value("sim", pid, m)[0] for m in ("speedup", "batch_speedup", "gpu_hit_ratio")}
+    want = {"speedup": (load + compute) / compute,
+            "batch_speedup": REQUESTS * (load + compute) / (load + REQUESTS * compute),
+            "gpu_hit_ratio": (REQUESTS - 1) / REQUESTS}
+    for metric, value in want.items():
+        assert math.isclose(got[metric], value, rel_tol=1e-6), (name, metric, got[metric], value)
+    print(f"one model ({name}): speedup {got['speedup']:.3f}, batch {got['batch_speedup']:.3f}")
+
+
+def check_page(servelab, tmp):
+    out = os.path.join(tmp, "grid")
+    exp = run(servelab, out, "0.1,0.5", "1,2")
+    assert len(exp.points) == 4 and all(exp.value("sim", pid, "speedup")[2] == 1
+                                        for pid in exp.points)
+    results = os.path.join(out, "trims-workload")
+    subprocess.run(["/usr/bin/python3", os.path.join(SRC, "reports", "report.py"), results],
+                   check=True, stdout=subprocess.DEVNULL)
+    for f in ("speedup.png", "batch.png", "report.md"):
+        assert os.path.getsize(os.path.join(results, "report", f)) > 0, f
+    with open(os.path.join(results, "report", "report.md")) as f:
+        text = f.read()
+    assert "TrIMS figure 11" in text and "speedup" in text, text[:500]
+
+
+def main():
+    servelab = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        check_one_model(servelab, tmp)
+        check_page(servelab, tmp)
+    print("trims workload: ok")
+
+
+if __name__ == "__main__":
+    main()
