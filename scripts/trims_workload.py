@@ -44,7 +44,9 @@ def chosen_models(all_models, fraction, seed):
     return order[:max(1, round(fraction * len(order)))]
 
 
-def simulate(servelab, out, models, concurrency, seed, requests, private):
+def simulate(servelab, out, models, concurrency, seed, requests, private, preload=None):
+    """The completed requests (read_requests) of one run of RUN_CONFIG with these settings;
+    `preload` (none | host | device) overrides the store's start (the config's: empty)."""
     sets = {
         "models": "[" + ", ".join(models) + "]",
         "engine.workers": str(concurrency),
@@ -53,6 +55,8 @@ def simulate(servelab, out, models, concurrency, seed, requests, private):
         "workload.arrival": f"{{type: closed, concurrency: {concurrency}, seed: {seed}}}",
         "workload.access": f"{{type: pareto, alpha: 1, seed: {seed}}}",
     }
+    if preload:
+        sets["simulation.preload"] = preload
     if private:  # every request's own copy: nothing kept, so no budget and nothing to load
         sets.update({"simulation.weights": "private", "simulation.preload": "device",
                      "engine.tiers": "{}"})

@@ -4,7 +4,8 @@ the paper's profile, against numbers worked out from the profile by hand: one mo
 request in flight misses once with the store (disk -> host -> device, then compute) and hits
 every later request (compute alone), while without sharing every request loads its own copy,
 so the p95 ratio is (load + compute) / compute and the batch's (n (load + compute)) /
-(load + n compute). Then the page (kind: contour) is drawn from a 2 x 2 grid.
+(load + n compute); figure 8's first answers likewise (scripts/trims_cold_start.py). Then the
+page (kind: contour) is drawn from a 2 x 2 grid.
 
 Usage: check_trims_workload.py SERVELAB"""
 import math
@@ -70,10 +71,28 @@ def check_page(servelab, tmp):
     assert "TrIMS figure 11" in text and "speedup" in text, text[:500]
 
 
+def check_cold_start(servelab, tmp):
+    """Figure 8 at paper scale: resident on the GPU a first answer is its compute, from disk
+    (no sharing overhead simulated) what no sharing pays."""
+    out = os.path.join(tmp, "cold")
+    subprocess.run(["/usr/bin/python3", os.path.join(SRC, "scripts", "trims_cold_start.py"),
+                    servelab, out, "--models", "vgg16-sod,squeezenet-v1.1"],
+                   check=True, stdout=subprocess.DEVNULL)
+    exp = results_db.load(os.path.join(out, "trims-speedup-paper"))
+    for pid, point in exp.points.items():
+        p = profile_entry(point["params"]["model"])
+        compute = p["batch_latency_ms"][0]["mean"]
+        load = p["load_ms"]["disk->host"] + p["load_ms"]["host->device"]
+        want = (load + compute) / compute if point["params"]["case"] == "store-warm" else 1.0
+        got = exp.value("sim", pid, "speedup")[0]
+        assert math.isclose(got, want, rel_tol=1e-6), (point, got, want)
+
+
 def main():
     servelab = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
         check_one_model(servelab, tmp)
+        check_cold_start(servelab, tmp)
         check_page(servelab, tmp)
     print("trims workload: ok")
 
