@@ -69,6 +69,11 @@ def check_page(servelab, tmp):
     with open(os.path.join(results, "report", "report.md")) as f:
         text = f.read()
     assert "TrIMS figure 11" in text and "speedup" in text, text[:500]
+    # The page follows the rules every page does (reports/page_rules.py).
+    subprocess.run(["/usr/bin/python3", os.path.join(SRC, "reports", "index.py"), out],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["/usr/bin/python3", os.path.join(SRC, "reports", "page_rules.py"), out],
+                   check=True, stdout=subprocess.DEVNULL)
 
 
 def check_cold_start(servelab, tmp):
