@@ -70,14 +70,15 @@ def simulate(servelab, out, models, concurrency, seed, requests, private, preloa
 
 
 def read_requests(path):
-    """[(model, latency s, waited for a load)] of the completed requests, in id order."""
+    """[(model, latency s, waited for a load, arrival, finish, start)] of the completed
+    requests, in id order (times in seconds; start: its batch's compute began)."""
     rows = []
     with open(path) as f:
         for r in csv.DictReader(f):
             if r["status"] == "ok":
                 rows.append((r["model"], float(r["finish"]) - float(r["arrival"]),
                              r["waited_for_load"] == "1", float(r["arrival"]),
-                             float(r["finish"])))
+                             float(r["finish"]), float(r["start"])))
     return rows
 
 

@@ -77,8 +77,9 @@ def check_page(servelab, tmp):
 
 
 def check_cold_start(servelab, tmp):
-    """Figure 8 at paper scale: resident on the GPU a first answer is its compute, from disk
-    (no sharing overhead simulated) what no sharing pays."""
+    """Figures 8 and 9 at paper scale: resident on the GPU a first answer is its compute, from
+    disk (no sharing overhead simulated) what no sharing pays, and no sharing's parts are the
+    profile's read, copy and compute."""
     out = os.path.join(tmp, "cold")
     subprocess.run(["/usr/bin/python3", os.path.join(SRC, "scripts", "trims_cold_start.py"),
                     servelab, out, "--models", "vgg16-sod,squeezenet-v1.1"],
@@ -91,6 +92,18 @@ def check_cold_start(servelab, tmp):
         want = (load + compute) / compute if point["params"]["case"] == "store-warm" else 1.0
         got = exp.value("sim", pid, "speedup")[0]
         assert math.isclose(got, want, rel_tol=1e-6), (point, got, want)
+    # Figure 9 at paper scale: the no-sharing first answer's parts are the profile's.
+    split = results_db.load(os.path.join(out, "trims-breakdown-paper"))
+    for pid, point in split.points.items():
+        if point["params"]["model"] == "mean" or point["params"]["weight_store"]:
+            continue
+        p = profile_entry(point["params"]["model"])
+        compute = p["batch_latency_ms"][0]["mean"]
+        read, copy = p["load_ms"]["disk->host"], p["load_ms"]["host->device"]
+        for metric, part in (("share_read", read), ("share_copy", copy),
+                             ("share_compute", compute)):
+            got = split.value("sim", pid, metric)[0]
+            assert math.isclose(got, part / (read + copy + compute), rel_tol=1e-6), (point, metric)
 
 
 def main():
