@@ -34,21 +34,22 @@ class VectorChunks final : public ValueChunks {
   const std::vector<double>& values_;
 };
 
-// Several sources, one after the other (a run's latencies: each model's store).
+// Several sources, one after the other (a run's latencies: each model's store). The parts
+// must not grow while it is in use: their total is counted once, since the percentile
+// selections ask for it per sample and a run may have thousands of parts.
 class JoinedChunks final : public ValueChunks {
  public:
-  explicit JoinedChunks(std::vector<const ValueChunks*> parts) : parts_(std::move(parts)) {}
-  size_t size() const override {
-    size_t n = 0;
-    for (const ValueChunks* p : parts_) n += p->size();
-    return n;
+  explicit JoinedChunks(std::vector<const ValueChunks*> parts) : parts_(std::move(parts)) {
+    for (const ValueChunks* p : parts_) size_ += p->size();
   }
+  size_t size() const override { return size_; }
   void for_each(const Visit& visit) const override {
     for (const ValueChunks* p : parts_) p->for_each(visit);
   }
 
  private:
   std::vector<const ValueChunks*> parts_;
+  size_t size_ = 0;
 };
 
 }  // namespace servelab::results

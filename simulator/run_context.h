@@ -5,6 +5,7 @@
 // Owned by simulate(); parts hold a reference for the run's duration. One thread.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@
 #include "simulator/schedule.h"
 #include "simulator/simulation.h"
 #include "simulator/simulator.h"
+
+namespace servelab {
+struct MachineTables;
+}
 
 namespace servelab::sim {
 
@@ -35,6 +40,9 @@ struct RunContext {
   uint64_t in_flight = 0;
   // The cores the servers' batches share (cluster.cores); null: a core per worker.
   SharedCores* cores = nullptr;
+  // The machine's terms every server draws from (calibration/terms/machine_model.h), built
+  // once for the run; null: each server builds its own.
+  std::shared_ptr<const MachineTables> machine;
   using State = RecordWindow::State;
   static constexpr State Open = RecordWindow::Open, Done = RecordWindow::Done,
                          GivenUp = RecordWindow::GivenUp;

@@ -28,9 +28,14 @@ MachineTerms machine_terms(const SimulationSetup& s) {
 
 }  // namespace
 
+std::shared_ptr<const MachineTables> machine_tables(const SimulationSetup& setup) {
+  return std::make_shared<const MachineTables>(machine_terms(setup));
+}
+
 Server::Server(RunContext& ctx, OutcomeSink& sink, uint32_t index, uint64_t seed)
     : ctx_(ctx), sink_(sink), index_(index), ctl_(ctx.setup.control),
-      contract_(ctx.setup.control), machine_(machine_terms(ctx.setup), seed),
+      contract_(ctx.setup.control),
+      machine_(ctx.machine ? ctx.machine : machine_tables(ctx.setup), seed),
       workers_(ctx.setup.control.workers) {}
 
 // Models are made resident in model order as far as tier budgets allow, every tier up to the

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <span>
@@ -26,6 +27,9 @@
 namespace servelab::sim {
 
 class Server;
+
+// The machine's terms of `setup`, for its servers to share (RunContext::machine).
+std::shared_ptr<const MachineTables> machine_tables(const SimulationSetup& setup);
 
 // Who learns what happened to each request a server finished, and whether the whole system
 // is quiet (for the stall check of a server's timer).

@@ -111,6 +111,7 @@ SimulationResult simulate(const SimulationSetup& setup, Schedule& schedule,
   SimulationResult result;
   Simulation sim(make_event_list(setup.event_list));
   RunContext ctx(sim, setup, schedule, result, sink);
+  ctx.machine = machine_tables(setup);
   std::unique_ptr<SharedCores> cores = shared_cores(sim, setup);
   ctx.cores = cores.get();
   Cluster cluster(ctx);

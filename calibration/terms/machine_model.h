@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <random>
 #include <vector>
@@ -41,10 +42,31 @@ struct MachineTerms {
   Tier exec_tier = Tier::Host;                    // where a miss loads to
 };
 
+// Per model: what every server's draws read.
+struct ModelTerms {
+  const ModelProfile* profile = nullptr;
+  const RequestOverhead* overhead = nullptr;
+  bool served_miss = false;        // the overhead measured a served miss (its load and batch)
+  double served_idle_ratio = 0;    // served idle batch / the profile's batch of 1 (0: none)
+  double served_sample_scale = 0;  // served miss mean / its samples' mean (0: no samples)
+};
+
+// The terms and the per-model constants derived from them, built once for a run and shared,
+// read-only, by its servers' models: N servers read one copy of a model's terms, which stays
+// in cache from one server's request to the next's.
+struct MachineTables {
+  explicit MachineTables(MachineTerms terms);
+  MachineTerms terms;
+  std::vector<ModelTerms> models;  // by model
+};
+
 class MachineModel {
  public:
   // `seed`: the server's; its batch, load and course streams derive from it.
-  MachineModel(const MachineTerms& terms, uint64_t seed);
+  MachineModel(const MachineTerms& terms, uint64_t seed)
+      : MachineModel(std::make_shared<const MachineTables>(terms), seed) {}
+  // The same on tables other servers of the run share.
+  MachineModel(std::shared_ptr<const MachineTables> tables, uint64_t seed);
 
   // A batch of `size` requests of `model` that starts at `now` on a worker idle since
   // `idle_since`; `emptied_while_idle`: the server held no request at some moment since then
@@ -64,7 +86,7 @@ class MachineModel {
   double idle_factor(ModelId model, Time idle) const;
   Time served_wait(const LoadAction& l, Time draw);
 
-  MachineTerms terms_;
+  std::shared_ptr<const MachineTables> tables_;  // shared with the run's other servers
   std::mt19937_64 rng_;       // batch latency draws
   std::mt19937_64 load_rng_;  // load time draws (own stream: profiles without load samples
                               // keep their batch draws as they were)
@@ -73,9 +95,7 @@ class MachineModel {
   std::optional<SpeedCourse> course_;
   const IdleSlowdown* idle_slowdown_ = nullptr;  // applies (profile's speeds, points measured)
   bool served_terms_ = false;                    // the served extra and misses apply
-  std::vector<double> served_idle_ratio_;        // per model: served idle batch / profile's
   std::vector<uint8_t> served_miss_next_;        // per model: next batch follows a served miss
-  std::vector<double> served_sample_scale_;      // per model: served mean / its samples' mean
 };
 
 }  // namespace servelab

@@ -83,3 +83,22 @@ TEST_CASE("machine model: a speed trace scales every cost and leaves the profile
   CHECK(speed_factor_at({}, 3.0) == 1.0);
   CHECK(speed_factor_at(f.trace, -1.0) == 1.0);
 }
+
+TEST_CASE("machine model: servers on one shared table draw as each on its own, and keep their "
+          "own served-miss state", "[simulator][machine]") {
+  Fixture f;
+  f.profile.batches[0].stddev = 0.002;  // noise on: the draws come from each server's seed
+  f.overhead.served_miss_load = 0.080;
+  f.overhead.served_miss_batch = 0.025;
+  MachineTerms t = f.terms();
+  t.noise = CostNoise::Normal;
+  auto shared = std::make_shared<const MachineTables>(t);
+  MachineModel a(shared, 7), b(shared, 8), own_a(t, 7), own_b(t, 8);
+  const LoadAction to_device{0, Tier::Host, Tier::Device};
+  // Server a serves a miss from empty: its next batch pays the served first batch; b's not.
+  CHECK(a.load_cost(to_device, 1.0, 1.0, true) == own_a.load_cost(to_device, 1.0, 1.0, true));
+  for (int i = 0; i < 3; ++i) {
+    CHECK(a.batch_cost(0, 1, 1.1, 1.0, false) == own_a.batch_cost(0, 1, 1.1, 1.0, false));
+    CHECK(b.batch_cost(0, 1, 1.1, 1.0, false) == own_b.batch_cost(0, 1, 1.1, 1.0, false));
+  }
+}
