@@ -72,13 +72,7 @@ def render(exp, fig, out_base, formats=("png", "svg")):
                          f"{METRIC_LABELS.get(metric, metric)}", fontsize=9)
     f.suptitle(fig.get("title") or fig.get("id", ""), fontsize=11)
     f.tight_layout(rect=(0, 0, 1, 0.95))
-    paths = []
-    for fmt in formats:
-        path = f"{out_base}.{fmt}"
-        f.savefig(path, dpi=110, bbox_inches="tight")
-        paths.append(path)
-    plt.close(f)
-    return paths
+    return plots.save_figure(f, out_base, formats)
 
 
 def _value(exp, path, x):

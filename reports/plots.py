@@ -287,6 +287,11 @@ def render(exp, fig, out_base, formats=("png", "svg")):
     _untangle_tick_labels(f, axes[-1])
     f.tight_layout(rect=layout_rect)
     f.suptitle(title, y=1 - 0.05 / f.get_figheight(), fontsize=11, va="top")
+    return save_figure(f, out_base, formats)
+
+
+def save_figure(f, out_base, formats):
+    """Writes matplotlib figure `f` to out_base.<fmt> per format, closes it; returns the paths."""
     paths = []
     for fmt in formats:
         path = f"{out_base}.{fmt}"

@@ -58,10 +58,4 @@ def render(exp, fig, out_base, formats=("png", "svg")):
              bbox_to_anchor=(0.5, 0.0))
     f.tight_layout(rect=(0, 0.2, 1, 0.93))
     f.suptitle(fig.get("title") or fig.get("id", ""), y=0.99, fontsize=11, va="top")
-    paths = []
-    for fmt in formats:
-        path = f"{out_base}.{fmt}"
-        f.savefig(path, dpi=110, bbox_inches="tight")
-        paths.append(path)
-    plt.close(f)
-    return paths
+    return plots.save_figure(f, out_base, formats)

@@ -154,10 +154,4 @@ def render(exp, fig, out_base, formats=("png", "svg")):
     f.tight_layout(rect=(0, 0, 1, 1 - 0.6 / f.get_figheight()))
     f.suptitle(fig.get("title") or fig.get("id", ""), y=1 - 0.05 / f.get_figheight(),
                fontsize=11, va="top")
-    paths = []
-    for fmt in formats:
-        path = f"{out_base}.{fmt}"
-        f.savefig(path, dpi=110, bbox_inches="tight")
-        paths.append(path)
-    plt.close(f)
-    return paths
+    return plots.save_figure(f, out_base, formats)

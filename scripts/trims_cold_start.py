@@ -31,8 +31,7 @@ def first_answer(servelab, tmp, model, case):
     private, preload = CASES[case]
     (row,) = trims_workload.simulate(servelab, os.path.join(tmp, case), [model], 1, 1, 1,
                                      private, preload)
-    _, latency, _, arrival, finish, start = row
-    return latency, start - arrival, finish - start
+    return row.latency, row.start - row.arrival, row.finish - row.start
 
 
 def split(t):

@@ -15,6 +15,7 @@ Usage: trims_workload.py SERVELAB OUT_DIR [--requests N] [--seeds 1,2,3]
                          [--fractions 0.1,0.5] [--concurrency 1,4]
 """
 import argparse
+import collections
 import csv
 import json
 import math
@@ -33,7 +34,9 @@ import store_results  # noqa: E402
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SPEC = os.path.join(ROOT, "experiments", "trims", "workload.yaml")
 RUN_CONFIG = os.path.join(ROOT, "experiments", "trims", "configs", "workload-run.yaml")
-P95_MIN_REQUESTS = 1   # a model run at least once has a p95 (its only latency, if once)
+# A completed request of a run: its model, latency, whether it waited for a load, and when it
+# was sent, finished and its batch began computing (seconds).
+Row = collections.namedtuple("Row", "model latency waited arrival finish start")
 
 
 def chosen_models(all_models, fraction, seed):
@@ -70,15 +73,14 @@ def simulate(servelab, out, models, concurrency, seed, requests, private, preloa
 
 
 def read_requests(path):
-    """[(model, latency s, waited for a load, arrival, finish, start)] of the completed
-    requests, in id order (times in seconds; start: its batch's compute began)."""
+    """The completed requests (Row), in id order."""
     rows = []
     with open(path) as f:
         for r in csv.DictReader(f):
             if r["status"] == "ok":
-                rows.append((r["model"], float(r["finish"]) - float(r["arrival"]),
-                             r["waited_for_load"] == "1", float(r["arrival"]),
-                             float(r["finish"]), float(r["start"])))
+                arrival, finish = float(r["arrival"]), float(r["finish"])
+                rows.append(Row(r["model"], finish - arrival, r["waited_for_load"] == "1",
+                                arrival, finish, float(r["start"])))
     return rows
 
 
@@ -93,13 +95,13 @@ def percentile(values, q):
 
 def p95_by_model(rows):
     by = {}
-    for model, latency, *_ in rows:
-        by.setdefault(model, []).append(latency)
-    return {m: percentile(v, 0.95) for m, v in by.items() if len(v) >= P95_MIN_REQUESTS}
+    for r in rows:
+        by.setdefault(r.model, []).append(r.latency)
+    return {m: percentile(v, 0.95) for m, v in by.items()}
 
 
 def makespan(rows):
-    return max(r[4] for r in rows) - min(r[3] for r in rows)
+    return max(r.finish for r in rows) - min(r.arrival for r in rows)
 
 
 def point_metrics(shared, private):
@@ -109,9 +111,9 @@ def point_metrics(shared, private):
     return {
         "speedup": store_results.geometric_mean(ratios),
         "batch_speedup": makespan(private) / makespan(shared),
-        "gpu_hit_ratio": sum(1 for r in shared if not r[2]) / len(shared),
-        "latency_p95_ms": percentile([r[1] for r in shared], 0.95) * 1000,
-        "private_latency_p95_ms": percentile([r[1] for r in private], 0.95) * 1000,
+        "gpu_hit_ratio": sum(1 for r in shared if not r.waited) / len(shared),
+        "latency_p95_ms": percentile([r.latency for r in shared], 0.95) * 1000,
+        "private_latency_p95_ms": percentile([r.latency for r in private], 0.95) * 1000,
         "models_run": len(ratios),
     }
 
