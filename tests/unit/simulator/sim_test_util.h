@@ -2,13 +2,31 @@
 // the ground-truth tests depend on neither the workload generator nor the config reader.
 #pragma once
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "simulator/simulator.h"
 
 namespace servelab::sim::test {
+
+// Each request's finish in id order, to the nanosecond (sums of hand-picked costs are exact
+// only so far).
+inline std::vector<double> finish_times(const SimulationResult& r) {
+  std::vector<double> f;
+  for (const auto& q : r.records.requests) f.push_back(std::round(q.finish * 1e9) / 1e9);
+  return f;
+}
+
+// The same of a run that must have kept the controller's contract and lost no request.
+inline std::vector<double> clean_finish_times(const SimulationResult& r) {
+  REQUIRE(r.violations.empty());
+  REQUIRE(r.lost == 0);
+  return finish_times(r);
+}
 
 // A profile with constant batch latency `batch1` for one request, growing by `per_extra`
 // seconds per extra request, and the given host->device load time.

@@ -32,13 +32,6 @@ workloads::Workload requests(std::vector<uint32_t> models, std::vector<double> t
   return w;
 }
 
-// Each request's finish, to the nanosecond: sums of the costs below are exact only so far.
-std::vector<double> finishes(const SimulationResult& r) {
-  std::vector<double> f;
-  for (const auto& q : r.records.requests) f.push_back(std::round(q.finish * 1e9) / 1e9);
-  return f;
-}
-
 void check_clean(const SimulationResult& r) {
   REQUIRE(r.violations.empty());
   REQUIRE(r.lost == 0);
@@ -55,7 +48,7 @@ TEST_CASE("backups without cancellation run every copy and waste the losers' wor
   // r1: r0's copy 30..40 and r2's 40..50 (both answered already: 10 + 10 ms wasted).
   const SimulationResult r = simulate(backups(false), requests({0, 1, 0}, {0, 0, 0.001}));
   check_clean(r);
-  CHECK(finishes(r) == std::vector<double>{0.010, 0.030, 0.020});
+  CHECK(test::finish_times(r) == std::vector<double>{0.010, 0.030, 0.020});
   CHECK(r.backups_sent == 3);
   CHECK(r.copies_cancelled == 0);
   CHECK(r.copies_wasted == 3);
@@ -80,7 +73,7 @@ TEST_CASE("with cancellation a dequeued request gets no backup and a dequeue rem
   // queue before it ran. Nothing is wasted.
   const SimulationResult r = simulate(backups(true), requests({0, 1, 0}, {0, 0, 0.001}));
   check_clean(r);
-  CHECK(finishes(r) == std::vector<double>{0.010, 0.030, 0.020});
+  CHECK(test::finish_times(r) == std::vector<double>{0.010, 0.030, 0.020});
   CHECK(r.backups_sent == 1);
   CHECK(r.copies_cancelled == 1);
   CHECK(r.copies_wasted == 0);
@@ -94,10 +87,10 @@ TEST_CASE("a backup on a server that frees first answers and the primary is remo
   const workloads::Workload w = requests({1, 0, 0}, {0, 0, 0.001});
   SimulationSetup none = backups(true);
   none.cluster.backup_after = kNever;
-  CHECK(finishes(simulate(none, w)) == std::vector<double>{0.030, 0.010, 0.040});
+  CHECK(test::finish_times(simulate(none, w)) == std::vector<double>{0.030, 0.010, 0.040});
   const SimulationResult r = simulate(backups(true), w);
   check_clean(r);
-  CHECK(finishes(r) == std::vector<double>{0.030, 0.010, 0.020});
+  CHECK(test::finish_times(r) == std::vector<double>{0.030, 0.010, 0.020});
   CHECK(r.backups_sent == 1);
   CHECK(r.copies_cancelled == 1);
   CHECK(r.copies_wasted == 0);
@@ -121,13 +114,13 @@ TEST_CASE("a percentile delay follows each model's answered latencies so far",
   const workloads::Workload w = requests({0, 1, 0, 1, 0, 0}, {0, 0, 0.001, 0.002, 0.021, 0.022});
   SimulationSetup s = backups(true);
   s.cluster.backup_after = kNever;
-  CHECK(finishes(simulate(s, w)) ==
+  CHECK(test::finish_times(simulate(s, w)) ==
         std::vector<double>{0.010, 0.030, 0.020, 0.060, 0.031, 0.070});
   for (const auto& [p, r5] : {std::pair{50.0, 0.0465}, std::pair{95.0, 0.05055}}) {
     s.cluster.backup_percentile = p;
     const SimulationResult r = simulate(s, w);
     check_clean(r);
-    const std::vector<double> f = finishes(r);
+    const std::vector<double> f = test::finish_times(r);
     CHECK(std::vector<double>(f.begin(), f.end() - 1) ==
           std::vector<double>{0.010, 0.030, 0.020, 0.060, 0.031});
     CHECK(f.back() == Approx(r5).margin(1e-12));

@@ -27,12 +27,6 @@ workloads::Workload burst(std::vector<uint32_t> models) {
   return w;
 }
 
-std::vector<double> finishes(const SimulationResult& r) {
-  std::vector<double> f;
-  for (const auto& q : r.records.requests) f.push_back(q.finish);
-  return f;
-}
-
 }  // namespace
 
 TEST_CASE("a static placement sends each model's requests only to its hosts",
@@ -44,13 +38,13 @@ TEST_CASE("a static placement sends each model's requests only to its hosts",
   SimulationSetup s = two_models("round-robin");
   SimulationResult all = simulate(s, w);
   REQUIRE(all.violations.empty());
-  CHECK(finishes(all) == std::vector<double>{0.100, 0.010, 0.110, 0.110});
+  CHECK(test::finish_times(all) == std::vector<double>{0.100, 0.010, 0.110, 0.110});
   s.cluster.placement = {"static",
                          PolicyParams({{s.models[0].name, "0"}, {s.models[1].name, "1"}})};
   SimulationResult placed = simulate(s, w);
   REQUIRE(placed.violations.empty());
   REQUIRE(placed.lost == 0);
-  CHECK(finishes(placed) == std::vector<double>{0.100, 0.010, 0.020, 0.200});
+  CHECK(test::finish_times(placed) == std::vector<double>{0.100, 0.010, 0.020, 0.200});
 }
 
 TEST_CASE("a placement by load reads the schedule's request counts",

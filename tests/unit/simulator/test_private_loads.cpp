@@ -28,29 +28,21 @@ SimulationSetup faas(uint32_t workers, double compute, bool private_loads) {
   return s;
 }
 
-std::vector<double> finishes(const SimulationResult& r) {
-  REQUIRE(r.violations.empty());
-  REQUIRE(r.lost == 0);
-  std::vector<double> f;
-  for (const auto& q : r.records.requests) f.push_back(std::round(q.finish * 1e9) / 1e9);
-  return f;
-}
-
 }  // namespace
 
 TEST_CASE("private weights load a model from disk for every batch", "[simulator][private]") {
   // Closed loop, one in flight: shared, 4 ms each; private, 11 ms of load and 4 of compute.
   const auto loop = test::closed_loop({0, 0, 0});
-  CHECK(finishes(simulate(faas(1, 0.004, false), loop)) ==
+  CHECK(test::clean_finish_times(simulate(faas(1, 0.004, false), loop)) ==
         std::vector<double>{0.004, 0.008, 0.012});
   const SimulationResult r = simulate(faas(1, 0.004, true), loop);
-  CHECK(finishes(r) == std::vector<double>{0.015, 0.030, 0.045});
+  CHECK(test::clean_finish_times(r) == std::vector<double>{0.015, 0.030, 0.045});
   CHECK(r.records.requests.size() == 3);
 }
 
 TEST_CASE("private loads of concurrent batches queue on the one loader", "[simulator][private]") {
   // Two workers, both requests at 0: loads 0-11 and 11-22 ms, each then computes 4 ms.
-  CHECK(finishes(simulate(faas(2, 0.004, true), test::arrivals({0, 0}))) ==
+  CHECK(test::clean_finish_times(simulate(faas(2, 0.004, true), test::arrivals({0, 0}))) ==
         std::vector<double>{0.015, 0.026});
 }
 
@@ -59,7 +51,7 @@ TEST_CASE("private loads then compute on the shared cores", "[simulator][private
   // half speed from 22: r0's last 9 end at 40 ms, when r1 has 9 of 20 done; alone, r1 ends at 51.
   SimulationSetup s = faas(2, 0.020, true);
   s.cluster.cores = 1;
-  CHECK(finishes(simulate(s, test::arrivals({0, 0}))) == std::vector<double>{0.040, 0.051});
+  CHECK(test::clean_finish_times(simulate(s, test::arrivals({0, 0}))) == std::vector<double>{0.040, 0.051});
 }
 
 TEST_CASE("private weights are named in the config and need unbounded, preloaded tiers",

@@ -22,19 +22,11 @@ SimulationSetup shared(uint32_t servers, uint32_t cores) {
   return s;
 }
 
-std::vector<double> finishes(const SimulationResult& r) {
-  REQUIRE(r.violations.empty());
-  REQUIRE(r.lost == 0);
-  std::vector<double> f;
-  for (const auto& q : r.records.requests) f.push_back(std::round(q.finish * 1e9) / 1e9);
-  return f;
-}
-
 }  // namespace
 
 TEST_CASE("two batches on one shared core each run at half speed", "[simulator][cores]") {
   // Both start at 0 on servers 0 and 1: 10 ms of work each at speed 1/2 ends both at 20 ms.
-  CHECK(finishes(simulate(shared(2, 1), test::arrivals({0, 0}))) ==
+  CHECK(test::clean_finish_times(simulate(shared(2, 1), test::arrivals({0, 0}))) ==
         std::vector<double>{0.020, 0.020});
 }
 
@@ -42,20 +34,20 @@ TEST_CASE("a batch that starts later slows the running one only from then on",
           "[simulator][cores]") {
   // r0 alone 0..5 ms (5 ms done); both at 1/2 from 5 ms: r0's last 5 ms end at 15 ms, when
   // r1 has done 5 of its 10; r1 alone again finishes at 20 ms.
-  CHECK(finishes(simulate(shared(2, 1), test::arrivals({0, 0.005}))) ==
+  CHECK(test::clean_finish_times(simulate(shared(2, 1), test::arrivals({0, 0.005}))) ==
         std::vector<double>{0.015, 0.020});
 }
 
 TEST_CASE("three batches on two cores run at two thirds of full speed", "[simulator][cores]") {
-  CHECK(finishes(simulate(shared(3, 2), test::arrivals({0, 0, 0}))) ==
+  CHECK(test::clean_finish_times(simulate(shared(3, 2), test::arrivals({0, 0, 0}))) ==
         std::vector<double>{0.015, 0.015, 0.015});
 }
 
 TEST_CASE("cores at least the workers change nothing", "[simulator][cores]") {
   const std::vector<double> times{0, 0, 0.001, 0.004, 0.012};
-  const auto own = finishes(simulate(shared(3, 0), test::arrivals(times)));
-  CHECK(finishes(simulate(shared(3, 3), test::arrivals(times))) == own);
-  CHECK(finishes(simulate(shared(3, 8), test::arrivals(times))) == own);
+  const auto own = test::clean_finish_times(simulate(shared(3, 0), test::arrivals(times)));
+  CHECK(test::clean_finish_times(simulate(shared(3, 3), test::arrivals(times))) == own);
+  CHECK(test::clean_finish_times(simulate(shared(3, 8), test::arrivals(times))) == own);
   CHECK(own == std::vector<double>{0.010, 0.010, 0.011, 0.020, 0.022});
 }
 
