@@ -159,6 +159,7 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
     resolve_weights(e.control.batching, std::filesystem::path(file).parent_path());
     e.default_contexts = s.contexts;
     e.slo = s.slo;
+    e.private_weights = s.private_weights;
     const YAML::Node engine = root["engine"];
     config_queue_bound = engine && engine.IsMap() && engine["queue_bound"];
   }

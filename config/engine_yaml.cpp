@@ -107,7 +107,8 @@ EngineSection parse_engine_section(const YAML::Node& root, const std::string& fi
   const YAML::Node& e = root["engine"];
   check_keys(e, w,
              {"workers", "quantum_ms", "max_batch", "exec_tier", "tiers", "max_loads_in_flight",
-              "request_timeout_ms", "queue_bound", "slo_ms", "contexts", "late_requests"});
+              "request_timeout_ms", "queue_bound", "slo_ms", "contexts", "late_requests",
+              "weights"});
   if (e && e.IsMap()) {
     if (e["workers"]) c.workers = parse_count(e["workers"], w.child("workers"), kWorkers);
     if (e["quantum_ms"])
@@ -140,6 +141,12 @@ EngineSection parse_engine_section(const YAML::Node& root, const std::string& fi
       c.drop_late = v == "drop";
     }
     if (e["contexts"]) s.contexts = parse_count(e["contexts"], w.child("contexts"), kContexts);
+    if (const YAML::Node& v = e["weights"]) {
+      const std::string kind = as_string(v, w.child("weights"));
+      if (kind != "shared" && kind != "private")
+        fail(w.child("weights"), v, "expected shared or private, got '" + kind + "'");
+      s.private_weights = kind == "private";
+    }
   }
   Where wp{file, "policies"};
   const YAML::Node& p = root["policies"];
@@ -180,6 +187,7 @@ void emit_engine_section(const EngineSection& s, YAML::Node& root) {
   else e["slo_ms"] = "none";
   e["contexts"] = s.contexts;
   e["late_requests"] = c.drop_late ? "drop" : "serve";
+  e["weights"] = s.private_weights ? "private" : "shared";
   root["engine"] = e;
   YAML::Node p;
   p["batching"] = emit_policy(c.batching);

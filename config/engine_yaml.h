@@ -20,6 +20,11 @@ struct EngineSection {
   ControllerConfig control;
   std::optional<double> slo;  // seconds; sets request deadlines and enables SLO metrics
   uint32_t contexts = 1;      // default context pool size per model (Rafiqi)
+  // `weights: private`: no model shared between requests (TrIMS's baseline, a FaaS cold
+  // start): every batch loads its own copy from disk first, in the engine
+  // (EngineOptions::private_weights) and the simulator alike. `shared` (default): the tiers
+  // hold models for every request.
+  bool private_weights = false;
 };
 
 // Throws ConfigError naming `file` (may be empty), the line and the key on an unknown key,

@@ -84,10 +84,6 @@ struct SimulationSection {
   MachineSection machine;
   Time client_timeout = kNever;
   Time cancel_delay = 0;
-  // `weights: private`: no model is shared between requests (FaaS without a model store,
-  // TrIMS's baseline): every batch loads its own copy from disk first. `shared` (default):
-  // the tiers hold models for every request.
-  bool private_loads = false;
 };
 
 }  // namespace servelab::config

@@ -117,13 +117,6 @@ void parse_cancellation(const YAML::Node& n, const Where& w, SimulationSection& 
     s.cancel_delay = positive_seconds(d, w.child("cancel_delay_s"), true);
 }
 
-// weights: shared | private.
-bool parse_weights(const YAML::Node& n, const Where& w) {
-  const std::string v = as_string(n, w);
-  if (v != "shared" && v != "private") fail(w, n, "expected shared or private");
-  return v == "private";
-}
-
 YAML::Node emit_machine(const MachineSection& m) {
   if (m.all()) return YAML::Node("profile");
   if (m.none()) return YAML::Node("costs-only");
@@ -160,8 +153,7 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
   refuse_term_switches(n, w);
   check_keys(n, w,
              {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale",
-              "speed_trace", "jitter", "machine", "client_timeout_s", "cancel_delay_s",
-              "weights"});
+              "speed_trace", "jitter", "machine", "client_timeout_s", "cancel_delay_s"});
   if (!n.IsMap()) return s;
   parse_speed(n, w, s);
   if (n["seed"]) s.seed = as_uint(n["seed"], w.child("seed"));
@@ -177,7 +169,6 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
   // The name is the simulator's to check (sim::check_names).
   if (n["event_list"]) s.event_list = as_string(n["event_list"], w.child("event_list"));
   parse_cancellation(n, w, s);
-  if (n["weights"]) s.private_loads = parse_weights(n["weights"], w.child("weights"));
   return s;
 }
 
@@ -278,7 +269,6 @@ YAML::Node emit_simulation_section(const SimulationSection& s) {
   if (!s.speed_trace.empty()) n["speed_trace"] = speed_trace_yaml(s.speed_trace);
   if (s.client_timeout < kNever) n["client_timeout_s"] = s.client_timeout;
   n["cancel_delay_s"] = s.cancel_delay;
-  if (s.private_loads) n["weights"] = "private";
   if (s.jitter >= 0) n["jitter"] = s.jitter;
   n["machine"] = emit_machine(s.machine);
   return n;

@@ -135,6 +135,7 @@ class RealBackend : public Backend {
     eo.control = rc.engine.control;
     eo.default_contexts = rc.engine.contexts;
     eo.slo = rc.engine.slo;  // deadlines reach the controller as in the simulator
+    eo.private_weights = rc.engine.private_weights;
     // Batch-cost priors (rafiki-greedy).
     eo.cost_profile = std::make_shared<const CostProfile>(config::load_profile(o_.profile));
     eo.executor = "torch";

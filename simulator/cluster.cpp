@@ -104,6 +104,10 @@ void Cluster::on_outcome(Server& server, const RequestOutcome& o, Time now) {
   r.finish = front_ends_[server.index()]->answer_time(r.model, finished);
   r.batch_size = o.batch_size;
   r.waited_for_load = o.waited_for_load;
+  if (ctx_.setup.private_loads && o.batch_size > 0) {  // its batch's own load, as the engine
+    r.waited_for_load = true;                           // answers it: a load wait
+    r.start = server.private_compute_start();
+  }
   r.status = o.status;
   if (o.status == RequestStatus::Ok) r.accuracy = ctx_.setup.models[r.model].accuracy;
   finish(id, now);

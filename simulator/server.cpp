@@ -80,6 +80,7 @@ void Server::on_batch_done(WorkerId worker, Time now) {
   w.busy = false;
   w.idle_since = now;
   --busy_workers_;
+  private_compute_start_ = w.computing_since;
   contract_.on_batch_done(worker);
   ctl_.on_batch_done(w.batch, true, now, actions_.out());
   carry_out(now);
@@ -187,7 +188,8 @@ void Server::on_private_load_done(WorkerId worker, Time now) { compute(worker, n
 
 // Worker `worker`'s batch computes from `now` on (alone, or on the shared cores).
 void Server::compute(WorkerId worker, Time now) {
-  const Worker& w = workers_[worker];
+  Worker& w = workers_[worker];
+  w.computing_since = now;
   const Time cost =
       machine_.batch_cost(w.model, w.size, now, w.idle_since, emptied_at_ >= w.idle_since);
   if (ctx_.cores) ctx_.cores->start(*this, worker, cost, now);

@@ -79,6 +79,9 @@ class Server {
   uint64_t batches() const { return batches_; }
   uint64_t batched_requests() const { return batched_requests_; }
   const ContractMonitor& contract() const { return contract_; }
+  // engine.weights: private: when the batch whose outcomes are being reported began to
+  // compute, its own load done (the engine's answer counts that load as a load wait).
+  Time private_compute_start() const { return private_compute_start_; }
 
   // Events.
   void on_batch_done(WorkerId worker, Time now);
@@ -87,7 +90,7 @@ class Server {
     Tier to;
   };
   void on_load_done(LoadDone done, Time now);
-  // simulation.weights: private: a batch's own copy of its model is loaded; it computes now.
+  // engine.weights: private: a batch's own copy of its model is loaded; it computes now.
   void on_private_load_done(WorkerId worker, Time now);
   void on_timer(uint64_t generation, Time now);
 
@@ -98,6 +101,7 @@ class Server {
     ModelId model = 0;
     uint32_t size = 0;    // its batch's requests
     Time idle_since = 0;  // when its last batch ended (the run's start before its first)
+    Time computing_since = 0;  // when its batch began to compute
   };
 
   struct Carrier;
@@ -120,6 +124,7 @@ class Server {
   ActionBuffers actions_;  // the controller's, carried out at each event (action_carrier.h)
   // Every cost of a batch, a load or an eviction (calibration/terms/machine_model.h).
   MachineModel machine_;
+  Time private_compute_start_ = 0;  // of the batch whose outcomes are being reported
   Time emptied_at_ = 0;  // when the server last held no request (the run's start at first)
   Time loader_idle_since_ = 0;  // when the loader's last load ended
 

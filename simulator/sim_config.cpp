@@ -45,10 +45,9 @@ void copy_simulation_section(const config::SimulationSection& in, SimulationSetu
   s.jitter = in.jitter;
   s.client_timeout = in.client_timeout;
   s.cancel_delay = in.cancel_delay;
-  s.private_loads = in.private_loads;
 }
 
-// simulation.weights: private costs each batch its own load; the controller's tiers must then
+// engine.weights: private costs each batch its own load; the controller's tiers must then
 // hold every model from the start, so that it never loads or evicts one itself.
 void check_private_loads(const SimulationSetup& s) {
   if (!s.private_loads) return;
@@ -132,7 +131,8 @@ SimulationSetup build_setup(const config::RunConfig& run) {
   copy_simulation_section(run.simulation, s);
   if (run.simulation.machine.speed_drift) s.speed_drift = file.speed_drift;
   if (run.simulation.machine.idle_slowdown) s.idle_slowdown = file.idle_slowdown;
-  check_key(run, "simulation.weights", [&] { check_private_loads(s); });
+  s.private_loads = run.engine.private_weights;
+  check_key(run, "engine.weights", [&] { check_private_loads(s); });
   scale_costs(s, run.simulation.cost_scale);
   add_groups(run, s);
   s.cluster = run.cluster;

@@ -115,7 +115,7 @@ struct SimulationSetup {
   // later: a request still queued there is removed, a running one's result is discarded.
   Time client_timeout = kNever;
   Time cancel_delay = 0;
-  // simulation.weights: private: no copy of a model serves two batches (FaaS without a model
+  // engine.weights: private: no copy of a model serves two batches (FaaS without a model
   // store, TrIMS's baseline). Each batch first loads its model's own copy from disk to the
   // executing tier on the server's loader (FIFO, after the loads posted before it), then
   // computes; the copy is gone at the batch's end. The tiers then hold nothing the

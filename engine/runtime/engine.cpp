@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
+#include <future>
+#include <optional>
 #include <utility>
 
 #include "engine/control/action_carrier.h"
@@ -24,6 +26,43 @@ std::unique_ptr<Executor> make_executor(const EngineOptions& o) {
   throw ConfigError("unknown executor '" + o.executor + "' (expected torch or profiled)");
 }
 
+// Private weights load a copy per batch: nothing may be cached or shared besides.
+void check_private_weights(const EngineOptions& o, Tier exec_tier) {
+  if (!o.private_weights) return;
+  if (!o.weight_store.empty())
+    throw ConfigError("private weights share no model: they cannot have a weight store");
+  for (int t = int(Tier::Host); t <= int(exec_tier); ++t) {
+    const TierBudget& b = o.control.budgets[t];
+    if (b.bytes != UINT64_MAX || b.models != UINT32_MAX)
+      throw ConfigError(std::string("engine.tiers.") + tier_name(Tier(t)) +
+                        ": a budget; with private weights every batch loads its own copy, so "
+                        "the tiers up to the executing one must be unlimited");
+  }
+}
+
+// A batch's private load ran after the controller saw it start: in the answer its time is
+// load, not compute.
+void add_private_load(const LoadParts& load, ClassifyResult& r) {
+  const double moved = std::min(load.total(), r.compute_s);
+  r.load_s += moved;
+  r.compute_s -= moved;
+  r.load_parts += load;
+}
+
+// Runs `exec.load_private(model)` on `loader` (in line with its other loads) and waits.
+std::unique_ptr<PrivateCopy> load_private_on(TaskThread& loader, Executor& exec, ModelId model) {
+  auto done = std::make_shared<std::promise<std::unique_ptr<PrivateCopy>>>();
+  auto copy = done->get_future();
+  loader.post([done, &exec, model] {
+    try {
+      done->set_value(exec.load_private(model));
+    } catch (...) {
+      done->set_exception(std::current_exception());
+    }
+  });
+  return copy.get();  // a loader stopped first: broken_promise, and the batch fails
+}
+
 // The `p->top_k` most probable classes of `logits` with their labels, into p->top.
 void top_classes(const std::vector<float>& logits, Pending* p) {
   thread_local std::vector<ClassProbability> best;  // plain memory: kept per worker thread
@@ -43,6 +82,7 @@ Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
   if (opts.cost_profile) cost_priors = *opts.cost_profile;
   exec_tier = exec->exec_tier();
   opts.control.exec_tier = exec_tier;
+  check_private_weights(opts, exec_tier);
   ctl = std::make_unique<Controller>(opts.control);  // throws ConfigError for bad policies
   contract = std::make_unique<ContractMonitor>(opts.control);
 }
@@ -173,6 +213,7 @@ void Engine::Impl::run_batch(Batch b) {
   workers[b.worker]->post([this, id, model, worker, items = std::move(items)] {
     bool ok = true;
     std::string error;
+    std::optional<LoadParts> private_load;
     try {
       std::vector<const Input*> inputs;
       for (Pending* p : items) {
@@ -180,7 +221,14 @@ void Engine::Impl::run_batch(Batch b) {
         inputs.push_back(p->input.get());
       }
       std::vector<std::vector<float>> outputs;
-      exec->run(model, exec_tier, inputs, outputs);
+      if (opts.private_weights) {
+        std::unique_ptr<PrivateCopy> copy = load_private_on(*loader, *exec, model);
+        private_load = copy->parts;
+        for (Pending* p : items) p->private_load = copy->parts;
+        exec->run_private(model, *copy, inputs, outputs);
+      } else {
+        exec->run(model, exec_tier, inputs, outputs);
+      }
       for (size_t i = 0; i < items.size(); ++i) {
         if (items[i]->top_k == 0)
           items[i]->output = std::move(outputs[i]);
@@ -191,7 +239,8 @@ void Engine::Impl::run_batch(Batch b) {
       ok = false;
       error = e.what();
     }
-    post([this, id, worker, ok, error, items](Time now) {
+    post([this, id, model, worker, ok, error, items, private_load](Time now) {
+      if (private_load) metrics.on_private_load(model, *private_load);
       contract->on_batch_done(worker);
       if (!ok)
         for (Pending* p : items)
@@ -222,6 +271,7 @@ void Engine::Impl::finish(const RequestOutcome& o) {
     r.slo_met = o.status == RequestStatus::Ok && o.finished <= o.request.deadline;
   time_split(o, &r.queue_s, &r.load_s, &r.compute_s);
   r.load_parts = metrics.load_parts(o);
+  add_private_load(p->private_load, r);
   switch (o.status) {
     case RequestStatus::Ok:
       r.top = std::move(p->top);

@@ -137,6 +137,11 @@ struct EngineOptions {
   // stable across restarts (a server passes its model store's); empty: a fresh name.
   std::string weight_store;
   std::string weight_store_holder;
+  // No model shared between requests (TrIMS's baseline, a FaaS cold start; config
+  // `engine.weights: private`): each batch first loads a copy of its own from disk on the
+  // loader thread (in line with the other loads: one disk), then runs with it; the answer's
+  // load time is that load. The tiers must then be unlimited and there is no weight store.
+  bool private_weights = false;
   uint32_t default_contexts = 1;    // Rafiqi's context pool size per model
   size_t max_image_bytes = 16 << 20;
   std::optional<double> slo;        // seconds: default SLO of models without one (engine.slo_ms)

@@ -60,6 +60,7 @@ struct Pending {
   std::vector<std::pair<std::string, float>> top;
   std::vector<float> output;
   std::string error;
+  LoadParts private_load;  // EngineOptions::private_weights: its batch's own load
 };
 
 // A request's result, waiting to be given to its `done`.

@@ -33,8 +33,16 @@ struct ModelMeasure {
   uint32_t classes = 0;          // width of the output (0 when unknown, e.g. profiled)
 };
 
+// A copy of one model that belongs to one batch (EngineOptions::private_weights): loaded
+// from disk into the executing tier for that batch alone, freed when the batch drops it.
+struct PrivateCopy {
+  virtual ~PrivateCopy() = default;
+  LoadParts parts;  // where its load's time went
+};
+
 // Thread-safety: add/remove may be called from any thread (never twice concurrently for one
-// id); load/evict only from the loader thread; run from worker threads, concurrently.
+// id); load/evict/load_private only from the loader thread; run/run_private from worker
+// threads, concurrently.
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -60,6 +68,14 @@ class Executor {
   // Throws std::exception on failure (the whole batch fails).
   virtual void run(ModelId id, Tier exec, const std::vector<const Input*>& inputs,
                    std::vector<std::vector<float>>& outputs) = 0;
+
+  // Private weights (TrIMS's baseline, no model shared between requests): a copy of model
+  // `id` of its own, read and built from its file as a cold start does, in the executing
+  // tier; and one batched forward pass with it (outputs as run()). Throws on failure.
+  virtual std::unique_ptr<PrivateCopy> load_private(ModelId id) = 0;
+  virtual void run_private(ModelId id, const PrivateCopy& copy,
+                           const std::vector<const Input*>& inputs,
+                           std::vector<std::vector<float>>& outputs) = 0;
 
   // With a weight store: the bytes of model `id`'s shared weights (zero without one).
   virtual store::WeightBytes weight_bytes(ModelId id) const { return {}; }

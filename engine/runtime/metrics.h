@@ -52,6 +52,8 @@ class EngineMetrics {
   void on_dispatch(ModelId id, uint32_t batch_size) { model(id).batch_size.observe(batch_size); }
   // Records a finished load of model `id` into `to`, ended at `end`.
   void on_load(ModelId id, Tier to, const LoadParts& parts, Time end);
+  // Records a batch's private load (EngineOptions::private_weights) in the load phases' sums.
+  void on_private_load(ModelId id, const LoadParts& parts) { model(id).loads_total += parts; }
   // The phases of the loads a request's batch waited for: those of its model that ended
   // between the batch's assignment and its start (zero for a batch that found it resident).
   LoadParts load_parts(const RequestOutcome& o) const;

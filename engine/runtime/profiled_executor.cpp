@@ -40,21 +40,41 @@ class ProfiledExecutor final : public Executor {
   void evict(ModelId, Tier) override {}
   void run(ModelId id, Tier, const std::vector<const Input*>& inputs,
            std::vector<std::vector<float>>& outputs) override {
-    const ModelProfile* p = find(id);
-    auto b = static_cast<uint32_t>(inputs.size());
-    double t;
-    {
-      std::lock_guard lock(mu_);  // one RNG stream for all workers: draws stay reproducible per order
-      t = p->sample_batch_latency(b, noise_, rng_);
-    }
-    sleep_for(t);
-    outputs.assign(inputs.size(), {});
+    compute(*find(id), inputs, outputs);
+  }
+  // Private weights: the profile's load from disk into the executing (host) tier.
+  std::unique_ptr<PrivateCopy> load_private(ModelId id) override {
+    auto copy = std::make_unique<ProfiledCopy>();
+    copy->profile = find(id);
+    copy->parts.read_s = copy->profile->load_seconds(Tier::Disk, Tier::Host);
+    sleep_for(copy->parts.read_s);
+    return copy;
+  }
+  void run_private(ModelId, const PrivateCopy& copy, const std::vector<const Input*>& inputs,
+                   std::vector<std::vector<float>>& outputs) override {
+    compute(*static_cast<const ProfiledCopy&>(copy).profile, inputs, outputs);
   }
   bool normalizes_on_device() const override { return false; }
   bool accepts_empty_input() const override { return true; }
   Tier exec_tier() const override { return Tier::Host; }
 
  private:
+  struct ProfiledCopy final : PrivateCopy {
+    const ModelProfile* profile = nullptr;
+  };
+
+  void compute(const ModelProfile& p, const std::vector<const Input*>& inputs,
+               std::vector<std::vector<float>>& outputs) {
+    auto b = static_cast<uint32_t>(inputs.size());
+    double t;
+    {
+      std::lock_guard lock(mu_);  // one RNG stream for all workers: draws stay reproducible per order
+      t = p.sample_batch_latency(b, noise_, rng_);
+    }
+    sleep_for(t);
+    outputs.assign(inputs.size(), {});
+  }
+
   const ModelProfile* find(ModelId id) {
     std::lock_guard lock(mu_);
     auto it = models_.find(id);

@@ -204,11 +204,51 @@ class TorchExecutor final : public Executor {
     ModulePtr module = module_in(*model, exec);
     if (!module) throw std::runtime_error(std::string("model is not resident in ") +
                                           tier_name(exec));
+    forward(*model, *module, exec == Tier::Device, inputs, outputs);
+  }
+
+  // Private weights: the file read and deserialized again (as a cold start without a weight
+  // store does), then on CUDA copied to the device, for one batch.
+  std::unique_ptr<PrivateCopy> load_private(ModelId id) override {
+    std::shared_ptr<TorchModel> model = find(id);
+    if (!model) throw std::runtime_error("model was removed");
+    auto copy = std::make_unique<TorchCopy>();
+    copy->model = model;
+    copy->module = load_from_disk(model->file, &copy->parts);
+    if (use_cuda_) {
+      const auto start = std::chrono::steady_clock::now();
+      copy->module = copy_to_device(*copy->module, torch::Device(torch::kCUDA));
+      torch::cuda::synchronize();
+      copy->parts.copy_s = seconds_since(start);
+    }
+    return copy;
+  }
+
+  void run_private(ModelId, const PrivateCopy& copy, const std::vector<const Input*>& inputs,
+                   std::vector<std::vector<float>>& outputs) override {
+    const auto& own = static_cast<const TorchCopy&>(copy);
+    forward(*own.model, *own.module, use_cuda_, inputs, outputs);
+  }
+
+  bool normalizes_on_device() const override { return use_cuda_; }
+  bool accepts_empty_input() const override { return false; }
+  Tier exec_tier() const override { return use_cuda_ ? Tier::Device : Tier::Host; }
+
+ private:
+  struct TorchCopy final : PrivateCopy {
+    std::shared_ptr<TorchModel> model;  // preprocessing and device normalization
+    ModulePtr module;
+  };
+
+  // One batched forward pass of `module` (a copy of `model`) into `outputs`' logits rows.
+  static void forward(const TorchModel& model, torch::jit::Module& module, bool on_device,
+                      const std::vector<const Input*>& inputs,
+                      std::vector<std::vector<float>>& outputs) {
     c10::InferenceMode guard;
-    at::Tensor batch = make_batch(model->pp, model->norm, exec == Tier::Device, inputs);
+    at::Tensor batch = make_batch(model.pp, model.norm, on_device, inputs);
     at::Tensor out;
     try {
-      out = module->forward({batch}).toTensor();
+      out = module.forward({batch}).toTensor();
     } catch (const std::exception& e) {
       throw std::runtime_error(first_line(e.what()));
     }
@@ -223,11 +263,6 @@ class TorchExecutor final : public Executor {
       outputs[i].assign(data + i * classes, data + (i + 1) * classes);
   }
 
-  bool normalizes_on_device() const override { return use_cuda_; }
-  bool accepts_empty_input() const override { return false; }
-  Tier exec_tier() const override { return use_cuda_ ? Tier::Device : Tier::Host; }
-
- private:
 #ifndef SERVELAB_CORE_ONLY
   void open_weight_store(const WeightStoreOptions& w) {
     std::string holder = w.holder;

@@ -79,3 +79,50 @@ TEST_CASE("a warm request's answer has no load split", "[server][load]") {
   CHECK(a["load_ms"].get<double>() == 0);
   CHECK_FALSE(a.contains("load_parts_ms"));
 }
+
+TEST_CASE("with private weights every request loads its own copy from the file",
+          "[server][load][private]") {
+  TempDir dir;
+  TestServer shared((dir.path / "shared").string());
+  TestServer faas((dir.path / "private").string(),
+                  [](servelab::runtime::EngineOptions& eo, auto&) { eo.private_weights = true; });
+  const std::string image = read_file(image_file("gradient.jpg"));
+  HttpClient s(shared.port()), p(faas.port());
+  REQUIRE(s.post_form("/register", register_form("m", "tiny_cnn")).status == 201);
+  REQUIRE(p.post_form("/register", register_form("m", "tiny_cnn")).status == 201);
+  const json warm = json::parse(s.request("POST", "/classify/m", image, "image/jpeg").body);
+  for (int i = 0; i < 3; ++i) {  // the registration's copy and earlier batches' serve none
+    const auto r = p.request("POST", "/classify/m", image, "image/jpeg");
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    const json a = json::parse(r.body);
+    REQUIRE(a.contains("load_parts_ms"));
+    CHECK(a["load_parts_ms"]["read"].get<double>() > 0);
+    CHECK(a["load_parts_ms"]["deserialize"].get<double>() > 0);
+    const double parts = a["load_parts_ms"]["read"].get<double>() +
+                         a["load_parts_ms"]["deserialize"].get<double>();
+    CHECK(a["load_ms"].get<double>() >= parts - 1e-6);
+    CHECK(a["top"][0]["label"] == warm["top"][0]["label"]);  // the same model computed
+  }
+  const std::string m = p.get("/metrics").body;  // the three loads' phases, summed
+  CHECK(metric_sum(m, "servelab_model_load_seconds_total{model=\"m\",phase=\"deserialize\"}") > 0);
+}
+
+TEST_CASE("private weights refuse a tier budget and a weight store", "[server][load][private]") {
+  TempDir dir;
+  auto refused = [](servelab::runtime::EngineOptions eo) {
+    eo.private_weights = true;
+    try {
+      servelab::runtime::Engine engine(eo);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  servelab::runtime::EngineOptions budget;
+  budget.control.budgets[int(servelab::Tier::Host)].models = 2;
+  CHECK_THAT(refused(budget), Catch::Matchers::Contains("engine.tiers.host") && Catch::Matchers::Contains("unlimited"));
+  servelab::runtime::EngineOptions store;
+  store.weight_store = (dir.path / "weights").string();
+  CHECK_THAT(refused(store), Catch::Matchers::Contains("weight store"));
+}

@@ -1,4 +1,4 @@
-// Private weights (simulation.weights: private, TrIMS's no-sharing baseline): every batch
+// Private weights (engine.weights: private, TrIMS's no-sharing baseline): every batch
 // first loads its own copy of its model from disk on the server's FIFO loader, then computes.
 // Hand-computed schedules, against the same requests with the model shared.
 #include <catch2/catch.hpp>
@@ -37,7 +37,13 @@ TEST_CASE("private weights load a model from disk for every batch", "[simulator]
         std::vector<double>{0.004, 0.008, 0.012});
   const SimulationResult r = simulate(faas(1, 0.004, true), loop);
   CHECK(test::clean_finish_times(r) == std::vector<double>{0.015, 0.030, 0.045});
-  CHECK(r.records.requests.size() == 3);
+  REQUIRE(r.records.requests.size() == 3);
+  // Each row, as the engine answers it: a load wait (dispatch to start) of 11 ms, then 4 ms.
+  for (const auto& q : r.records.requests) {
+    CHECK(q.waited_for_load);
+    CHECK(q.start - q.dispatch == Approx(0.011).margin(1e-9));
+    CHECK(q.finish - q.start == Approx(0.004).margin(1e-9));
+  }
 }
 
 TEST_CASE("private loads of concurrent batches queue on the one loader", "[simulator][private]") {
@@ -58,7 +64,7 @@ TEST_CASE("private weights are named in the config and need unbounded, preloaded
           "[simulator][private][config]") {
   const std::string dir = std::string(SERVELAB_SOURCE_DIR) + "/experiments/rafiqi";
   const std::string base = "profile: ../profiles/rafiqi-caffenet.yaml\nmodels: [caffenet]\n"
-                           "workload: {requests: 1}\nengine: {exec_tier: device}\n";
+                           "workload: {requests: 1}\n";
   auto err = [&](const std::string& text) {
     try {
       parse_sim_config(YAML::Load(text), "s.yaml", dir);
@@ -67,15 +73,16 @@ TEST_CASE("private weights are named in the config and need unbounded, preloaded
     }
     return std::string("no error");
   };
-  CHECK(parse_sim_config(YAML::Load(base + "simulation: {weights: private}"), "s.yaml", dir)
-            .setup.private_loads);
-  CHECK_FALSE(parse_sim_config(YAML::Load(base), "s.yaml", dir).setup.private_loads);
-  CHECK_THAT(err(base + "simulation: {weights: pooled}"),
-             Contains("simulation.weights") && Contains("shared or private"));
-  CHECK_THAT(err("profile: ../profiles/rafiqi-caffenet.yaml\nmodels: [caffenet]\n"
-                 "workload: {requests: 1}\nengine: {exec_tier: device, tiers: {device: {models: 1}}}\n"
-                 "simulation: {weights: private}"),
+  const std::string device = "engine: {exec_tier: device, weights: private}\n";
+  CHECK(parse_sim_config(YAML::Load(base + device), "s.yaml", dir).setup.private_loads);
+  CHECK_FALSE(parse_sim_config(YAML::Load(base + "engine: {exec_tier: device}"), "s.yaml", dir)
+                  .setup.private_loads);
+  CHECK_THAT(err(base + "engine: {weights: pooled}"),
+             Contains("engine.weights") && Contains("shared or private"));
+  CHECK_THAT(err(base + "engine: {exec_tier: device, weights: private, "
+                        "tiers: {device: {models: 1}}}"),
              Contains("engine.tiers.device") && Contains("unlimited"));
-  CHECK_THAT(err(base + "simulation: {weights: private, preload: host}"),
+  CHECK_THAT(err(base + device + "simulation: {preload: host}"),
              Contains("simulation.preload") && Contains("device"));
+  CHECK_THAT(err(base + "simulation: {weights: private}"), Contains("weights"));
 }
