@@ -51,9 +51,12 @@ def render(exp, fig, out_base, formats=("png", "svg")):
         for ci, mode in enumerate(modes):
             ax = axes[ri][ci]
             xs, ys, z = grid(exp, fig, mode, metric)
-            filled = ax.contourf(xs, ys, z, levels=12, cmap="viridis")
+            surface = len(xs) > 1 and len(ys) > 1  # else one row or column: cells, no curves
+            filled = (ax.contourf(xs, ys, z, levels=12, cmap="viridis") if surface else
+                      ax.pcolormesh(xs, ys, np.ma.masked_invalid(z), shading="nearest",
+                                    cmap="viridis"))
             f.colorbar(filled, ax=ax, label=METRIC_LABELS.get(metric, metric))
-            lv = levels(z)
+            lv = levels(z) if surface else None
             if lv:
                 lines = ax.contour(xs, ys, z, levels=lv, colors="white", linewidths=0.9)
                 ax.clabel(lines, fmt="%.2g", fontsize=8)

@@ -3,16 +3,26 @@
 (share of Table 3's models run x concurrency) and seed, two runs of `servelab simulate` on
 experiments/trims/configs/workload-run.yaml, on the same requests: with TrIMS's store (the models
 shared, a GPU tier of half their footprint, LRU) and without sharing (every request loads a
-private copy: simulation.weights: private). Writes the results in `servelab run`'s layout
+private copy: engine.weights: private). Writes the results in `servelab run`'s layout
 (scripts/store_results.py), which reports/report.py turns into the figure's page.
+
+With --real MODELS_DIR, the figure on this machine instead (experiments/trims/
+workload-local.yaml): the same two runs per point, each a real run of `servelab run --mode
+real` on experiments/trims/configs/workload-local.yaml (the engine serving copies of one
+TorchScript model from MODELS_DIR over HTTP, room for half of them in host memory), and the
+number of copies run in place of the share of Table 3.
 
 Metrics per point: `speedup`, the geometric mean over the models run of their p95 latency
 without sharing over with it (TrIMS's footnote 3); `batch_speedup`, the time the whole batch
 of requests takes without sharing over with it; `gpu_hit_ratio`, the share of requests the
-store answered without a load.
+store answered without a load; `private_load_ratio`, the share of requests without sharing
+that waited for a load of their own (1 by construction: a check of the runs); and the run
+with sharing's `latency_mean_ms`, `latency_p99_ms` and `throughput_rps`, which a page
+compares between the simulator and the real engine.
 
 Usage: trims_workload.py SERVELAB OUT_DIR [--requests N] [--seeds 1,2,3]
                          [--fractions 0.1,0.5] [--concurrency 1,4]
+                         [--real MODELS_DIR [--no-predict] [--model NAME] [--profile FILE]]
 """
 import argparse
 import collections
@@ -21,6 +31,7 @@ import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,6 +45,8 @@ import store_results  # noqa: E402
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SPEC = os.path.join(ROOT, "experiments", "trims", "workload.yaml")
 RUN_CONFIG = os.path.join(ROOT, "experiments", "trims", "configs", "workload-run.yaml")
+LOCAL_SPEC = os.path.join(ROOT, "experiments", "trims", "workload-local.yaml")
+LOCAL_CONFIG = os.path.join(ROOT, "experiments", "trims", "configs", "workload-local.yaml")
 # A completed request of a run: its model, latency, whether it waited for a load, and when it
 # was sent, finished and its batch began computing (seconds).
 Row = collections.namedtuple("Row", "model latency waited arrival finish start")
@@ -47,29 +60,58 @@ def chosen_models(all_models, fraction, seed):
     return order[:max(1, round(fraction * len(order)))]
 
 
-def simulate(servelab, out, models, concurrency, seed, requests, private, preload=None):
-    """The completed requests (read_requests) of one run of RUN_CONFIG with these settings;
-    `preload` (none | host | device) overrides the store's start (the config's: empty)."""
-    sets = {
-        "models": "[" + ", ".join(models) + "]",
+def point_sets(concurrency, seed, requests):
+    """The --set values every run of a point has."""
+    return {
         "engine.workers": str(concurrency),
         "engine.contexts": str(concurrency),
         "workload.requests": str(requests),
         "workload.arrival": f"{{type: closed, concurrency: {concurrency}, seed: {seed}}}",
         "workload.access": f"{{type: pareto, alpha: 1, seed: {seed}}}",
     }
+
+
+def run_servelab(cmd):
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"trims_workload: {' '.join(cmd)} failed:\n{done.stderr[-4000:]}")
+
+
+def with_sets(cmd, sets):
+    for key, value in sets.items():
+        cmd += ["--set", f"{key}={value}"]
+    return cmd
+
+
+def simulate(servelab, out, models, concurrency, seed, requests, private, preload=None):
+    """The completed requests (read_requests) of one run of RUN_CONFIG with these settings;
+    `preload` (none | host | device) overrides the store's start (the config's: empty)."""
+    sets = {"models": "[" + ", ".join(models) + "]", **point_sets(concurrency, seed, requests)}
     if preload:
         sets["simulation.preload"] = preload
     if private:  # every request's own copy: nothing kept, so no budget and nothing to load
-        sets.update({"simulation.weights": "private", "simulation.preload": "device",
+        sets.update({"engine.weights": "private", "simulation.preload": "device",
                      "engine.tiers": "{}"})
-    cmd = [servelab, "simulate", RUN_CONFIG, "--out", out]
-    for key, value in sets.items():
-        cmd += ["--set", f"{key}={value}"]
-    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"trims_workload: {' '.join(cmd)} failed:\n{done.stderr}")
+    run_servelab(with_sets([servelab, "simulate", RUN_CONFIG, "--out", out], sets))
     return read_requests(os.path.join(out, "requests.csv"))
+
+
+def serve(servelab, out, models_dir, count, concurrency, seed, requests, private, modes,
+          extra, profile):
+    """{mode: completed requests} of one run of LOCAL_CONFIG by `servelab run` in `modes`
+    (real: the engine in-process, the load over HTTP; sim: its prediction on this machine's
+    profile, measured before) with `count` models and these settings."""
+    sets = {"models.count": str(count), **point_sets(concurrency, seed, requests), **extra}
+    if private:
+        sets.update({"engine.weights": "private", "engine.tiers": "{}",
+                     "simulation.preload": "host"})
+    shutil.rmtree(out, ignore_errors=True)
+    mode = modes[0] if len(modes) == 1 else "both"
+    cmd = [servelab, "run", LOCAL_CONFIG, "--mode", mode, "--out", out, "--models-dir",
+           models_dir] + (["--profile", profile] if profile else [])
+    run_servelab(with_sets(cmd, sets))
+    return {m: read_requests(os.path.join(out, "runs", f"p000-{m}-r0", "requests.csv"))
+            for m in modes}
 
 
 def read_requests(path):
@@ -112,10 +154,30 @@ def point_metrics(shared, private):
         "speedup": store_results.geometric_mean(ratios),
         "batch_speedup": makespan(private) / makespan(shared),
         "gpu_hit_ratio": sum(1 for r in shared if not r.waited) / len(shared),
+        "private_load_ratio": sum(1 for r in private if r.waited) / len(private),
         "latency_p95_ms": percentile([r.latency for r in shared], 0.95) * 1000,
+        # The run with sharing as any served run reports it (the simulator-vs-real columns).
+        "latency_mean_ms": sum(r.latency for r in shared) / len(shared) * 1000,
+        "latency_p99_ms": percentile([r.latency for r in shared], 0.99) * 1000,
+        "throughput_rps": len(shared) / makespan(shared),
         "private_latency_p95_ms": percentile([r.latency for r in private], 0.95) * 1000,
         "models_run": len(ratios),
     }
+
+
+def run_one(args, run_config, tmp, params, seed, requests, private):
+    """{mode: completed requests} of one run of a point: simulated on Table 3's models, or
+    real on copies of one model (and, unless --no-predict, the simulator's prediction)."""
+    out = os.path.join(tmp, "private" if private else "shared")
+    if args.real:
+        count = max(1, round(params["models_fraction"] * run_config["models"]["count"]))
+        modes = ["real"] if args.no_predict else ["real", "sim"]
+        extra = {"models.profile_model": args.model} if args.model else {}
+        return serve(args.servelab, out, args.real, count, params["concurrency"], seed,
+                     requests, private, modes, extra, args.profile)
+    models = chosen_models(run_config["models"], params["models_fraction"], seed)
+    return {"sim": simulate(args.servelab, out, models, params["concurrency"], seed, requests,
+                            private)}
 
 
 def main(argv=None):
@@ -124,36 +186,41 @@ def main(argv=None):
     ap.add_argument("out_dir")
     ap.add_argument("--requests", type=int, default=None,
                     help="requests a run (default: the run config's)")
-    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--seeds", help="comma-separated (default: the experiment's)")
     ap.add_argument("--fractions", help="shares of the models run, comma-separated "
                     "(default: the experiment's sweep)")
     ap.add_argument("--concurrency", help="concurrent requests, comma-separated "
                     "(default: the experiment's sweep)")
+    ap.add_argument("--real", metavar="MODELS_DIR",
+                    help="measure on this machine (workload-local.yaml) with these models")
+    ap.add_argument("--no-predict", action="store_true",
+                    help="with --real: no simulated prediction beside each real run")
+    ap.add_argument("--model", help="with --real: the model file copied (default: the "
+                    "config's, mobilenet_v3_small)")
+    ap.add_argument("--profile", help="with --real: the cost profile (default: the config's, "
+                    "this machine's, measured first when missing)")
     args = ap.parse_args(argv)
-    spec = store_results.load_spec(SPEC)
+    spec = store_results.load_spec(LOCAL_SPEC if args.real else SPEC)
     if args.fractions:
         spec["sweep"]["models_fraction"] = [float(v) for v in args.fractions.split(",")]
     if args.concurrency:
         spec["sweep"]["concurrency"] = [int(v) for v in args.concurrency.split(",")]
-    with open(RUN_CONFIG) as f:
+    with open(LOCAL_CONFIG if args.real else RUN_CONFIG) as f:
         run_config = yaml.safe_load(f)
-    all_models = run_config["models"]
     requests = args.requests or run_config["workload"]["requests"]
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else spec["seeds"]
     spec["repetitions"], spec["seeds"] = len(seeds), seeds
     runs, started = [], time.time()
     with tempfile.TemporaryDirectory(prefix="trims-workload-") as tmp:
         for _, params in store_results.sweep_points(spec):
             for rep, seed in enumerate(seeds):
-                models = chosen_models(all_models, params["models_fraction"], seed)
                 t0 = time.time()
-                shared = simulate(args.servelab, os.path.join(tmp, "shared"), models,
-                                  params["concurrency"], seed, requests, False)
-                private = simulate(args.servelab, os.path.join(tmp, "private"), models,
-                                   params["concurrency"], seed, requests, True)
-                runs.append({"params": params, "mode": "sim", "repetition": rep,
-                             "wall_s": time.time() - t0,
-                             "metrics": point_metrics(shared, private)})
+                shared, private = (run_one(args, run_config, tmp, params, seed, requests, p)
+                                   for p in (False, True))
+                for mode in shared:
+                    runs.append({"params": params, "mode": mode, "repetition": rep,
+                                 "wall_s": time.time() - t0,
+                                 "metrics": point_metrics(shared[mode], private[mode])})
     out = os.path.join(args.out_dir, spec["name"])
     store_results.write_results(out, spec, runs)
     print(f"trims_workload: {len(runs)} points x seeds in {time.time() - started:.0f} s -> "

@@ -5,18 +5,21 @@ request in flight misses once with the store (disk -> host -> device, then compu
 every later request (compute alone), while without sharing every request loads its own copy,
 so the p95 ratio is (load + compute) / compute and the batch's (n (load + compute)) /
 (load + n compute); figure 8's first answers likewise (scripts/trims_cold_start.py). Then the
-page (kind: contour) is drawn from a 2 x 2 grid.
+page (kind: contour) is drawn from a 2 x 2 grid. Last, the figure on this machine (--real) on
+the tiny models, for its form (check_real).
 
 Usage: check_trims_workload.py SERVELAB"""
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 import yaml
 
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(HERE, "..", "..", "..")
 sys.path.insert(0, os.path.join(SRC, "scripts"))
 sys.path.insert(0, os.path.join(SRC, "reports"))
 import results_db  # noqa: E402
@@ -106,12 +109,43 @@ def check_cold_start(servelab, tmp):
             assert math.isclose(got, part / (read + copy + compute), rel_tol=1e-6), (point, metric)
 
 
+def check_real(servelab, tmp):
+    """The figure on this machine (--real): copies of tiny_cnn (make-models --tiny) on the
+    real engine, with the simulator's prediction on a fixture profile. Asserted: the form,
+    every private request's own load (real and simulated), and that 4 models in a tier of 8
+    are all hits (registration leaves them resident; the simulation starts alike); no timing."""
+    out = os.path.join(tmp, "real")
+    profile = os.path.join(tmp, "tiny-profile.yaml")  # servelab run may add to a profile
+    shutil.copy(os.path.join(HERE, "tiny-profile.yaml"), profile)
+    subprocess.run(["/usr/bin/python3", os.path.join(SRC, "scripts", "trims_workload.py"),
+                    servelab, out, "--real", os.path.join(SRC, "models"), "--model", "tiny_cnn",
+                    "--profile", profile, "--fractions", "0.25,1.0", "--concurrency", "2",
+                    "--requests", "20", "--seeds", "1"], check=True, stdout=subprocess.DEVNULL)
+    results = os.path.join(out, "trims-workload-local")
+    exp = results_db.load(results)
+    assert len(exp.points) == 2, exp.points
+    for pid, point in exp.points.items():
+        for mode in ("real", "sim"):
+            assert exp.value(mode, pid, "private_load_ratio")[0] == 1.0, (mode, point)
+            assert exp.value(mode, pid, "speedup")[0] > 0, (mode, point)
+            if point["params"]["models_fraction"] == 0.25:
+                assert exp.value(mode, pid, "gpu_hit_ratio")[0] == 1.0, (mode, point)
+    subprocess.run(["/usr/bin/python3", os.path.join(SRC, "reports", "report.py"), results],
+                   check=True, stdout=subprocess.DEVNULL)
+    assert os.path.getsize(os.path.join(results, "report", "speedup.png")) > 0
+    subprocess.run(["/usr/bin/python3", os.path.join(SRC, "reports", "index.py"), out],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["/usr/bin/python3", os.path.join(SRC, "reports", "page_rules.py"), out],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
 def main():
     servelab = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
         check_one_model(servelab, tmp)
         check_cold_start(servelab, tmp)
         check_page(servelab, tmp)
+        check_real(servelab, tmp)
     print("trims workload: ok")
 
 
