@@ -103,8 +103,7 @@ def serve(servelab, out, models_dir, count, concurrency, seed, requests, private
     profile, measured before) with `count` models and these settings."""
     sets = {"models.count": str(count), **point_sets(concurrency, seed, requests), **extra}
     if private:
-        sets.update({"engine.weights": "private", "engine.tiers": "{}",
-                     "simulation.preload": "host"})
+        sets.update({"engine.weights": "private", "engine.tiers": "{}"})
     shutil.rmtree(out, ignore_errors=True)
     mode = modes[0] if len(modes) == 1 else "both"
     cmd = [servelab, "run", LOCAL_CONFIG, "--mode", mode, "--out", out, "--models-dir",

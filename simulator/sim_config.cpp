@@ -6,6 +6,7 @@
 
 #include "config/profile_yaml.h"
 #include "config/yaml_util.h"
+#include "engine/control/private_weights.h"
 #include "simulator/event_list.h"
 #include "simulator/cluster_placement.h"
 #include "engine/route/router.h"
@@ -51,13 +52,7 @@ void copy_simulation_section(const config::SimulationSection& in, SimulationSetu
 // hold every model from the start, so that it never loads or evicts one itself.
 void check_private_loads(const SimulationSetup& s) {
   if (!s.private_loads) return;
-  for (int t = int(Tier::Host); t <= int(s.control.exec_tier); ++t) {
-    const TierBudget& b = s.control.budgets[t];
-    if (b.bytes != UINT64_MAX || b.models != UINT32_MAX)
-      throw ConfigError(std::string("engine.tiers.") + tier_name(Tier(t)) +
-                        ": a budget; with private weights every batch loads its own copy, so "
-                        "the tiers up to the executing one must be unlimited");
-  }
+  check_private_weights_tiers(s.control);
   if (s.preload_tier < s.control.exec_tier)
     throw ConfigError(std::string("simulation.preload: with private weights it must reach the "
                                   "executing tier (") + tier_name(s.control.exec_tier) + ")");

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engine/control/action_carrier.h"
+#include "engine/control/private_weights.h"
 #include "engine/runtime/engine_impl.h"
 #include "engine/runtime/top_classes.h"
 
@@ -27,17 +28,11 @@ std::unique_ptr<Executor> make_executor(const EngineOptions& o) {
 }
 
 // Private weights load a copy per batch: nothing may be cached or shared besides.
-void check_private_weights(const EngineOptions& o, Tier exec_tier) {
+void check_private_weights(const EngineOptions& o) {
   if (!o.private_weights) return;
   if (!o.weight_store.empty())
     throw ConfigError("private weights share no model: they cannot have a weight store");
-  for (int t = int(Tier::Host); t <= int(exec_tier); ++t) {
-    const TierBudget& b = o.control.budgets[t];
-    if (b.bytes != UINT64_MAX || b.models != UINT32_MAX)
-      throw ConfigError(std::string("engine.tiers.") + tier_name(Tier(t)) +
-                        ": a budget; with private weights every batch loads its own copy, so "
-                        "the tiers up to the executing one must be unlimited");
-  }
+  check_private_weights_tiers(o.control);
 }
 
 // A batch's private load ran after the controller saw it start: in the answer its time is
@@ -82,7 +77,7 @@ Engine::Impl::Impl(EngineOptions o) : opts(std::move(o)) {
   if (opts.cost_profile) cost_priors = *opts.cost_profile;
   exec_tier = exec->exec_tier();
   opts.control.exec_tier = exec_tier;
-  check_private_weights(opts, exec_tier);
+  check_private_weights(opts);
   ctl = std::make_unique<Controller>(opts.control);  // throws ConfigError for bad policies
   contract = std::make_unique<ContractMonitor>(opts.control);
 }
