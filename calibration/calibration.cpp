@@ -39,6 +39,9 @@ void rescale_loads(ModelProfile& base, const ModelProfile& probe) {
       const double k = now / before;
       base.load_time[f][t] = now;
       for (double& s : base.load_samples[f][t]) s *= k;
+      if (f == int(Tier::Disk) && t == int(Tier::Host))  // the other sources drift alike
+        for (auto& c : base.load_sources)
+          if (c) c->scale(k);
     }
 }
 
@@ -154,6 +157,7 @@ void write_calibrated_profile(const std::string& base, const std::string& out,
   options.overhead_requests = 1;  // overheads are not taken from the probe
   options.served_rounds = 0;      // nor served extras
   options.served_idle_turns = 0;  // nor the served idle slowdown
+  options.source_loads = 0;       // the base's loads by source, rescaled with its own
   // Served misses drift too: as many as the caller asks (kCalibrationServedMisses, or 0
   // where a run cannot miss).
   options.load_samples = 10;  // a miss's cost drifts with the machine too (Rafiqi figure 2)

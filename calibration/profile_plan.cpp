@@ -12,11 +12,12 @@ namespace {
 constexpr double kRoundTripPhaseSeconds = 2.0;
 constexpr double kColdBurstSeconds = 2 * 0.25;
 constexpr double kServedMissSeconds = 0.1;
-constexpr double kOverheadPhaseSeconds = 1.0;  // measure_profile aims at about a second
+constexpr double kOverheadPhaseSeconds = 1.0;
+constexpr double kSourceLoadSeconds = 0.1;  // a load from another source and its batch  // measure_profile aims at about a second
 
 double batches_and_loads_seconds(const ProfileOptions& o) {
   return static_cast<double>(o.batch_sizes.size()) * o.batches.min_seconds_per_size +
-         o.min_load_seconds;
+         o.min_load_seconds + 3.0 * o.source_loads * kSourceLoadSeconds;
 }
 
 void add_front_end_phases(const ProfileOptions& o, std::vector<ProfilePhase>& plan) {

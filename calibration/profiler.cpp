@@ -23,6 +23,7 @@
 #include "engine/server/model_manifest.h"
 #include "calibration/background_load.h"
 #include "calibration/batch_rounds.h"
+#include "calibration/load_sources.h"
 #include "calibration/served_probe.h"
 #include "calibration/speed_probe.h"
 
@@ -117,9 +118,8 @@ void measure_batches(const ProfileOptions& o, runtime::Executor& exec, ModelId i
 void measure_loads(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
                    const runtime::Input& input, ModelProfile& p,
                    const std::function<void(const std::string&)>& log) {
+  std::vector<LoadSample> taken;
   std::vector<double> loads, colds, evicts;
-  std::vector<const runtime::Input*> one(1, &input);
-  std::vector<std::vector<float>> probs;
   runtime::TaskThread loader;
   double spent = 0;
   auto wants_load = [&] {
@@ -128,28 +128,14 @@ void measure_loads(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
     return n < o.max_load_samples && spent < o.min_load_seconds;
   };
   for (uint32_t i = 0; i == 0 || wants_load(); ++i) {
-    std::promise<std::pair<double, double>> loaded;  // eviction, load
-    loader.post([&] {
-      try {
-        auto t0 = Clock::now();
-        exec.evict(id, Tier::Host);
-        const double evict_s = seconds_since(t0);
-        auto t_load = Clock::now();
-        exec.load(id, Tier::Disk, Tier::Host);
-        loaded.set_value({evict_s, seconds_since(t_load)});
-      } catch (...) {
-        loaded.set_exception(std::current_exception());
-      }
-    });
-    const auto [evict_s, load_s] = loaded.get_future().get();
-    auto t1 = Clock::now();
-    exec.run(id, Tier::Host, one, probs);
-    const double first_batch_s = seconds_since(t1);
+    const LoadSample s = sample_load(loader, exec, id, input);
     if (i == 0) continue;  // the warm-up
-    spent += evict_s + load_s + first_batch_s;
-    evicts.push_back(evict_s);
+    const double load_s = s.parts.total();
+    spent += s.evict_s + load_s + s.first_batch_s;
+    taken.push_back(s);
+    evicts.push_back(s.evict_s);
     loads.push_back(load_s);
-    colds.push_back(std::max(0.0, first_batch_s - p.batch_latency(1)));
+    colds.push_back(std::max(0.0, s.first_batch_s - p.batch_latency(1)));
   }
   // Medians: one disturbed sample of five (a neighbour's burst) moved the mean from ~32 to
   // ~98 ms. The samples keep the spread for the simulator's noisy draws (load_samples_ms).
@@ -158,6 +144,7 @@ void measure_loads(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
   p.evict_time[int(Tier::Host)] = median(evicts);  // a miss at a full tier waits for it too
   for (size_t i = 0; i < loads.size(); ++i)  // each miss as paid: load + its first batch
     p.load_samples[int(Tier::Disk)][int(Tier::Host)].push_back(loads[i] + colds[i]);
+  p.load_sources[int(LoadSource::File)] = median_cost(taken, p.batch_latency(1), load_mean);
   if (log) log(p.name + ": disk->host load " + std::to_string(load_mean * 1e3) +
                " ms + first-batch penalty " + std::to_string(cold_mean * 1e3) +
                " ms, eviction " + std::to_string(p.evict_time[int(Tier::Host)] * 1e3) +
@@ -198,6 +185,7 @@ ModelProfile measure_model(const ProfileOptions& o, runtime::Executor& exec, Mod
                std::to_string(pre_mean * 1e3) + " ms");
   measure_batches(o, exec, id, input, p, log);
   measure_loads(o, exec, id, input, p, log);
+  measure_load_sources(exec, id, spec, input, std::max(1, o.threads), o.source_loads, p, log);
   exec.remove(id);
   p.validate();
   return p;

@@ -220,6 +220,10 @@ int measure_main(int argc, char** argv) {
       "served-idle-turns", po::value<uint32_t>()->default_value(3),
       "turns (about 20 s each, then as long back to back) of one request in flight for the "
       "idle slowdown; 0: short blocks after sleeps instead (8 s)")(
+      "source-loads", po::value<uint32_t>()->default_value(defaults.source_loads),
+      "timed loads per model from each other source (its file read from the disk, a weight "
+      "store's blobs resident and read from the disk; at most 100): the profile's "
+      "load_sources_ms, for simulation.load_source; 0: none")(
       "served-miss-requests", po::value<uint32_t>()->default_value(48),
       "misses served one at a time (two copies of each model, room for one) for the served "
       "miss's load wait and first batch; 0: none")(
@@ -251,6 +255,11 @@ int measure_main(int argc, char** argv) {
     }
     o.served_idle_turns = vm["served-idle-turns"].as<uint32_t>();
     o.served_miss_requests = vm["served-miss-requests"].as<uint32_t>();
+    o.source_loads = vm["source-loads"].as<uint32_t>();
+    if (o.source_loads > 100) {
+      std::fprintf(stderr, "servelab measure: --source-loads must be 0 to 100\n");
+      return 2;
+    }
     o.image = vm["image"].as<std::string>();
     std::string out = vm["out"].as<std::string>();
     if (out.empty()) out = ex::local_profile_path();

@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "config/profile_load_sources.h"
 #include "config/yaml_util.h"
 
 namespace servelab::config {
@@ -53,7 +54,7 @@ void parse_evicts(const YAML::Node& e, const Where& we, ModelProfile& m) {
 // Costs of one model; its front-end terms are read by parse_overhead and parse_bursts.
 ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Where& w) {
   check_keys(n, w, {"size_bytes", "size_mb", "batch_latency_ms", "load_ms", "load_samples_ms",
-                    "evict_ms", "request_overhead_ms", "request_image", "cold_bursts_ms", "note"});
+                    "load_sources_ms", "evict_ms", "request_overhead_ms", "request_image", "cold_bursts_ms", "note"});
   ModelProfile m;
   m.name = name;
   if (n["size_bytes"] && n["size_mb"]) fail(w, n, "give size_bytes or size_mb, not both");
@@ -104,6 +105,7 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
     }
   }
   parse_evicts(n["evict_ms"], w.child("evict_ms"), m);
+  parse_load_sources(n["load_sources_ms"], w.child("load_sources_ms"), m);
   try {
     m.validate();
   } catch (const ConfigError& e) {
@@ -370,6 +372,8 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
           load_samples[std::string(tier_name(Tier(f))) + "->" + tier_name(Tier(t))] = xs;
         }
     if (load_samples.size()) n["load_samples_ms"] = load_samples;
+    const YAML::Node sources = load_sources_to_yaml(m);
+    if (sources.size()) n["load_sources_ms"] = sources;
     for (int t = int(Tier::Host); t < kTierCount; ++t)
       if (m.evict_time[t] > 0) n["evict_ms"][tier_name(Tier(t))] = m.evict_time[t] * 1e3;
     const RequestOverhead* o = profile.front_end.overhead(m.name);

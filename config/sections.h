@@ -75,6 +75,9 @@ struct SimulationSection {
   CostNoise noise = CostNoise::None;
   uint64_t seed = 1;
   Tier preload = Tier::Device;  // Tier::Disk: preload none
+  // Where Disk -> Host loads read the model from (engine/control/load_sources.h): `file` is
+  // the profile's load_ms; another source takes the profile's load_sources_ms entry.
+  LoadSource load_source = LoadSource::File;
   Time max_time = kNever;
   std::string event_list = "radix";  // a name of simulator/event_list.h, checked there
   uint32_t io_threads = 2;

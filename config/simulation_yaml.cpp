@@ -54,6 +54,14 @@ Tier parse_preload(const YAML::Node& n, const Where& w) {
   return t;
 }
 
+LoadSource parse_source(const YAML::Node& n, const Where& w) {
+  const std::string v = as_string(n, w);
+  LoadSource source;
+  if (!parse_load_source(v, &source))
+    fail(w, n, "expected file, file-cold, store or store-cold, got '" + v + "'");
+  return source;
+}
+
 // `machine:` profile | costs-only | {without: [TERM, ...]}.
 MachineSection parse_machine(const YAML::Node& n, const Where& w) {
   MachineSection m;
@@ -152,12 +160,13 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
   require_map(n, w);
   refuse_term_switches(n, w);
   check_keys(n, w,
-             {"noise", "seed", "preload", "max_time_s", "event_list", "io_threads", "cost_scale",
+             {"noise", "seed", "preload", "load_source", "max_time_s", "event_list", "io_threads", "cost_scale",
               "speed_trace", "jitter", "machine", "client_timeout_s", "cancel_delay_s"});
   if (!n.IsMap()) return s;
   parse_speed(n, w, s);
   if (n["seed"]) s.seed = as_uint(n["seed"], w.child("seed"));
   if (n["preload"]) s.preload = parse_preload(n["preload"], w.child("preload"));
+  if (n["load_source"]) s.load_source = parse_source(n["load_source"], w.child("load_source"));
   if (const YAML::Node& t = n["max_time_s"]; t && !is_none(t))
     s.max_time = positive_seconds(t, w.child("max_time_s"), true);
   if (const YAML::Node& t = n["io_threads"]) {
@@ -261,6 +270,7 @@ YAML::Node emit_simulation_section(const SimulationSection& s) {
   n["noise"] = cost_noise_name(s.noise);
   n["seed"] = s.seed;
   n["preload"] = s.preload == Tier::Disk ? "none" : tier_name(s.preload);
+  n["load_source"] = load_source_name(s.load_source);
   if (std::isinf(s.max_time)) n["max_time_s"] = "none";
   else n["max_time_s"] = s.max_time;
   n["event_list"] = s.event_list;

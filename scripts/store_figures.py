@@ -13,11 +13,15 @@
                     first answer's speedup resident in the store, its ideal, and the share of
                     the no-sharing time that is compute.
 
+Figures 8-10 also have the simulator's prediction (mode sim, scripts/store_predictions.py),
+made first, from a profile measured before any real run (--profile: one given instead).
+
 Each figure becomes a results folder (experiment.yaml from experiments/{pretzel,trims}/,
 results.db) that reports/report.py turns into a page; reports/index.py indexes them.
 
   store_figures.py SERVELAB MODELS_DIR OUT [--family F] [--variants N] [--models a,b,c]
                    [--repetitions R] [--holder NAME] [--large-models a,b]
+                   [--profile FILE | --no-predict]
 """
 import argparse
 import os
@@ -30,6 +34,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import store_points as pts  # noqa: E402
+import store_predictions as sp  # noqa: E402
 import store_results as sr  # noqa: E402
 from store_processes import Server, data_pss_kb, drop_from_page_cache  # noqa: E402
 
@@ -136,81 +142,52 @@ def first_answer(args, model, case):
 CASES = ("none", "store-warm", "store-cold")
 
 
-def first_answer_runs(args):
-    """TrIMS figures 8 and 9 from one set of measurements: per model, case and repetition."""
+def first_answer_runs(args, predicted):
+    """TrIMS figures 8 and 9 from one set of measurements (per model, case and repetition)
+    and from the prediction made before them (`predicted`: {model: {case: (answer, hot)}},
+    empty: none)."""
     speedup, split = [], []
     for rep in range(args.repetitions):
         for model in args.model_list:
             answers = {case: first_answer(args, model, case) for case in CASES}
-            base, base_hot = answers["none"][0], answers["none"][1]
-            base_parts = sr.time_split(base)
-            for case, (ans, hot) in answers.items():
-                speedup.append({"params": {"model": model, "case": case}, "mode": "real",
-                                "repetition": rep,
-                                "metrics": {"speedup": base["wall_ms"] / ans["wall_ms"],
-                                            "first_answer_ms": ans["wall_ms"],
-                                            "hot_ms": hot}})
-            ideal_ms = base["wall_ms"] - base_parts["load"]
-            speedup.append({"params": {"model": model, "case": "ideal"}, "mode": "real",
-                            "repetition": rep,
-                            "metrics": {"speedup": base["wall_ms"] / ideal_ms,
-                                        "first_answer_ms": ideal_ms, "hot_ms": base_hot}})
-            for shared, ans in ((False, base), (True, answers["store-warm"][0])):
-                split.append(split_run(model, shared, rep, ans, base["wall_ms"]))
-    split += mean_split_runs(split)
+            speedup += pts.speedup_rows(model, answers, "real", rep)
+            split += pts.split_rows(model, answers, "real", rep)
+    for model, answers in predicted.items():
+        speedup += pts.speedup_rows(model, answers, "sim", 0)
+        split += pts.split_rows(model, answers, "sim", 0)
+    split += pts.mean_split_runs(split)
     return speedup, split
 
 
 LARGE_CASES = ("none", "store-warm")
 
 
-def large_model_runs(args):
-    """TrIMS figure 10: per large model and repetition, the first answer resident in the
-    store and its ideal (no load) as speedups over no sharing, beside the share of the
-    no-sharing first answer that is compute."""
+def large_model_runs(args, predicted):
+    """TrIMS figure 10: per large model and repetition, and as predicted before."""
     runs = []
     for rep in range(args.repetitions):
         for model in args.large_models:
             answers = {case: first_answer(args, model, case)[0] for case in LARGE_CASES}
-            base = answers["none"]
-            parts = sr.time_split(base)
-            compute_share = parts["compute"] / base["wall_ms"]
-            ideal_ms = base["wall_ms"] - parts["load"]
-            times = {"none": base["wall_ms"], "store-warm": answers["store-warm"]["wall_ms"],
-                     "ideal": ideal_ms}
-            for case, ms in times.items():
-                metrics = {"speedup": base["wall_ms"] / ms, "first_answer_ms": ms}
-                if case == "none":  # a property of the no-sharing answer: plotted once
-                    metrics["compute_share"] = compute_share
-                runs.append({"params": {"model": model, "case": case}, "mode": "real",
-                             "repetition": rep, "metrics": metrics})
+            runs += pts.large_rows(model, answers, "real", rep)
+    for model, answers in predicted.items():
+        runs += pts.large_rows(model, {case: answers[case][0] for case in LARGE_CASES}, "sim", 0)
     return runs
 
 
-def split_run(model, shared, rep, answer, base_ms):
-    """One first answer's parts, each as a share of the no-store first answer's time."""
-    parts = sr.time_split(answer)
-    metrics = {f"share_{p}": parts[p] / base_ms for p in sr.PARTS + ("load",)}
-    metrics["first_answer_ms"] = answer["wall_ms"]
-    return {"params": {"model": model, "weight_store": shared}, "mode": "real",
-            "repetition": rep, "metrics": metrics}
-
-
-def mean_split_runs(split):
-    """The `mean` point per repetition and case: the models' mean shares and the geometric
-    mean of their first-answer times (so a ratio of two of them is the geometric mean of the
-    models' speedups, as TrIMS reports)."""
-    out = []
-    for rep in sorted({r["repetition"] for r in split}):
-        for shared in (False, True):
-            rows = [r["metrics"] for r in split
-                    if r["repetition"] == rep and r["params"]["weight_store"] == shared]
-            metrics = {k: statistics.mean(m[k] for m in rows) for k in rows[0]
-                       if k.startswith("share_")}
-            metrics["first_answer_ms"] = sr.geometric_mean([m["first_answer_ms"] for m in rows])
-            out.append({"params": {"model": "mean", "weight_store": shared}, "mode": "real",
-                        "repetition": rep, "metrics": metrics})
-    return out
+def predict(args):
+    """Figures 8-10's first answers as the simulator predicts them, before any is measured:
+    ({model: {case: (answer, hot ms)}} of the models, the same of the large ones)."""
+    if args.no_predict:
+        return {}, {}
+    profile = args.profile or os.path.join(args.out, "profile.yaml")
+    if not args.profile:
+        print(f"store_figures: measuring the profile the figures are predicted from ({profile})",
+              file=sys.stderr)
+        sp.measure_profile(args.servelab, args.models, args.model_list + args.large_models,
+                           profile)
+    with tempfile.TemporaryDirectory(prefix="store-predict-") as tmp:
+        return (sp.first_answers(args.servelab, profile, args.model_list, CASES, tmp),
+                sp.first_answers(args.servelab, profile, args.large_models, LARGE_CASES, tmp))
 
 
 def with_repetitions(spec, repetitions):
@@ -246,9 +223,15 @@ def main(argv=None):
                          "alexnet_s2); empty: no figure 10")
     ap.add_argument("--holder", default="tiny_cnn",
                     help="the small model that fills the host tier before a first answer")
+    ap.add_argument("--profile", help="the profile figures 8-10 are predicted from (it must "
+                    "have their models' load_sources_ms; default: measured first, OUT/profile.yaml)")
+    ap.add_argument("--no-predict", action="store_true",
+                    help="no simulated prediction of figures 8-10 (real rows only)")
     args = ap.parse_args(argv)
     args.model_list = [m for m in args.model_list.split(",") if m]
     args.large_models = [m for m in args.large_models.split(",") if m]
+    os.makedirs(args.out, exist_ok=True)
+    predicted, predicted_large = predict(args)
     exp = os.path.join(SRC, "experiments")
     memory = sr.load_spec(os.path.join(exp, "pretzel", "memory.yaml"))
     count = args.variants or max(memory["sweep"]["variants"])
@@ -256,7 +239,6 @@ def main(argv=None):
         sys.exit("store_figures: --variants needs at least 3 (a target and two holders)")
     memory = sr.spec_for_count(memory, count)
     names = [f"{args.family}_{i}" for i in range(count)]
-    os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="store-fig-", dir=args.out) as tmp:
         weights = os.path.join(tmp, "weights")
         print(f"store_figures: populating a weight store with {count} {args.family}",
@@ -271,7 +253,7 @@ def main(argv=None):
                          args.repetitions),
                          variant_latency_runs(args, weights, names))
     print("store_figures: TrIMS figures 8 and 9 (first answers)", file=sys.stderr)
-    speedup, split = first_answer_runs(args)
+    speedup, split = first_answer_runs(args, predicted)
     sr.write_results(os.path.join(args.out, "trims-speedup"), with_repetitions(spec_for_models(
         sr.load_spec(os.path.join(exp, "trims", "speedup.yaml")), args.model_list),
         args.repetitions), speedup)
@@ -282,7 +264,7 @@ def main(argv=None):
         sr.write_results(os.path.join(args.out, "trims-large"), with_repetitions(
             spec_for_models(sr.load_spec(os.path.join(exp, "trims", "large.yaml")),
                             args.large_models), args.repetitions),
-            large_model_runs(args))
+            large_model_runs(args, predicted_large))
     return 0
 
 

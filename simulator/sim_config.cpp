@@ -48,6 +48,12 @@ void copy_simulation_section(const config::SimulationSection& in, SimulationSetu
   s.cancel_delay = in.cancel_delay;
 }
 
+// simulation.load_source: every model's Disk -> Host load as measured from that source.
+void use_load_source(SimulationSetup& s, LoadSource source) {
+  if (source == LoadSource::File) return;  // the profile's load_ms as it stands
+  for (SimModel& m : s.models) m.profile.use_load_source(source);
+}
+
 // engine.weights: private costs each batch its own load; the controller's tiers must then
 // hold every model from the start, so that it never loads or evicts one itself.
 void check_private_loads(const SimulationSetup& s) {
@@ -128,6 +134,8 @@ SimulationSetup build_setup(const config::RunConfig& run) {
   if (run.simulation.machine.idle_slowdown) s.idle_slowdown = file.idle_slowdown;
   s.private_loads = run.engine.private_weights;
   check_key(run, "engine.weights", [&] { check_private_loads(s); });
+  check_key(run, "simulation.load_source",
+            [&] { use_load_source(s, run.simulation.load_source); });
   scale_costs(s, run.simulation.cost_scale);
   add_groups(run, s);
   s.cluster = run.cluster;

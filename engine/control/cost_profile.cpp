@@ -147,6 +147,15 @@ void ModelProfile::set_load_time(Tier from, Tier to, double seconds) {
   load_time[int(from)][int(to)] = seconds;
 }
 
+void ModelProfile::use_load_source(LoadSource source) {
+  const std::optional<LoadCost>& cost = load_sources[int(source)];
+  if (!cost)
+    throw ConfigError("profile of model '" + name + "' has no load from source '" +
+                      load_source_name(source) + "' (measured by servelab measure --source-loads)");
+  set_load_time(Tier::Disk, Tier::Host, cost->total());
+  load_samples[int(Tier::Disk)][int(Tier::Host)].clear();
+}
+
 void ModelProfile::scale_costs(double k) {
   for (BatchCost& c : batches) {
     c.mean *= k;
@@ -159,6 +168,8 @@ void ModelProfile::scale_costs(double k) {
     for (auto& xs : row)
       for (double& x : xs) x *= k;
   for (double& t : evict_time) t *= k;
+  for (auto& c : load_sources)
+    if (c) c->scale(k);
 }
 
 void ModelProfile::validate() const {
@@ -182,6 +193,14 @@ void ModelProfile::validate() const {
   }
   for (double v : evict_time)
     if (!(v >= 0) || !std::isfinite(v)) fail("negative or non-finite eviction time");
+  for (int s = 0; s < kLoadSourceCount; ++s) {
+    const std::optional<LoadCost>& c = load_sources[s];
+    if (!c) continue;
+    for (double v : {c->read, c->deserialize, c->copy, c->share, c->first_batch})
+      if (!(v >= 0) || !std::isfinite(v))
+        fail(std::string("negative or non-finite part of the load from ") +
+             load_source_name(LoadSource(s)));
+  }
 }
 
 const ModelProfile* CostProfile::find(const std::string& name) const {

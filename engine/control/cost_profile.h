@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/control/load_sources.h"
 #include "engine/control/types.h"
 
 namespace servelab {
@@ -42,6 +43,8 @@ struct ModelProfile {
   // engine's loader frees a victim on its own thread just before the load that needs the
   // room, so a miss at a full tier waits for it too.
   std::array<double, kTierCount> evict_time{};
+  // The Disk -> Host load by source, phase by phase, where measured (load_sources.h).
+  LoadSources load_sources;
   // Front-end terms (request overheads, cold bursts) are not here: they belong to the
   // simulator and the profiler (calibration/terms/front_end_profile.h).
 
@@ -75,12 +78,15 @@ struct ModelProfile {
   // load_seconds. Draws nothing from `rng` when it returns the exact time.
   double sample_load_seconds(Tier from, Tier to, CostNoise noise, std::mt19937_64& rng) const;
   void set_load_time(Tier from, Tier to, double seconds);
+  // Makes the Disk -> Host load the measured cost of `source` (its samples dropped: the
+  // exact time). Throws ConfigError naming the model and the source where it was not measured.
+  void use_load_source(LoadSource source);
 
   // Checks invariants (sorted distinct sizes, non-negative numbers); throws ConfigError.
   void validate() const;
 
   // Multiplies every time in the profile (batch latencies with their spread and samples, load
-  // and eviction times, load samples) by `k` > 0: the same machine running k times slower.
+  // and eviction times, load samples, load sources) by `k` > 0: the same machine running k times slower.
   void scale_costs(double k);
 };
 

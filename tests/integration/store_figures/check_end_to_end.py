@@ -56,13 +56,16 @@ def check_accounting(servelab, tmp):
 def check_figures(servelab, out):
     subprocess.run([sys.executable, os.path.join(SRC, "scripts", "store_figures.py"), servelab,
                     MODELS, out, "--family", FAMILY, "--variants", str(COUNT), "--models-list",
-                    "tiny_cnn", "--holder", "noop", "--repetitions", "1"], check=True)
+                    "tiny_cnn", "--holder", "noop", "--repetitions", "1",
+                    "--profile", os.path.join(HERE, "tiny-profile.yaml")], check=True)
     folders = ["pretzel-memory", "pretzel-latency", "trims-speedup", "trims-breakdown"]
     for name in folders:
         path = os.path.join(out, name)
         subprocess.run([sys.executable, os.path.join(SRC, "reports", "report.py"), path,
                         "--formats", "png"], check=True, stdout=subprocess.DEVNULL)
         exp = results_db.load(path)
+        if name.startswith("trims-"):  # the prediction beside the measurement
+            assert set(exp.modes) == {"real", "sim"}, (name, exp.modes)
         assert os.path.exists(os.path.join(path, "report", "report.html")), name
         con = sqlite3.connect(os.path.join(path, "results.db"))
         cols = [r[1] for r in con.execute("PRAGMA table_info(summaries)")

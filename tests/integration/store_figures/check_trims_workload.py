@@ -4,7 +4,8 @@ the paper's profile, against numbers worked out from the profile by hand: one mo
 request in flight misses once with the store (disk -> host -> device, then compute) and hits
 every later request (compute alone), while without sharing every request loads its own copy,
 so the p95 ratio is (load + compute) / compute and the batch's (n (load + compute)) /
-(load + n compute); figure 8's first answers likewise (scripts/trims_cold_start.py). Then the
+(load + n compute); figure 8's first answers likewise (scripts/trims_cold_start.py), and
+on this machine's profile (scripts/store_predictions.py, check_local_predictions). Then the
 page (kind: contour) is drawn from a 2 x 2 grid. Last, the figure on this machine (--real) on
 the tiny models, for its form (check_real).
 
@@ -23,6 +24,8 @@ SRC = os.path.join(HERE, "..", "..", "..")
 sys.path.insert(0, os.path.join(SRC, "scripts"))
 sys.path.insert(0, os.path.join(SRC, "reports"))
 import results_db  # noqa: E402
+import store_points  # noqa: E402
+import store_predictions  # noqa: E402
 import trims_workload  # noqa: E402
 
 REQUESTS = 200
@@ -109,6 +112,32 @@ def check_cold_start(servelab, tmp):
             assert math.isclose(got, part / (read + copy + compute), rel_tol=1e-6), (point, metric)
 
 
+def check_local_predictions(servelab, tmp):
+    """Figures 8 and 9 predicted on this machine (scripts/store_predictions.py) from the
+    fixture profile's tiny_cnn, by hand: a first answer is the overhead before the batch
+    (1.5 ms), the load from its source with its first batch's extra 1 ms, and the 0.2 ms
+    batch; from the file read cold 1 + 14 + 1, through the store resident 0.2 + 4 + 0.8 + 1,
+    from the store read cold 0.5 + 4 + 2.5 + 1. The ideal is no sharing's less its load (15)."""
+    profile = os.path.join(HERE, "tiny-profile.yaml")
+    os.makedirs(tmp, exist_ok=True)
+    answers = store_predictions.first_answers(servelab, profile, ["tiny_cnn"],
+                                              ["none", "store-warm", "store-cold"], tmp)
+    want = {"none": 17.7, "store-warm": 7.7, "store-cold": 9.7}
+    for case, (answer, hot) in answers["tiny_cnn"].items():
+        assert math.isclose(answer["wall_ms"], want[case], rel_tol=1e-9), (case, answer)
+        assert math.isclose(hot, 1.7, rel_tol=1e-9), (case, hot)  # the second request hits
+    speedup = {r["params"]["case"]: r["metrics"]["speedup"]
+               for r in store_points.speedup_rows("tiny_cnn", answers["tiny_cnn"], "sim", 0)}
+    assert math.isclose(speedup["store-warm"], 17.7 / 7.7, rel_tol=1e-9), speedup
+    assert math.isclose(speedup["ideal"], 17.7 / 2.7, rel_tol=1e-9), speedup
+    split = {r["params"]["weight_store"]: r["metrics"]
+             for r in store_points.split_rows("tiny_cnn", answers["tiny_cnn"], "sim", 0)}
+    for metric, ms in (("share_map", 0.8), ("share_deserialize", 4.0), ("share_read", 0.2),
+                       ("share_compute", 1.2), ("share_other", 1.5)):
+        assert math.isclose(split[True][metric], ms / 17.7, rel_tol=1e-9), (metric, split)
+    assert math.isclose(split[False]["share_deserialize"], 14 / 17.7, rel_tol=1e-9), split
+
+
 def check_real(servelab, tmp):
     """The figure on this machine (--real): copies of tiny_cnn (make-models --tiny) on the
     real engine, with the simulator's prediction on a fixture profile. Asserted: the form,
@@ -144,6 +173,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_one_model(servelab, tmp)
         check_cold_start(servelab, tmp)
+        check_local_predictions(servelab, os.path.join(tmp, "local"))
         check_page(servelab, tmp)
         check_real(servelab, tmp)
     print("trims workload: ok")

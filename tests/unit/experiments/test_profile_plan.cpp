@@ -31,6 +31,7 @@ TEST_CASE("profile plan: every phase the options switch on, in measuring order")
   o.batch_sizes = {1, 2, 4};
   o.batches.min_seconds_per_size = 1.0;
   o.min_load_seconds = 8.0;
+  o.source_loads = 5;
   o.course_seconds = 10;
   o.served_idle_turns = 0;
   o.idle_seconds = 8;
@@ -47,7 +48,8 @@ TEST_CASE("profile plan: every phase the options switch on, in measuring order")
                      "m1: request overhead", "m1: served extra", "m2: request overhead",
                      "m2: served extra"});
   const auto plan = plan_profile(o);
-  CHECK(plan[0].planned_seconds == Approx(3 * 1.0 + 8.0));  // 3 sizes of 1 s, then 8 s of loads
+  // 3 sizes of 1 s, then 8 s of loads, then 5 loads from each of 3 other sources at ~0.1 s
+  CHECK(plan[0].planned_seconds == Approx(3 * 1.0 + 8.0 + 3 * 5 * 0.1));
   CHECK(plan[7].planned_seconds == Approx(2 * 2 * 0.5));    // 2 rounds of a served + a back-to-back turn
 }
 
