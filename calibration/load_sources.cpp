@@ -57,15 +57,15 @@ class TempDir {
   fs::path path_;
 };
 
-// `samples` timed loads (after one untimed), `before_each` run before each of them.
+// `samples` timed loads (after one untimed), `before_load` run before each of them, once
+// the model's previous copy is evicted (a mapped page stays in the page cache).
 LoadCost timed_loads(runtime::Executor& exec, ModelId id, const runtime::Input& input,
                      uint32_t samples, double warm_batch_s,
-                     const std::function<void()>& before_each) {
+                     const std::function<void()>& before_load) {
   runtime::TaskThread loader;
   std::vector<LoadSample> taken;
   for (uint32_t i = 0; i <= samples; ++i) {
-    before_each();
-    LoadSample s = sample_load(loader, exec, id, input);
+    LoadSample s = sample_load(loader, exec, id, input, before_load);
     if (i > 0) taken.push_back(s);
   }
   return median_cost(taken, warm_batch_s);
@@ -84,7 +84,7 @@ void log_cost(const std::function<void(const std::string&)>& log, const std::str
 }  // namespace
 
 LoadSample sample_load(runtime::TaskThread& loader, runtime::Executor& exec, ModelId id,
-                       const runtime::Input& input) {
+                       const runtime::Input& input, const std::function<void()>& before_load) {
   std::promise<LoadSample> loaded;
   loader.post([&] {
     try {
@@ -92,6 +92,7 @@ LoadSample sample_load(runtime::TaskThread& loader, runtime::Executor& exec, Mod
       auto t0 = Clock::now();
       exec.evict(id, Tier::Host);
       s.evict_s = seconds_since(t0);
+      if (before_load) before_load();
       s.parts = exec.load(id, Tier::Disk, Tier::Host);
       loaded.set_value(s);
     } catch (...) {
@@ -144,9 +145,16 @@ void measure_load_sources(runtime::Executor& exec, ModelId id, const runtime::Mo
   TempDir dir;
   auto shared = runtime::make_torch_executor("cpu", threads, {dir.path().string(), "profile"});
   shared->add(id, spec, 1, 1);  // writes the model's blobs and skeleton into the store
-  measured(LoadSource::Store, timed_loads(*shared, id, input, samples, warm, [] {}));
+  measured(LoadSource::Store, timed_loads(*shared, id, input, samples, warm, {}));
   measured(LoadSource::StoreCold, timed_loads(*shared, id, input, samples, warm,
                                               [&] { drop_from_page_cache(dir.path()); }));
+  // A sibling of the same code stays loaded: each load copies its module.
+  runtime::ModelSpec sibling_spec = spec;
+  sibling_spec.name += "-sibling";
+  const ModelId sibling = ModelId(id + 1);
+  shared->add(sibling, sibling_spec, 1, 1);
+  measured(LoadSource::StoreSibling, timed_loads(*shared, id, input, samples, warm, {}));
+  shared->remove(sibling);
   shared->remove(id);
 }
 

@@ -17,7 +17,7 @@ constexpr double kSourceLoadSeconds = 0.1;  // a load from another source and it
 
 double batches_and_loads_seconds(const ProfileOptions& o) {
   return static_cast<double>(o.batch_sizes.size()) * o.batches.min_seconds_per_size +
-         o.min_load_seconds + 3.0 * o.source_loads * kSourceLoadSeconds;
+         o.min_load_seconds + 4.0 * o.source_loads * kSourceLoadSeconds;
 }
 
 void add_front_end_phases(const ProfileOptions& o, std::vector<ProfilePhase>& plan) {

@@ -45,7 +45,7 @@ struct ProfileOptions {
   double min_load_seconds = 8.0;
   uint32_t max_load_samples = 200;
   // Timed loads from each other source (calibration/load_sources.h: the file read from the
-  // disk, a weight store's blobs resident and read from the disk) per model: the profile's
+  // disk, a weight store's blobs resident and read from the disk, a sibling loaded) per model: the profile's
   // load_sources_ms, which simulation.load_source selects. 0: none measured.
   uint32_t source_loads = 5;
   // Batches of 1 back to back for this long, on the model whose batch of 1 costs most: the

@@ -222,7 +222,8 @@ int measure_main(int argc, char** argv) {
       "idle slowdown; 0: short blocks after sleeps instead (8 s)")(
       "source-loads", po::value<uint32_t>()->default_value(defaults.source_loads),
       "timed loads per model from each other source (its file read from the disk, a weight "
-      "store's blobs resident and read from the disk; at most 100): the profile's "
+      "store's blobs resident and read from the disk, a sibling of its code loaded; at most "
+      "100): the profile's "
       "load_sources_ms, for simulation.load_source; 0: none")(
       "served-miss-requests", po::value<uint32_t>()->default_value(48),
       "misses served one at a time (two copies of each model, room for one) for the served "

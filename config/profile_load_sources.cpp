@@ -37,7 +37,7 @@ void parse_load_sources(const YAML::Node& n, const Where& w, ModelProfile& m) {
     LoadSource s;
     if (!parse_load_source(key, &s))
       fail(w.child(key), kv.first,
-           "unknown load source '" + key + "' (expected file, file-cold, store or store-cold)");
+           "unknown load source '" + key + "' (expected file, file-cold, store, store-cold or store-sibling)");
     m.load_sources[int(s)] = parse_cost(kv.second, w.child(key));
   }
 }

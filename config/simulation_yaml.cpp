@@ -58,7 +58,7 @@ LoadSource parse_source(const YAML::Node& n, const Where& w) {
   const std::string v = as_string(n, w);
   LoadSource source;
   if (!parse_load_source(v, &source))
-    fail(w, n, "expected file, file-cold, store or store-cold, got '" + v + "'");
+    fail(w, n, "expected file, file-cold, store, store-cold or store-sibling, got '" + v + "'");
   return source;
 }
 

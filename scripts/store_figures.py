@@ -13,8 +13,9 @@
                     first answer's speedup resident in the store, its ideal, and the share of
                     the no-sharing time that is compute.
 
-Figures 8-10 also have the simulator's prediction (mode sim, scripts/store_predictions.py),
-made first, from a profile measured before any real run (--profile: one given instead).
+TrIMS figures 8-10 and PRETZEL figure 3 also have the simulator's prediction (mode sim,
+scripts/store_predictions.py), made first, from a profile measured before any real run
+(--profile: one given instead; it needs the models' and the first variant's load sources).
 
 Each figure becomes a results folder (experiment.yaml from experiments/{pretzel,trims}/,
 results.db) that reports/report.py turns into a page; reports/index.py indexes them.
@@ -88,9 +89,10 @@ def memory_runs(args, weights, names):
     return runs
 
 
-def variant_latency_runs(args, weights, names):
+def variant_latency_runs(args, weights, names, predicted):
     """PRETZEL figure 3: a variant's first request after registration (its load is in the
-    request's path: the server holds two other variants in its host tier) and later ones."""
+    request's path: the server holds two other variants in its host tier) and later ones;
+    and as predicted before (`predicted`: {with the store: (first answer, hot ms)}, or {})."""
     target, holders = names[0], names[1:3]
     runs = []
     for rep in range(args.repetitions):
@@ -109,6 +111,10 @@ def variant_latency_runs(args, weights, names):
                              "mode": "real", "repetition": rep,
                              "metrics": {"latency_ms": ms, "load_ms": cold["load_ms"]
                                          if temp == "cold" else 0.0}})
+    for shared, (cold, hot) in predicted.items():
+        for temp, ms, load in (("cold", cold["wall_ms"], cold["load_ms"]), ("hot", hot, 0.0)):
+            runs.append({"params": {"temperature": temp, "weight_store": shared}, "mode": "sim",
+                         "repetition": 0, "metrics": {"latency_ms": ms, "load_ms": load}})
     return runs
 
 
@@ -175,19 +181,22 @@ def large_model_runs(args, predicted):
 
 
 def predict(args):
-    """Figures 8-10's first answers as the simulator predicts them, before any is measured:
-    ({model: {case: (answer, hot ms)}} of the models, the same of the large ones)."""
+    """The first answers of TrIMS figures 8-10 and PRETZEL figure 3 as the simulator predicts
+    them, before any is measured: ({model: {case: (answer, hot ms)}} of the models, the same
+    of the large ones, {with the store: (answer, hot ms)} of the family's first variant)."""
     if args.no_predict:
-        return {}, {}
+        return {}, {}, {}
     profile = args.profile or os.path.join(args.out, "profile.yaml")
+    variant = f"{args.family}_0"  # PRETZEL figure 3's target
     if not args.profile:
         print(f"store_figures: measuring the profile the figures are predicted from ({profile})",
               file=sys.stderr)
-        sp.measure_profile(args.servelab, args.models, args.model_list + args.large_models,
-                           profile)
+        sp.measure_profile(args.servelab, args.models,
+                           args.model_list + args.large_models + [variant], profile)
     with tempfile.TemporaryDirectory(prefix="store-predict-") as tmp:
         return (sp.first_answers(args.servelab, profile, args.model_list, CASES, tmp),
-                sp.first_answers(args.servelab, profile, args.large_models, LARGE_CASES, tmp))
+                sp.first_answers(args.servelab, profile, args.large_models, LARGE_CASES, tmp),
+                sp.variant_latencies(args.servelab, profile, variant, tmp))
 
 
 def with_repetitions(spec, repetitions):
@@ -231,7 +240,7 @@ def main(argv=None):
     args.model_list = [m for m in args.model_list.split(",") if m]
     args.large_models = [m for m in args.large_models.split(",") if m]
     os.makedirs(args.out, exist_ok=True)
-    predicted, predicted_large = predict(args)
+    predicted, predicted_large, predicted_variant = predict(args)
     exp = os.path.join(SRC, "experiments")
     memory = sr.load_spec(os.path.join(exp, "pretzel", "memory.yaml"))
     count = args.variants or max(memory["sweep"]["variants"])
@@ -251,7 +260,7 @@ def main(argv=None):
         sr.write_results(os.path.join(args.out, "pretzel-latency"), with_repetitions(
                          sr.load_spec(os.path.join(exp, "pretzel", "latency.yaml")),
                          args.repetitions),
-                         variant_latency_runs(args, weights, names))
+                         variant_latency_runs(args, weights, names, predicted_variant))
     print("store_figures: TrIMS figures 8 and 9 (first answers)", file=sys.stderr)
     speedup, split = first_answer_runs(args, predicted)
     sr.write_results(os.path.join(args.out, "trims-speedup"), with_repetitions(spec_for_models(

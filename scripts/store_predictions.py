@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The simulator's prediction of the store figures' first answers on this machine (TrIMS
-figures 8, 9 and 10; scripts/store_figures.py), made before their real runs from a profile
+figures 8, 9 and 10, PRETZEL figure 3; scripts/store_figures.py), made before their real runs from a profile
 measured beforehand (`servelab measure --source-loads`: each model's load from its file read
 from the disk, and through a weight store with its blobs resident and read from the disk).
 
@@ -57,7 +57,7 @@ def as_answer(row, entry, source):
     """A simulated request as the engine answers it: its load wait split as the profile's
     source splits it (the first batch's extra cost counted as compute, as the engine counts
     it), compute the profile's batch of one."""
-    cost = entry["load_sources_ms"][source]
+    cost = (entry.get("load_sources_ms") or {}).get(source, {})  # none: the wait unsplit
     compute = entry["batch_latency_ms"][0]["mean"]
     wait = (row["start"] - row["queued"]) * 1e3
     load = max(0.0, wait - cost.get("first_batch", 0.0)) if wait > 0 else 0.0
@@ -67,6 +67,20 @@ def as_answer(row, entry, source):
     return {"wall_ms": (row["finish"] - row["arrival"]) * 1e3, "load_ms": load,
             "load_parts_ms": parts, "queue_ms": 0.0,
             "compute_ms": compute + (wait - load if wait > 0 else 0.0)}
+
+
+def variant_latencies(servelab, profile, model, tmp):
+    """PRETZEL figure 3 predicted: {with the store: (first answer, the second request's wall
+    ms)} of a variant just registered: without the store its file, just read, loads from the
+    page cache (`file`); with it, its siblings of one backbone are loaded, so its module is a
+    copy of theirs (`store-sibling`)."""
+    entry = read_profile(profile)[model]
+    out = {}
+    for shared, source in ((False, "file"), (True, "store-sibling")):
+        rows = simulate(servelab, profile, model, source, os.path.join(tmp, f"{model}-{source}"))
+        out[shared] = (as_answer(rows[0], entry, source),
+                       (rows[1]["finish"] - rows[1]["arrival"]) * 1e3)
+    return out
 
 
 def first_answers(servelab, profile, models, cases, tmp):

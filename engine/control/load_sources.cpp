@@ -4,7 +4,7 @@ namespace servelab {
 
 namespace {
 constexpr std::array<const char*, kLoadSourceCount> kNames = {"file", "file-cold", "store",
-                                                              "store-cold"};
+                                                              "store-cold", "store-sibling"};
 }  // namespace
 
 const char* load_source_name(LoadSource s) { return kNames[static_cast<size_t>(s)]; }

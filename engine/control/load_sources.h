@@ -17,9 +17,13 @@ enum class LoadSource : uint8_t {
   FileCold,   // the TorchScript file read from the disk
   Store,      // through the weight store, its blobs resident (another process maps them)
   StoreCold,  // through the weight store, its blobs read from the disk
+  // Through the weight store while another model of its architecture is loaded: its module
+  // copied from that one's, not imported (PRETZEL's variants of one backbone).
+  StoreSibling,
 };
-inline constexpr int kLoadSourceCount = 4;
-const char* load_source_name(LoadSource s);  // "file" | "file-cold" | "store" | "store-cold"
+inline constexpr int kLoadSourceCount = 5;
+// "file" | "file-cold" | "store" | "store-cold" | "store-sibling"
+const char* load_source_name(LoadSource s);
 bool parse_load_source(const std::string& s, LoadSource* out);
 
 // One load's phases, as the engine's answers split them (engine/runtime/load_parts.h), and

@@ -117,7 +117,8 @@ def check_local_predictions(servelab, tmp):
     fixture profile's tiny_cnn, by hand: a first answer is the overhead before the batch
     (1.5 ms), the load from its source with its first batch's extra 1 ms, and the 0.2 ms
     batch; from the file read cold 1 + 14 + 1, through the store resident 0.2 + 4 + 0.8 + 1,
-    from the store read cold 0.5 + 4 + 2.5 + 1. The ideal is no sharing's less its load (15)."""
+    from the store read cold 0.5 + 4 + 2.5 + 1. The ideal is no sharing's less its load (15).
+    Then PRETZEL figure 3's variant (scripts/store_predictions.variant_latencies)."""
     profile = os.path.join(HERE, "tiny-profile.yaml")
     os.makedirs(tmp, exist_ok=True)
     answers = store_predictions.first_answers(servelab, profile, ["tiny_cnn"],
@@ -136,6 +137,15 @@ def check_local_predictions(servelab, tmp):
                        ("share_compute", 1.2), ("share_other", 1.5)):
         assert math.isclose(split[True][metric], ms / 17.7, rel_tol=1e-9), (metric, split)
     assert math.isclose(split[False]["share_deserialize"], 14 / 17.7, rel_tol=1e-9), split
+    # PRETZEL figure 3's variant: from its file in the page cache 1.5 + 12 + 0.2 = 13.7 ms
+    # (its load_ms: the first batch's extra inside it), with a sibling loaded in the store
+    # 1.5 + (0.2 + 0.5 + 0.3 + 1) + 0.2 = 3.7; hot, 1.7 both.
+    variant = store_predictions.variant_latencies(servelab, profile, "tiny_variant_0", tmp)
+    for shared, cold_ms, load_ms in ((False, 13.7, 11.0), (True, 3.7, 1.0)):
+        cold, hot = variant[shared]
+        assert math.isclose(cold["wall_ms"], cold_ms, rel_tol=1e-9), (shared, cold)
+        assert math.isclose(cold["load_ms"], load_ms, rel_tol=1e-9), (shared, cold)
+        assert math.isclose(hot, 1.7, rel_tol=1e-9), (shared, hot)
 
 
 def check_real(servelab, tmp):

@@ -48,8 +48,8 @@ TEST_CASE("profile plan: every phase the options switch on, in measuring order")
                      "m1: request overhead", "m1: served extra", "m2: request overhead",
                      "m2: served extra"});
   const auto plan = plan_profile(o);
-  // 3 sizes of 1 s, then 8 s of loads, then 5 loads from each of 3 other sources at ~0.1 s
-  CHECK(plan[0].planned_seconds == Approx(3 * 1.0 + 8.0 + 3 * 5 * 0.1));
+  // 3 sizes of 1 s, then 8 s of loads, then 5 loads from each of 4 other sources at ~0.1 s
+  CHECK(plan[0].planned_seconds == Approx(3 * 1.0 + 8.0 + 4 * 5 * 0.1));
   CHECK(plan[7].planned_seconds == Approx(2 * 2 * 0.5));    // 2 rounds of a served + a back-to-back turn
 }
 

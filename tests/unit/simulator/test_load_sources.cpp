@@ -114,5 +114,5 @@ TEST_CASE("a load source the profile lacks or does not know is a config error",
   const std::string missing = err("store-cold");
   CHECK_THAT(missing, Contains("simulation.load_source") && Contains("'m'") &&
                           Contains("store-cold"));
-  CHECK_THAT(err("ssd"), Contains("load_source") && Contains("file, file-cold, store or store-cold"));
+  CHECK_THAT(err("ssd"), Contains("load_source") && Contains("file, file-cold, store, store-cold or store-sibling"));
 }
