@@ -93,7 +93,9 @@ LoadSample sample_load(runtime::TaskThread& loader, runtime::Executor& exec, Mod
       exec.evict(id, Tier::Host);
       s.evict_s = seconds_since(t0);
       if (before_load) before_load();
+      auto t_load = Clock::now();
       s.parts = exec.load(id, Tier::Disk, Tier::Host);
+      s.load_s = seconds_since(t_load);
       loaded.set_value(s);
     } catch (...) {
       loaded.set_exception(std::current_exception());
@@ -108,8 +110,7 @@ LoadSample sample_load(runtime::TaskThread& loader, runtime::Executor& exec, Mod
   return s;
 }
 
-LoadCost median_cost(const std::vector<LoadSample>& samples, double warm_batch_s,
-                     double load_s) {
+LoadCost median_cost(const std::vector<LoadSample>& samples, double warm_batch_s) {
   auto median_of = [&](auto part) {
     std::vector<double> v;
     for (const LoadSample& s : samples) v.push_back(part(s));
@@ -122,6 +123,7 @@ LoadCost median_cost(const std::vector<LoadSample>& samples, double warm_batch_s
   c.share = median_of([](const LoadSample& s) { return s.parts.share_s; });
   c.first_batch = std::max(
       0.0, median_of([](const LoadSample& s) { return s.first_batch_s; }) - warm_batch_s);
+  const double load_s = median_of([](const LoadSample& s) { return s.load_s; });
   const double phases = c.total() - c.first_batch;
   if (load_s > 0 && phases > 0) {
     const double first_batch = c.first_batch;

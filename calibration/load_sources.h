@@ -16,9 +16,11 @@
 
 namespace servelab::experiments {
 
-// One timed load: the eviction before it, its phases, the first batch after it.
+// One timed load: the eviction before it, the load's wall time and its phases (which may
+// leave some of it out), the first batch after it.
 struct LoadSample {
   double evict_s = 0;
+  double load_s = 0;
   runtime::LoadParts parts;
   double first_batch_s = 0;
 };
@@ -31,10 +33,9 @@ LoadSample sample_load(runtime::TaskThread& loader, runtime::Executor& exec, Mod
                        const std::function<void()>& before_load = {});
 
 // The samples' median phases (first_batch: the median first batch less `warm_batch_s`, at
-// least 0), scaled so that the load's phases sum to `load_s` when it is given (> 0): the
-// median whole load, which a sum of per-phase medians is not.
-LoadCost median_cost(const std::vector<LoadSample>& samples, double warm_batch_s,
-                     double load_s = 0);
+// least 0), scaled so that the load's phases sum to the median load wall time, which a sum
+// of per-phase medians is not.
+LoadCost median_cost(const std::vector<LoadSample>& samples, double warm_batch_s);
 
 // Measures `spec`'s load from the file read from the disk (on `exec`, where it is added as
 // `id`) and through a weight store in a temporary directory (a second executor of its own),

@@ -130,7 +130,7 @@ void measure_loads(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
   for (uint32_t i = 0; i == 0 || wants_load(); ++i) {
     const LoadSample s = sample_load(loader, exec, id, input);
     if (i == 0) continue;  // the warm-up
-    const double load_s = s.parts.total();
+    const double load_s = s.load_s;
     spent += s.evict_s + load_s + s.first_batch_s;
     taken.push_back(s);
     evicts.push_back(s.evict_s);
@@ -144,7 +144,7 @@ void measure_loads(const ProfileOptions& o, runtime::Executor& exec, ModelId id,
   p.evict_time[int(Tier::Host)] = median(evicts);  // a miss at a full tier waits for it too
   for (size_t i = 0; i < loads.size(); ++i)  // each miss as paid: load + its first batch
     p.load_samples[int(Tier::Disk)][int(Tier::Host)].push_back(loads[i] + colds[i]);
-  p.load_sources[int(LoadSource::File)] = median_cost(taken, p.batch_latency(1), load_mean);
+  p.load_sources[int(LoadSource::File)] = median_cost(taken, p.batch_latency(1));
   if (log) log(p.name + ": disk->host load " + std::to_string(load_mean * 1e3) +
                " ms + first-batch penalty " + std::to_string(cold_mean * 1e3) +
                " ms, eviction " + std::to_string(p.evict_time[int(Tier::Host)] * 1e3) +

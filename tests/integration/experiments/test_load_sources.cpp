@@ -55,3 +55,23 @@ TEST_CASE("the profiler measures a model's load from every source", "[experiment
   p.validate();
   CHECK(fs::is_empty(tmp.path()));  // the store is deleted
 }
+
+TEST_CASE("a source's cost is the median phases scaled to the median load",
+          "[experiments][sources]") {
+  // Phases 1+10, 2+20, 3+30 ms of loads that took 12, 24, 36 ms (the rest unaccounted for);
+  // first batches of 5, 6, 7 ms against a warm 4. Medians: read 2, deserialize 20, scaled to
+  // the median load of 24 (x 24/22); the first batch's extra 6 - 4.
+  std::vector<experiments::LoadSample> samples(3);
+  for (int i = 0; i < 3; ++i) {
+    samples[i].parts.read_s = 0.001 * (i + 1);
+    samples[i].parts.deserialize_s = 0.010 * (i + 1);
+    samples[i].load_s = 0.012 * (i + 1);
+    samples[i].first_batch_s = 0.005 + 0.001 * i;
+  }
+  const LoadCost c = experiments::median_cost(samples, 0.004);
+  CHECK(c.read == Approx(0.002 * 24 / 22));
+  CHECK(c.deserialize == Approx(0.020 * 24 / 22));
+  CHECK(c.share == 0);
+  CHECK(c.first_batch == Approx(0.002));
+  CHECK(c.total() == Approx(0.026));
+}
