@@ -48,7 +48,9 @@ po::options_description route_options() {
     ("bind", po::value<std::string>()->default_value("127.0.0.1"), "listen address")
     ("port", po::value<unsigned>()->default_value(8090), "listen port; 0 picks a free one. The "
                                   "bound address is printed as `listening on ADDR:PORT`")
-    ("io-threads", po::value<unsigned>()->default_value(2), "HTTP threads facing the clients")
+    ("io-threads", po::value<unsigned>()->default_value(1), "threads running the front end: the "
+                   "clients' connections and the backends' (one carries a request's whole way "
+                   "through, with no hand-off between threads)")
     ("max-held", po::value<size_t>()->default_value(1024), "requests held at once (forwarded, "
                  "not yet answered); one more is answered 503 without being forwarded")
     ("backend-timeout-s", po::value<double>()->default_value(30), "a backend that gives no "

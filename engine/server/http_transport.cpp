@@ -97,10 +97,13 @@ void HttpTransport::start() {
   im.accept();
   im.running = true;
   unsigned n = std::max(1u, im.shared.options.io_threads);
+  if (im.ioc.stopped()) im.ioc.restart();  // run by its owner before start() (context())
   for (unsigned i = 0; i < n; ++i) im.threads.emplace_back([&im] { im.ioc.run(); });
 }
 
 uint16_t HttpTransport::port() const { return impl_->port; }
+
+net::io_context& HttpTransport::context() { return impl_->ioc; }
 
 void HttpTransport::stop() {
   auto& im = *impl_;

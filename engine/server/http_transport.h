@@ -17,6 +17,10 @@
 
 #include "engine/server/http_message.h"
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace servelab::server {
 
 struct TransportOptions {
@@ -52,6 +56,10 @@ class HttpTransport {
   // message when the address cannot be bound.
   void start();
   uint16_t port() const;
+  // The io_context the IO threads run, for work that shares them (the cluster front end's
+  // forwarder, on a strand of its own). It lives as long as the transport; before start()
+  // no thread runs it, so its owner may run it on its own thread meanwhile.
+  boost::asio::io_context& context();
   // Stops accepting, closes connections and joins the IO threads. Replies that arrive later
   // are dropped. Idempotent.
   void stop();

@@ -44,9 +44,9 @@ const char* failure_name(BackendFailure f) {
   return "unknown";
 }
 
-BackendConnection::BackendConnection(asio::io_context& io, tcp::endpoint endpoint,
+BackendConnection::BackendConnection(asio::any_io_executor ex, tcp::endpoint endpoint,
                                      size_t max_body_bytes)
-    : io_(io), endpoint_(std::move(endpoint)), max_body_bytes_(max_body_bytes) {}
+    : ex_(std::move(ex)), endpoint_(std::move(endpoint)), max_body_bytes_(max_body_bytes) {}
 
 void BackendConnection::send(std::shared_ptr<const BackendRequest> request,
                              Clock::time_point deadline, Done done, Interim interim) {
@@ -63,7 +63,7 @@ void BackendConnection::send(std::shared_ptr<const BackendRequest> request,
 }
 
 void BackendConnection::connect() {
-  stream_ = std::make_unique<beast::tcp_stream>(io_);
+  stream_ = std::make_unique<beast::tcp_stream>(ex_);
   buffer_.consume(buffer_.size());
   stream_->expires_at(deadline_);
   stream_->async_connect(endpoint_, [self = shared_from_this()](error_code ec) {

@@ -1,9 +1,9 @@
 // One keep-alive HTTP/1.1 connection from the front end to one backend (`servelab serve`).
-// Not thread-safe: create, use and destroy it on the thread that runs its io_context; its
-// callbacks run there too. Beast stays inside the .cpp files of engine/route/http.
+// Not thread-safe: create, use and destroy it on its executor (a strand); its callbacks run
+// there too. Beast stays inside the .cpp files of engine/route/http.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -51,8 +51,9 @@ class BackendConnection : public std::enable_shared_from_this<BackendConnection>
                                                                             std::string>>&)>;
   using Clock = std::chrono::steady_clock;
 
-  // `endpoint` is the backend's resolved address; answers over `max_body_bytes` fail.
-  BackendConnection(boost::asio::io_context& io, boost::asio::ip::tcp::endpoint endpoint,
+  // `endpoint` is the backend's resolved address; answers over `max_body_bytes` fail. Its
+  // socket and callbacks run on `ex` (the forwarder's strand).
+  BackendConnection(boost::asio::any_io_executor ex, boost::asio::ip::tcp::endpoint endpoint,
                     size_t max_body_bytes);
 
   // Sends `request` and calls `done` once. Connects first when not connected; when a reused
@@ -74,7 +75,7 @@ class BackendConnection : public std::enable_shared_from_this<BackendConnection>
   void on_failure(boost::system::error_code ec, BackendFailure what);
   void finish(BackendAnswer a);
 
-  boost::asio::io_context& io_;
+  boost::asio::any_io_executor ex_;
   boost::asio::ip::tcp::endpoint endpoint_;
   size_t max_body_bytes_;
   std::unique_ptr<boost::beast::tcp_stream> stream_;

@@ -1,5 +1,5 @@
-// Forwarder: resolving the backends, the thread, start and stop, the hand-off of requests to
-// the thread, and the reports (/metrics, /backends).
+// Forwarder: resolving the backends, start and stop, the hand-off of requests to its strand,
+// and the reports (/metrics, /backends).
 #include "engine/route/http/forwarder.h"
 
 #include <algorithm>
@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include <boost/asio/io_context.hpp>
 
 #include "engine/route/http/forwarder_impl.h"
 
@@ -32,7 +34,8 @@ tcp::endpoint resolve(asio::io_context& io, const BackendAddress& a) {
 
 }  // namespace
 
-Forwarder::Forwarder(ForwarderOptions options) : impl_(std::make_unique<Impl>()) {
+Forwarder::Forwarder(ForwarderOptions options, asio::io_context& context)
+    : impl_(std::make_unique<Impl>(context)) {
   Impl& s = *impl_;
   if (options.backends.empty()) throw std::invalid_argument("no backends");
   if (!(options.backend_timeout_s > 0) || !(options.probe_interval_s > 0))
@@ -54,12 +57,12 @@ Forwarder::Forwarder(ForwarderOptions options) : impl_(std::make_unique<Impl>())
     Backend b;
     b.address = a;
     b.name = a.text();
-    b.endpoint = resolve(s.io, a);
+    b.endpoint = resolve(s.context, a);
     if (!endpoints.insert(b.endpoint).second)
       throw std::invalid_argument("backend " + b.name + " is the address of another backend (" +
                                   b.endpoint.address().to_string() + ":" +
                                   std::to_string(b.endpoint.port()) + ")");
-    b.probe_timer = std::make_unique<asio::steady_timer>(s.io);
+    b.probe_timer = std::make_unique<asio::steady_timer>(s.ex);
     s.backends.push_back(std::move(b));
   }
 }
@@ -68,43 +71,36 @@ Forwarder::~Forwarder() { stop(); }
 
 std::vector<std::pair<std::string, std::string>> Forwarder::start() {
   Impl& s = *impl_;
-  s.work.emplace(s.io.get_executor());
-  s.thread = std::thread([&s] { s.io.run(); });
-  // The first probe of each backend; wait for their answers (each bounded by its deadline).
-  asio::post(s.io, [&s] {
+  s.running = true;
+  // No other thread runs the context yet: this one runs it until every backend's first probe
+  // is answered (each bounded by its deadline), so state is read here directly.
+  asio::post(s.ex, [&s] {
     for (uint32_t i = 0; i < s.backends.size(); ++i) s.probe(i);
   });
   auto all_probed = [&s] {
-    std::promise<bool> answer;
-    asio::post(s.io, [&s, &answer] {
-      bool done = true;
-      for (const Backend& b : s.backends) done = done && b.probed;
-      answer.set_value(done);
-    });
-    return answer.get_future().get();
+    return std::all_of(s.backends.begin(), s.backends.end(),
+                       [](const Backend& b) { return b.probed; });
   };
   const auto limit = std::chrono::steady_clock::now() +
                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                          std::chrono::duration<double>(s.options.probe_interval_s + 1));
-  while (!all_probed() && std::chrono::steady_clock::now() < limit)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (!all_probed() && std::chrono::steady_clock::now() < limit) {
+    if (s.context.stopped()) s.context.restart();
+    s.context.run_for(std::chrono::milliseconds(10));
+  }
   std::vector<std::pair<std::string, std::string>> down;
-  std::promise<void> listed;
-  asio::post(s.io, [&] {
-    for (const Backend& b : s.backends)
-      if (!b.up) down.emplace_back(b.name, b.down_reason.empty() ? "no answer yet" : b.down_reason);
-    listed.set_value();
-  });
-  listed.get_future().wait();
+  for (const Backend& b : s.backends)
+    if (!b.up) down.emplace_back(b.name, b.down_reason.empty() ? "no answer yet" : b.down_reason);
   return down;
 }
 
 void Forwarder::stop() {
   Impl& s = *impl_;
-  if (!s.thread.joinable()) return;
+  if (!s.running || s.stopped) return;
+  s.stopped = true;
   // Closing every connection fails what is in flight; with `stopping` set, each held request
   // is then answered 503 instead of being tried elsewhere.
-  asio::post(s.io, [&s] {
+  asio::post(s.ex, [&s] {
     s.stopping = true;
     for (Backend& b : s.backends) {
       b.probe_timer->cancel();
@@ -112,26 +108,28 @@ void Forwarder::stop() {
       b.idle.clear();
       for (auto& c : b.in_use) c->close();
     }
+    s.closed = true;
   });
-  s.work.reset();  // the thread's run() returns once those answers are out
+  // The transport's IO threads run those answers; this thread helps (the strand keeps the
+  // forwarder's handlers one at a time), and runs them alone when the transport never started.
   const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (!s.io.stopped() && std::chrono::steady_clock::now() < limit)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  s.io.stop();
-  s.thread.join();
+  while ((!s.closed || s.held > 0) && std::chrono::steady_clock::now() < limit) {
+    if (s.context.stopped()) break;  // the transport stopped first: nothing runs them now
+    s.context.run_for(std::chrono::milliseconds(5));
+  }
 }
 
 void Forwarder::forward(std::string model, server::HttpRequest req, server::Reply reply) {
   Impl& s = *impl_;
   if (s.held.fetch_add(1) >= s.options.max_held) {
     s.held.fetch_sub(1);
-    asio::post(s.io, [&s] { ++s.rejected_full; });
+    asio::post(s.ex, [&s] { ++s.rejected_full; });
     reply(server::error_response(503, "the front end holds " +
                                           std::to_string(s.options.max_held) +
                                           " requests already (its queue is full)"));
     return;
   }
-  asio::post(s.io, [&s, model = std::move(model), req = std::move(req),
+  asio::post(s.ex, [&s, model = std::move(model), req = std::move(req),
                     reply = std::move(reply)]() mutable {
     s.begin(std::move(model), std::move(req), std::move(reply));
   });
@@ -139,7 +137,7 @@ void Forwarder::forward(std::string model, server::HttpRequest req, server::Repl
 
 void Forwarder::metrics_text(std::function<void(std::string)> done) {
   Impl& s = *impl_;
-  asio::post(s.io, [&s, done = std::move(done)] {
+  asio::post(s.ex, [&s, done = std::move(done)] {
     std::ostringstream o;
     o << "# TYPE servelab_route_held gauge\nservelab_route_held " << s.held.load() << "\n";
     o << "# TYPE servelab_route_answered_total counter\nservelab_route_answered_total "
@@ -178,7 +176,7 @@ void Forwarder::metrics_text(std::function<void(std::string)> done) {
 
 void Forwarder::copy_rows(std::function<void(CopyRows)> done) {
   Impl& s = *impl_;
-  asio::post(s.io, [&s, done = std::move(done)] {
+  asio::post(s.ex, [&s, done = std::move(done)] {
     CopyRows out;
     out.rows.swap(s.copy_rows);
     out.unsettled = s.unsettled;
@@ -189,7 +187,7 @@ void Forwarder::copy_rows(std::function<void(CopyRows)> done) {
 
 void Forwarder::backends_json(std::function<void(std::string)> done) {
   Impl& s = *impl_;
-  asio::post(s.io, [&s, done = std::move(done)] {
+  asio::post(s.ex, [&s, done = std::move(done)] {
     nlohmann::json list = nlohmann::json::array();
     for (const Backend& b : s.backends) {
       nlohmann::json j = {{"backend", b.name},      {"up", b.up},

@@ -29,6 +29,10 @@
 #include "engine/route/http/backend_list.h"
 #include "engine/server/http_message.h"
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace servelab::route {
 
 struct ForwarderOptions {
@@ -81,24 +85,27 @@ class Forwarder {
  public:
   // Resolves every backend and makes the router. Throws std::invalid_argument naming the
   // backend that cannot be resolved, or two names of one address; ConfigError for the router.
-  explicit Forwarder(ForwarderOptions options);
+  // Its sockets, timers and handlers run on a strand of `context` (the transport's, so that a
+  // request crosses no thread on its way through), which must outlive the forwarder.
+  Forwarder(ForwarderOptions options, boost::asio::io_context& context);
   ~Forwarder();  // stop()s
   Forwarder(const Forwarder&) = delete;
   Forwarder& operator=(const Forwarder&) = delete;
 
-  // Starts the forwarder's thread and asks every backend's /health once, waiting for the
-  // answers (at most probe_interval_s). Returns the backends found down, with why; they are
-  // asked again every probe_interval_s.
+  // Asks every backend's /health once, running the context on this thread until the answers
+  // are in (at most probe_interval_s); call it before any other thread runs the context.
+  // Returns the backends found down, with why; they are asked again every probe_interval_s.
   std::vector<std::pair<std::string, std::string>> start();
-  // Closes every backend connection, answers each held request 503 (the front end is
-  // stopping) and joins the thread. Idempotent.
+  // Closes every backend connection and answers each held request 503 (the front end is
+  // stopping), waiting at most 2 s for those answers while the context runs (call it before
+  // the transport stops, so that they reach the clients). Idempotent.
   void stop();
 
-  // Forwards `req` (for model `model`) and calls `reply` once, from the forwarder's thread,
+  // Forwards `req` (for model `model`) and calls `reply` once, from the forwarder's strand,
   // or at once from this thread when max_held requests are held.
   void forward(std::string model, server::HttpRequest req, server::Reply reply);
   // Prometheus text of the forwarder's counters; JSON of the backends (address, up,
-  // outstanding, forwarded). `done` runs once on the forwarder's thread.
+  // outstanding, forwarded). `done` runs once on the forwarder's strand.
   void metrics_text(std::function<void(std::string)> done);
   void backends_json(std::function<void(std::string)> done);
   // Takes the copy rows settled so far (each is given once). `done` as metrics_text's.

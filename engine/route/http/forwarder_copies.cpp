@@ -50,7 +50,7 @@ void Forwarder::Impl::arm_backup(std::shared_ptr<Pending> p) {
     if (it != latencies.end() && it->second.percentile >= 0) delay = it->second.percentile;
   }
   if (delay < 0) return;  // a percentile without enough answers yet, and no static delay
-  p->backup_timer = std::make_unique<boost::asio::steady_timer>(io);
+  p->backup_timer = std::make_unique<boost::asio::steady_timer>(ex);
   p->backup_timer->expires_after(
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay)));
   p->backup_timer->async_wait([this, p](boost::system::error_code ec) {
@@ -120,7 +120,7 @@ void Forwarder::Impl::cancel_copy(const std::shared_ptr<Pending>& p, size_t c, i
     if (!cancelled && a.status == 404 && !p->copies[c].done && attempt == 0 && !stopping) {
       ++cancels_resent;  // the copy is on its way into the server still: ask again soon
       ++p->cancels_in_flight;  // the second ask is awaited from now
-      auto timer = std::make_shared<boost::asio::steady_timer>(io, std::chrono::milliseconds(20));
+      auto timer = std::make_shared<boost::asio::steady_timer>(ex, std::chrono::milliseconds(20));
       timer->async_wait([this, p, c, timer](boost::system::error_code ec) {
         --p->cancels_in_flight;
         if (ec || p->copies[c].done || stopping) {

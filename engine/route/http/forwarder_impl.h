@@ -1,11 +1,12 @@
 // Forwarder's state, shared by forwarder.cpp (start, stop, reports) and
-// forwarder_requests.cpp (forwarding, failures, probes). Everything below but `held` is used
-// on the forwarder's thread only.
+// forwarder_requests.cpp (forwarding, failures, probes). Everything below but `held` and
+// `closed` is used on the forwarder's strand only (`ex`, on the transport's io_context).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -14,7 +15,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -88,10 +88,15 @@ struct Forwarder::Impl {
   static constexpr size_t kMaxIdlePerBackend = 256;
   static constexpr size_t kMaxModelNames = 4096;
 
+  using Executor = boost::asio::strand<boost::asio::io_context::executor_type>;
+
+  explicit Impl(boost::asio::io_context& context) : context(context), ex(context.get_executor()) {}
+
   ForwarderOptions options;
-  boost::asio::io_context io;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
-  std::thread thread;
+  boost::asio::io_context& context;  // the transport's; run by its IO threads
+  Executor ex;  // every handler of the forwarder runs here, one at a time
+  bool running = false, stopped = false;  // by the owning thread: start() ran, stop() ran
+  std::atomic<bool> closed{false};  // stop()'s closing of the connections has run
   std::atomic<size_t> held{0};
   std::vector<Backend> backends;
   std::unique_ptr<Router> router;

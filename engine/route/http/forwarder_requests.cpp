@@ -209,7 +209,7 @@ std::shared_ptr<BackendConnection> Forwarder::Impl::connection(Backend& b) {
     b.idle.pop_back();
     if (c->connected()) return c;
   }
-  return std::make_shared<BackendConnection>(io, b.endpoint, options.max_answer_bytes);
+  return std::make_shared<BackendConnection>(ex, b.endpoint, options.max_answer_bytes);
 }
 
 void Forwarder::Impl::mark_down(Backend& b, const std::string& reason) {
@@ -242,7 +242,7 @@ void Forwarder::Impl::probe(uint32_t bi) {
   auto req = std::make_shared<BackendRequest>(beast_http::verb::get, "/health", 11);
   req->set(beast_http::field::host, b.name);
   req->keep_alive(false);
-  auto conn = std::make_shared<BackendConnection>(io, b.endpoint, 64 * 1024);
+  auto conn = std::make_shared<BackendConnection>(ex, b.endpoint, 64 * 1024);
   b.in_use.insert(conn);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(options.probe_interval_s));

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "engine/server/http_metrics.h"
 #include "engine/server/http_transport.h"
@@ -15,15 +14,33 @@ using server::HttpResponse;
 using server::PathParams;
 using server::Reply;
 
+// The transport comes first: its io_context runs the forwarder too (one thread for a request's
+// whole way through with io_threads 1), and must outlive the forwarder's sockets and timers.
 struct RouteServer::Impl {
   RouteServerOptions options;
-  Forwarder forwarder;
   server::RouteTable routes;
   server::HttpMetrics metrics;
-  std::optional<server::HttpTransport> transport;
+  server::HttpTransport transport;
+  Forwarder forwarder;
 
-  explicit Impl(RouteServerOptions o) : options(std::move(o)), forwarder(options.forwarder) {
+  explicit Impl(RouteServerOptions o)
+      : options(std::move(o)),
+        transport(transport_options(), [this](HttpRequest req, Reply reply) {
+          handle(std::move(req), std::move(reply));
+        }),
+        forwarder(options.forwarder, transport.context()) {
     add_routes();
+  }
+
+  server::TransportOptions transport_options() {
+    server::TransportOptions t;
+    t.bind = options.bind;
+    t.port = options.port;
+    t.io_threads = options.io_threads;
+    t.max_body_bytes = options.max_body_bytes;
+    t.log = options.forwarder.log;
+    t.refused = [this](int status) { metrics.refused(status); };
+    return t;
   }
 
   void add_routes() {
@@ -81,27 +98,16 @@ RouteServer::RouteServer(RouteServerOptions options)
 RouteServer::~RouteServer() { stop(); }
 
 std::vector<std::pair<std::string, std::string>> RouteServer::start() {
-  Impl& s = *impl_;
-  auto down = s.forwarder.start();
-  server::TransportOptions t;
-  t.bind = s.options.bind;
-  t.port = s.options.port;
-  t.io_threads = s.options.io_threads;
-  t.max_body_bytes = s.options.max_body_bytes;
-  t.log = s.options.forwarder.log;
-  t.refused = [&s](int status) { s.metrics.refused(status); };
-  s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {
-    s.handle(std::move(req), std::move(reply));
-  });
-  s.transport->start();
+  auto down = impl_->forwarder.start();  // runs the context on this thread meanwhile
+  impl_->transport.start();
   return down;
 }
 
-uint16_t RouteServer::port() const { return impl_->transport ? impl_->transport->port() : 0; }
+uint16_t RouteServer::port() const { return impl_->transport.port(); }
 
 void RouteServer::stop() {
-  if (impl_->transport) impl_->transport->stop();
-  impl_->forwarder.stop();
+  impl_->forwarder.stop();  // its 503s for held requests go out while the transport runs
+  impl_->transport.stop();
 }
 
 Forwarder& RouteServer::forwarder() { return impl_->forwarder; }

@@ -22,7 +22,7 @@ namespace servelab::route {
 struct RouteServerOptions {
   std::string bind = "127.0.0.1";  // listen address (loopback by default)
   uint16_t port = 0;               // 0: a free port, read with port()
-  unsigned io_threads = 2;
+  unsigned io_threads = 1;  // they run the forwarder too (on its strand)
   size_t max_body_bytes = 256u << 20;  // a larger request body is answered 413
   ForwarderOptions forwarder;
 };
@@ -39,7 +39,7 @@ class RouteServer {
   // serves. Throws std::runtime_error when the address cannot be bound.
   std::vector<std::pair<std::string, std::string>> start();
   uint16_t port() const;
-  // Stops accepting, then stops the forwarder (held requests answered 503). Idempotent.
+  // Stops the forwarder (held requests answered 503), then the transport. Idempotent.
   void stop();
   // Its forwarder, for what it keeps beyond HTTP (copy_rows). Any thread.
   Forwarder& forwarder();

@@ -108,6 +108,22 @@ TEST_CASE("the front end answers 503 before forwarding once it holds max_held re
   CHECK(metric(front.port(), "servelab_route_rejected_full_total") == 1);
 }
 
+TEST_CASE("stopping the front end answers each held request 503 before it closes",
+          "[route][faults][stop]") {
+  HoldingBackend hang;
+  route::RouteServer front(options_for({hang.port()}, 60));  // no timeout within the test
+  REQUIRE(front.start().empty());
+  auto answer = std::async(std::launch::async, [port = front.port()] {
+    return HttpClient(port).request("POST", "/classify/m", "x", "image/jpeg");
+  });
+  while (hang.held() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  front.stop();
+  const auto r = answer.get();
+  CHECK(r.status == 503);
+  CHECK(r.body.find("the front end is stopping") != std::string::npos);
+  front.stop();  // idempotent
+}
+
 TEST_CASE("paths the front end does not forward are 404 and it counts its answers",
           "[route]") {
   HoldingBackend hang;
