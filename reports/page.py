@@ -74,7 +74,12 @@ def figure_section(exp, fig, files):
     # none of them (memory, speedups) show the figure's metrics only.
     measured = {m for st in exp.stats.values() for m, s in st.items() if s[2] > 0}
     serving = any(m in measured for m in ERROR_METRICS)
-    cols = list(dict.fromkeys((ERROR_METRICS if serving else []) + metrics))
+    # A figure's own `error_metrics:` get the error column too (a prediction of what it plots,
+    # such as a first answer's time, graded point by point as a serving run's latencies are).
+    err_metrics = list(dict.fromkeys((ERROR_METRICS if serving else [])
+                                     + list(fig.get("error_metrics") or [])))
+    cols = list(dict.fromkeys((ERROR_METRICS if serving else []) + metrics
+                              + list(fig.get("error_metrics") or [])))
     modes = [m for m in ("sim", "real") if m in exp.modes]
     header = [fig.get("x_label") or plots.short(fig.get("x")) or "point"] + (["series"] if any(series) else [])
     # --match-speed: each sim point ran on the profile scaled to its real run's machine speed.
@@ -83,9 +88,9 @@ def figure_section(exp, fig, files):
         header.append("speed")
     for m in cols:
         header += [f"{column_words(m)} {mode}" for mode in modes]
-        if len(modes) == 2 and m in ERROR_METRICS:
+        if len(modes) == 2 and m in err_metrics:
             header.append(f"{column_words(m)} err")
-    rows, errors = [], {m: [] for m in ERROR_METRICS}
+    rows, errors = [], {m: [] for m in err_metrics}
     for label, by_x in series.items():
         for x in xs:
             if x not in by_x:
@@ -99,7 +104,7 @@ def figure_section(exp, fig, files):
                 vals = {mode: st[0] for mode, st in stats.items()}
                 digits = _digits(m)
                 row += [_fmt_stat(*stats[mode], digits) for mode in modes]
-                if len(modes) == 2 and m in ERROR_METRICS:
+                if len(modes) == 2 and m in err_metrics:
                     e = relative_error(vals["sim"], vals["real"])
                     errors[m].append(e)
                     row.append(_pct(e))

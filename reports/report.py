@@ -3,7 +3,8 @@
 
 For every figure of the experiment (its `figures:` list, or the first sweep path on x) the
 report draws simulated and real curves side by side, states the paper's claim, and tables
-per point the simulator's relative error against the real run (throughput, mean, p99).
+per point the simulator's relative error against the real run (throughput, mean, p99, and a
+figure's own `error_metrics:`).
 Run with Debian's /usr/bin/python3 (it has matplotlib).
 """
 import argparse

@@ -2,8 +2,9 @@
 """Test: the weight store's figures end to end on the tiny models (scripts/make-models
 --tiny), through real `servelab serve` processes: the store's manifests account for the
 bytes the engine reports per model, and scripts/store_figures.py plus the report generator
-write a page per figure whose checks are computed from finite numbers. Checks the output's
-form only: no timing is asserted.
+write a page per figure whose checks are computed from finite numbers, and whose predicted
+metrics (a figure's `error_metrics:`) carry each point's (predicted - real) / real. Checks the
+output's form only: no timing is asserted.
 
     check_end_to_end.py SERVELAB
 """
@@ -18,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "scripts"))
 sys.path.insert(0, os.path.join(SRC, "reports"))
+import page  # noqa: E402
 import results_db  # noqa: E402
 import store_results as sr  # noqa: E402
 import verdict  # noqa: E402
@@ -53,6 +55,29 @@ def check_accounting(servelab, tmp):
     assert sr.cumulative_bytes(manifests)[-1][0] == sum(distinct.values())
 
 
+def cell(text):
+    """A table cell's mean ("12.3 ± 0.4" -> 12.3; "+5.0%" -> 0.05)."""
+    text = text.split(" ")[0]
+    return float(text.rstrip("%")) / 100 if text.endswith("%") else float(text)
+
+
+def check_errors(exp, fig):
+    """Each error_metrics column's cells are (sim - real) / real of the same row's cells, up to
+    the cells' rounding, and the figure's mean absolute error is their mean."""
+    sec = page.figure_section(exp, fig, [])
+    for m in fig.get("error_metrics") or []:
+        words = page.column_words(m)
+        at = {c: sec["header"].index(f"{words} {c}") for c in ("sim", "real", "err")}
+        errs = []
+        for row in sec["rows"]:
+            sim, real, err = (cell(row[at[c]]) for c in ("sim", "real", "err"))
+            rounding = 0.05 * (1 + abs(sim) / real) / real + 0.0006  # cells to 0.1 and 0.1%
+            assert abs(err - (sim - real) / real) <= rounding, (fig["id"], m, row)
+            errs.append(abs(err))
+        assert errs, (fig["id"], m)
+        assert abs(sec["mean_abs_err"][m] - sum(errs) / len(errs)) <= 0.001, (fig["id"], m)
+
+
 def check_figures(servelab, out):
     subprocess.run([sys.executable, os.path.join(SRC, "scripts", "store_figures.py"), servelab,
                     MODELS, out, "--family", FAMILY, "--variants", str(COUNT), "--models-list",
@@ -75,6 +100,8 @@ def check_figures(servelab, out):
         assert all(v is not None and math.isfinite(v) and v >= 0 for r in rows for v in r), name
         for fig in exp.spec["figures"]:
             assert os.path.getsize(os.path.join(path, "report", fig["id"] + ".png")) > 1000
+            assert fig.get("error_metrics") or name == "pretzel-memory", name
+            check_errors(exp, fig)
             verdicts = verdict.figure_verdicts(exp, fig, exp.modes)
             assert set(verdicts) == set(exp.modes), (name, verdicts)
             computed = [r for _, results in verdicts.values() for r in results
