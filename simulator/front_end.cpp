@@ -4,6 +4,7 @@
 
 #include "simulator/group_requests.h"
 #include "simulator/server.h"
+#include "simulator/shared_cores.h"
 
 namespace servelab::sim {
 
@@ -37,8 +38,11 @@ void FrontEnd::on_parsed(RequestId id, Time now) {
 void FrontEnd::start_io(RequestId id, Time now) {
   ++io_busy_;
   const RequestOverhead& o = ctx_.overhead(ctx_.model_of(id));
-  ctx_.sim.schedule<&FrontEnd::on_io_done>(now + o.sample_preprocess(ctx_.setup.noise, io_rng_),
-                                           this, id);
+  const Time work = o.sample_preprocess(ctx_.setup.noise, io_rng_);
+  // On a machine's shared cores the decoding competes with the batches (and other servers'
+  // decoding) for them; else the IO thread has a core of its own.
+  if (ctx_.cores) ctx_.cores->start_io(*this, id, work, now);
+  else ctx_.sim.schedule<&FrontEnd::on_io_done>(now + work, this, id);
 }
 
 void FrontEnd::on_io_done(RequestId id, Time now) {

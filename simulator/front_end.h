@@ -5,7 +5,8 @@
 // server's IO threads (first come first served) for a draw around `preprocess`; the answer
 // reaches the client `after` after its batch ends. A closed loop's opening burst can instead
 // replay a cold burst the profiler measured (when each request reached the controller). Paper
-// profiles have no overheads: requests reach the controller at once.
+// profiles have no overheads: requests reach the controller at once. With cluster.cores the
+// preprocessing is work on the machine's shared cores (shared_cores.h), not a fixed delay.
 // One per simulated server; a part of one run (run_context.h); one thread.
 #pragma once
 

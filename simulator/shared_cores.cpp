@@ -4,6 +4,7 @@
 #include <cassert>
 #include <iterator>
 
+#include "simulator/front_end.h"
 #include "simulator/server.h"
 
 namespace servelab::sim {
@@ -24,8 +25,16 @@ double SharedCores::speed() const {
 }
 
 void SharedCores::start(Server& server, WorkerId worker, Time work, Time now) {
+  add(Job{&server, worker, nullptr, 0, std::max<Time>(work, 0)}, now);
+}
+
+void SharedCores::start_io(FrontEnd& front, RequestId id, Time work, Time now) {
+  add(Job{nullptr, 0, &front, id, std::max<Time>(work, 0)}, now);
+}
+
+void SharedCores::add(Job job, Time now) {
   advance(now);
-  jobs_.push_back(Job{&server, worker, std::max<Time>(work, 0)});
+  jobs_.push_back(job);
   reschedule(now);
 }
 
@@ -45,9 +54,9 @@ void SharedCores::reschedule(Time now) {
                                             generation_);
 }
 
-// Ends the batch this event was scheduled for (nothing changed since: same generation) and
-// any that end with it, in the order they started, then tells their servers; a server may
-// start its next batch from inside on_batch_done (start(), which sees the new speed; events
+// Ends the job this event was scheduled for (nothing changed since: same generation) and any
+// that end with it, in the order they started, then tells their servers or front ends; they
+// may start their next job from inside (start(), start_io(), which see the new speed; events
 // do not nest, so ended_ is not touched meanwhile).
 void SharedCores::on_next_done(uint64_t generation, Time now) {
   if (generation != generation_) return;
@@ -59,7 +68,10 @@ void SharedCores::on_next_done(uint64_t generation, Time now) {
   std::copy_if(jobs_.begin(), jobs_.end(), std::back_inserter(ended_), done);
   std::erase_if(jobs_, done);
   reschedule(now);
-  for (const Job& j : ended_) j.server->on_batch_done(j.worker, now);
+  for (const Job& j : ended_) {
+    if (j.front) j.front->on_io_done(j.request, now);
+    else j.server->on_batch_done(j.worker, now);
+  }
 }
 
 }  // namespace servelab::sim

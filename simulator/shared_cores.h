@@ -1,11 +1,12 @@
 // The cores that a run's servers share (cluster.cores): a real cluster on one machine runs
 // its server processes on that machine's few cores, while the simulator otherwise gives every
-// worker a core of its own. A batch's cost is its work at one core's full speed (what the
-// profile measured: one intra-op thread on an otherwise idle machine); while n batches run on
-// K cores, each progresses at min(1, K / n) of that speed, as the kernel's scheduler shares
-// the cores among busy worker threads (egalitarian processor sharing). A batch's end is
-// therefore moved whenever another starts or ends: one pending completion event, superseded
-// (by generation) at each change.
+// worker a core of its own. A job's cost is its work at one core's full speed (what the
+// profile measured on an otherwise idle machine): a batch (one intra-op thread), or a
+// request's decoding and preprocessing on a server's IO thread (the front end's `preprocess`).
+// While n jobs run on K cores, each progresses at min(1, K / n) of that speed, as the
+// kernel's scheduler shares the cores among busy threads (egalitarian processor sharing). A
+// job's end is therefore moved whenever another starts or ends: one pending completion event,
+// superseded (by generation) at each change.
 // A part of one run (run_context.h); one thread.
 #pragma once
 
@@ -17,6 +18,7 @@
 
 namespace servelab::sim {
 
+class FrontEnd;
 class Server;
 
 class SharedCores {
@@ -27,20 +29,26 @@ class SharedCores {
   // Starts `work` seconds (at one core's full speed) of `worker`'s batch on `server` at
   // `now`; calls server.on_batch_done(worker, t) at the time t it ends.
   void start(Server& server, WorkerId worker, Time work, Time now);
-  // Batches running now.
+  // Starts `work` seconds of request `id`'s preprocessing on one of `front`'s IO threads;
+  // calls front.on_io_done(id, t) at the time t it ends.
+  void start_io(FrontEnd& front, RequestId id, Time work, Time now);
+  // Jobs running now.
   size_t running() const { return jobs_.size(); }
-  // The speed every running batch has now (1: a core each).
+  // The speed every running job has now (1: a core each).
   double speed() const;
 
-  // Event: the earliest running batch may have ended.
+  // Event: the earliest running job may have ended.
   void on_next_done(uint64_t generation, Time now);
 
  private:
   struct Job {
-    Server* server;
+    Server* server;    // a batch: its server and worker
     WorkerId worker;
+    FrontEnd* front;   // else a preprocessing: its front end and request
+    RequestId request;
     Time remaining;  // work left, at one core's full speed
   };
+  void add(Job job, Time now);
   void advance(Time now);     // every job's work done since the last change
   void reschedule(Time now);  // the next end under the current speed
 

@@ -1,5 +1,5 @@
-// Servers sharing a machine's cores (cluster.cores): hand-computed schedules of batches that
-// share K cores equally, and the processor-sharing queue's closed form: with a server free for
+// Servers sharing a machine's cores (cluster.cores): hand-computed schedules of batches (and
+// requests' decoding on the servers' IO threads) that share K cores equally, and the processor-sharing queue's closed form: with a server free for
 // every request, one core shared by all is M/G/1-PS, whose mean response time E[S] / (1 - rho)
 // holds for any service distribution (here a constant).
 #include <catch2/catch.hpp>
@@ -49,6 +49,34 @@ TEST_CASE("cores at least the workers change nothing", "[simulator][cores]") {
   CHECK(test::clean_finish_times(simulate(shared(3, 3), test::arrivals(times))) == own);
   CHECK(test::clean_finish_times(simulate(shared(3, 8), test::arrivals(times))) == own);
   CHECK(own == std::vector<double>{0.010, 0.010, 0.011, 0.020, 0.022});
+}
+
+TEST_CASE("decoding on the servers' IO threads shares the cores with the batches",
+          "[simulator][cores]") {
+  // 10 ms of preprocessing per request (all of `before`), 10 ms batches, one core, two
+  // servers, both requests sent at 0. Both decodings at 1/2 speed end at 20 ms; both batches
+  // then at 1/2 end at 40 ms. With a core per thread (no cores): 10 ms, then 20 ms.
+  SimulationSetup s = shared(2, 1);
+  RequestOverhead& o = s.models[0].overhead;
+  o.before = o.preprocess = 0.010;
+  SimulationResult r = simulate(s, test::arrivals({0, 0}));
+  REQUIRE(r.violations.empty());
+  for (const auto& q : r.records.requests) {
+    CHECK(q.queued == Approx(0.020));
+    CHECK(q.finish == Approx(0.040));
+  }
+  // A decoding that starts while a batch runs slows it from then on: r0 decodes alone 0..10,
+  // its batch alone 10..15 (5 of 10 ms done); r1 (sent at 15) decodes beside it at 1/2: r0's
+  // batch ends at 25 ms, when r1 has decoded 5 of 10 ms; r1 decodes alone until 30 and its
+  // batch ends at 40 ms.
+  r = simulate(s, test::arrivals({0, 0.015}));
+  REQUIRE(r.violations.empty());
+  CHECK(r.records.requests[0].finish == Approx(0.025));
+  CHECK(r.records.requests[1].queued == Approx(0.030));
+  CHECK(r.records.requests[1].finish == Approx(0.040));
+  s.cluster.cores = 0;
+  r = simulate(s, test::arrivals({0, 0}));
+  for (const auto& q : r.records.requests) CHECK(q.finish == Approx(0.020));
 }
 
 TEST_CASE("one core shared by a server per request is M/G/1 processor sharing",
