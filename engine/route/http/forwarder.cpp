@@ -3,15 +3,12 @@
 #include "engine/route/http/forwarder.h"
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <future>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
-
-#include <boost/asio/io_context.hpp>
 
 #include "engine/route/http/forwarder_impl.h"
 

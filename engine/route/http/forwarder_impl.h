@@ -12,7 +12,6 @@
 #include <chrono>
 #include <ostream>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
