@@ -22,6 +22,11 @@ using transport::Socket;
 using transport::start_session;
 
 struct HttpTransport::Impl {
+  // One IO thread: the scheduler's one-thread mode (handlers posted from that thread skip the
+  // shared queue's lock; posts from other threads stay safe).
+  explicit Impl(unsigned io_threads)
+      : ioc(io_threads == 1 ? 1 : BOOST_ASIO_CONCURRENCY_HINT_DEFAULT) {}
+
   net::io_context ioc;  // first member: destroyed last
   Shared shared;
   std::optional<tcp::acceptor> acceptor;
@@ -69,7 +74,7 @@ struct HttpTransport::Impl {
 };
 
 HttpTransport::HttpTransport(TransportOptions options, Handler handler)
-    : impl_(std::make_unique<Impl>()) {
+    : impl_(std::make_unique<Impl>(options.io_threads)) {
   impl_->shared.options = std::move(options);
   impl_->shared.handler = std::move(handler);
   impl_->shared.trimmer.emplace(impl_->ioc, std::chrono::seconds(1));
