@@ -1,8 +1,6 @@
 #include "calibration/load_sources.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -11,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/median.h"
+#include "common/page_cache.h"
 
 namespace servelab::experiments {
 
@@ -18,22 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// Drops a file's pages from the page cache (written ones flushed first: a dirty page stays),
-// so that its next read comes from the disk.
-void drop_file_from_page_cache(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fdatasync(fd);
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  ::close(fd);
-}
-
-void drop_from_page_cache(const fs::path& path) {
-  if (!fs::is_directory(path)) return drop_file_from_page_cache(path);
-  for (const auto& e : fs::recursive_directory_iterator(path))
-    if (e.is_regular_file()) drop_file_from_page_cache(e.path());
-}
 
 // A fresh directory under the system's temporary one, removed with everything in it.
 class TempDir {

@@ -10,9 +10,6 @@ TORCH_API void setGraphExecutorOptimize(bool o);
 }  // namespace torch::jit
 #endif
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +18,7 @@ TORCH_API void setGraphExecutorOptimize(bool o);
 #include <string>
 #include <vector>
 
+#include "common/page_cache.h"
 #include "engine/runtime/shared_weights.h"
 #include "engine/store/blob_store.h"
 #include "engine/store/digest.h"
@@ -63,14 +61,6 @@ torch::jit::Module load_file(const std::string& file) {
 void answer(torch::jit::Module& m, int64_t side = 224) {
   c10::InferenceMode guard;
   m.forward({torch::ones({1, 3, side, side})});
-}
-
-// Drops `file`'s pages from the page cache, so that its next read comes from the disk.
-void drop_from_page_cache(const std::string& file) {
-  const int fd = ::open(file.c_str(), O_RDONLY);
-  if (fd < 0) return;
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  ::close(fd);
 }
 
 // Resident set size of this process, in bytes (/proc/self/smaps_rollup).
