@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import contour  # noqa: E402
 import page  # noqa: E402
+import page_render  # noqa: E402
 import plots  # noqa: E402
 import results_db  # noqa: E402
 import stacked  # noqa: E402
@@ -91,7 +92,7 @@ def main(argv=None):
             files = plots.render(exp, fig, base, formats=args.formats.split(","))
         sections.append(page.figure_section(exp, fig, [os.path.basename(p) for p in files]))
         write_table_csv(sections[-1], base + ".csv")
-    md, html = page.render(exp, sections)
+    md, html = page_render.render(exp, sections)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(md)
     with open(os.path.join(out, "report.html"), "w") as f:
