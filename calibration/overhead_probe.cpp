@@ -45,19 +45,45 @@ RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32
   return out;
 }
 
+namespace {
+
+// The same span for requests that each find the server idle: one at a time, on a connection
+// already open, after the server held no request for RequestOverhead::kIdleIntakeGap. Their
+// mean; NaN when none was answered.
+template <class Span>
+double idle_round_trip(ProbeServer& probe, uint32_t n, Span span) {
+  const auto pause = std::chrono::duration<double>(RequestOverhead::kIdleIntakeGap);
+  double sum = 0;
+  uint32_t answered = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const results::RunRecords r =
+        probe.load(1, 1, nullptr, [pause] { std::this_thread::sleep_for(pause); });
+    for (const auto& q : r.requests) {
+      const double x = span(q);
+      if (q.status != RequestStatus::Ok || !std::isfinite(x)) continue;
+      sum += x;
+      ++answered;
+    }
+  }
+  return answered ? sum / answered : std::nan("");
+}
+
+}  // namespace
+
 ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
                                      const runtime::ModelSpec& spec, const std::string& image,
-                                     uint32_t requests, uint32_t warmup) {
+                                     uint32_t requests, uint32_t warmup,
+                                     uint32_t idle_requests) {
   ProbeServer probe(eo, spec, image);
   // The load generator reads the engine's time split from each answer: dispatch - arrival
   // is then the round trip less the batch's load and compute.
   results::RunRecords r = probe.load(1, warmup + requests, nullptr);
   ModelOverhead out;
-  answered_mean_sd(r, warmup,
-                   [](const results::RequestRecord& q) {
-                     return q.batch_size ? q.dispatch - q.arrival : std::nan("");
-                   },
-                   &out.seconds, &out.stddev);
+  const auto outside_batch = [](const results::RequestRecord& q) {
+    return q.batch_size ? q.dispatch - q.arrival : std::nan("");
+  };
+  answered_mean_sd(r, warmup, outside_batch, &out.seconds, &out.stddev);
+  out.idle_seconds = idle_round_trip(probe, idle_requests, outside_batch);
   return out;
 }
 

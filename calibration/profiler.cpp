@@ -294,9 +294,12 @@ config::ProfileFile measure_profile(const ProfileOptions& o,
     RequestOverhead& ro = profile.front_end.overheads[m.name];
     ro = {serial + rest / 2, rest / 2, serial, rt.client_seconds, mo.stddev,
           profile_image_name(o.image, o.models_dir)};
+    if (std::isfinite(mo.idle_seconds))
+      ro.idle_extra = std::max(0.0, mo.idle_seconds - mo.seconds);
     if (log) log(m.name + ": request overhead (round trip less load and compute) " +
                  std::to_string(mo.seconds * 1e3) + " ms (sd " +
-                 std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) + ")");
+                 std::to_string(mo.stddev * 1e3) + ", n=" + std::to_string(calls) +
+                 "); after an idle server " + std::to_string(mo.idle_seconds * 1e3) + " ms");
     if (o.served_rounds > 0) phases.next(m.name + ": served extra");
     ro.served_extra =
         served_extra_of(o, engine, model_spec(o, m.name), m.batch_latency(1), image, log);

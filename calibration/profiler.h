@@ -106,13 +106,18 @@ RoundTrip measure_round_trip(const std::string& image, uint32_t requests, uint32
 // probe's round trip: after a real batch the caches are cold and the server's threads have
 // slept through it, and at
 // concurrency 1 with quantum ticks that difference decides how many ticks each request waits.
+// Then `idle_requests` calls one at a time, each after the server idled
+// RequestOverhead::kIdleIntakeGap: `idle_seconds`, their mean of the same span (NaN: none
+// answered, or none asked).
 struct ModelOverhead {
   double seconds = 0;
   double stddev = 0;
+  double idle_seconds = 0;
 };
 ModelOverhead measure_model_overhead(const runtime::EngineOptions& eo,
                                      const runtime::ModelSpec& spec, const std::string& image,
-                                     uint32_t requests, uint32_t warmup = 5);
+                                     uint32_t requests, uint32_t warmup = 5,
+                                     uint32_t idle_requests = 16);
 
 // Sleeps until the engine's next quantum tick (ticks fall at multiples of `quantum` in engine
 // time) and returns the engine time on waking: lines a run's start up with the ticks.

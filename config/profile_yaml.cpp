@@ -115,12 +115,12 @@ ModelProfile parse_model(const std::string& name, const YAML::Node& n, const Whe
 }
 
 // `request_overhead_ms: {before, after, preprocess, client, stddev, served_extra,
-// served_miss_load, served_miss_batch, served_idle_batch}` of one model.
+// served_miss_load, served_miss_batch, served_idle_batch, idle_extra}` of one model.
 RequestOverhead parse_overhead(const YAML::Node& o, const Where& wo) {
   require_map(o, wo);
   check_keys(o, wo, {"before", "after", "preprocess", "client", "stddev", "served_extra",
                      "served_miss_load", "served_miss_batch", "served_idle_batch",
-                     "served_miss_load_samples"});
+                     "idle_extra", "served_miss_load_samples"});
   RequestOverhead r;
   if (o["before"]) r.before = as_double(o["before"], wo.child("before")) / 1e3;
   if (o["after"]) r.after = as_double(o["after"], wo.child("after")) / 1e3;
@@ -135,6 +135,7 @@ RequestOverhead parse_overhead(const YAML::Node& o, const Where& wo) {
     r.served_miss_batch = as_double(o["served_miss_batch"], wo.child("served_miss_batch")) / 1e3;
   if (o["served_idle_batch"])
     r.served_idle_batch = as_double(o["served_idle_batch"], wo.child("served_idle_batch")) / 1e3;
+  if (o["idle_extra"]) r.idle_extra = as_double(o["idle_extra"], wo.child("idle_extra")) / 1e3;
   if (const YAML::Node& xs = o["served_miss_load_samples"]) {
     const Where wx = wo.child("served_miss_load_samples");
     if (!xs.IsSequence() || xs.size() > kMaxServedMissSamples)
@@ -390,6 +391,7 @@ YAML::Node profile_to_yaml(const ProfileFile& profile) {
         n["request_overhead_ms"]["served_miss_batch"] = o->served_miss_batch * 1e3;
       if (o->served_idle_batch > 0)
         n["request_overhead_ms"]["served_idle_batch"] = o->served_idle_batch * 1e3;
+      if (o->idle_extra > 0) n["request_overhead_ms"]["idle_extra"] = o->idle_extra * 1e3;
       if (!o->served_miss_load_samples.empty()) {
         YAML::Node xs(YAML::NodeType::Sequence);
         for (double x : o->served_miss_load_samples) xs.push_back(x * 1e3);

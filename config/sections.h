@@ -63,11 +63,17 @@ struct MachineSection {
   bool served_extra = true;
   // A miss served one request at a time costs the served load wait and first batch.
   bool served_miss = true;
+  // A request that finds its server idle takes the model's measured idle extra longer.
+  bool idle_intake = true;
 
   static const std::vector<std::string>& term_names();  // in the order above
   bool* term(const std::string& name);                  // null for an unknown name
-  bool all() const { return speed_drift && idle_slowdown && served_extra && served_miss; }
-  bool none() const { return !speed_drift && !idle_slowdown && !served_extra && !served_miss; }
+  bool all() const {
+    return speed_drift && idle_slowdown && served_extra && served_miss && idle_intake;
+  }
+  bool none() const {
+    return !speed_drift && !idle_slowdown && !served_extra && !served_miss && !idle_intake;
+  }
 };
 
 // `simulation:` (the simulator's own knobs; the engine ignores them).

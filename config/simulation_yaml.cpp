@@ -142,7 +142,7 @@ YAML::Node emit_machine(const MachineSection& m) {
 
 const std::vector<std::string>& MachineSection::term_names() {
   static const std::vector<std::string> names = {"speed_drift", "idle_slowdown", "served_extra",
-                                                 "served_miss"};
+                                                 "served_miss", "idle_intake"};
   return names;
 }
 
@@ -151,6 +151,7 @@ bool* MachineSection::term(const std::string& name) {
   if (name == "idle_slowdown") return &idle_slowdown;
   if (name == "served_extra") return &served_extra;
   if (name == "served_miss") return &served_miss;
+  if (name == "idle_intake") return &idle_intake;
   return nullptr;
 }
 

@@ -14,6 +14,8 @@ FrontEnd::FrontEnd(RunContext& ctx, Server& server, GroupRequests& groups, uint6
       answer_delay_(ctx.any_overhead(&RequestOverhead::after)) {}
 
 void FrontEnd::receive(RequestId id, Time now) {
+  const Time idle = idle_for(now);
+  ++in_intake_;
   if (id < opening_.size()) {  // the IO side's part is in the measured intake
     ++ctx_.in_flight;
     ctx_.sim.schedule<&FrontEnd::on_opening>(std::max(now, opening_[id]), this, id);
@@ -23,7 +25,8 @@ void FrontEnd::receive(RequestId id, Time now) {
     const RequestOverhead& o = ctx_.overhead(ctx_.model_of(id));
     if (o.before > 0) {
       ++ctx_.in_flight;
-      ctx_.sim.schedule<&FrontEnd::on_parsed>(now + (o.before - o.preprocess), this, id);
+      const Time way_in = o.before - o.preprocess + o.idle_extra_after(idle);
+      ctx_.sim.schedule<&FrontEnd::on_parsed>(now + way_in, this, id);
       return;
     }
   }
@@ -57,7 +60,15 @@ void FrontEnd::on_opening(RequestId id, Time now) {
   to_controller(id, now);
 }
 
+// How long the server has held no request, none on its way in included (0 while it holds one).
+Time FrontEnd::idle_for(Time now) const {
+  if (in_intake_ > 0 || server_.outstanding() > 0) return 0;
+  return std::max<Time>(0, now - std::max(server_.emptied_at(), last_intake_));
+}
+
 void FrontEnd::to_controller(RequestId id, Time now) {
+  --in_intake_;
+  last_intake_ = now;
   // A request its client gave up on has a final record: it keeps what was known then.
   if (ctx_.window.state(id) == RunContext::Open) ctx_.window.at(id).queued = now;
   if (ctx_.is_group(ctx_.model_of(id))) groups_.fan_out(id, server_, now);

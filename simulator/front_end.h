@@ -6,7 +6,9 @@
 // reaches the client `after` after its batch ends. A closed loop's opening burst can instead
 // replay a cold burst the profiler measured (when each request reached the controller). Paper
 // profiles have no overheads: requests reach the controller at once. With cluster.cores the
-// preprocessing is work on the machine's shared cores (shared_cores.h), not a fixed delay.
+// preprocessing is work on the machine's shared cores (shared_cores.h), not a fixed delay. A
+// request that finds its server idle (no request held or on its way in) takes its model's
+// measured idle extra longer on the way in (RequestOverhead::idle_extra_after).
 // One per simulated server; a part of one run (run_context.h); one thread.
 #pragma once
 
@@ -46,6 +48,7 @@ class FrontEnd {
  private:
   void start_io(RequestId id, Time now);
   void to_controller(RequestId id, Time now);
+  Time idle_for(Time now) const;
 
   RunContext& ctx_;
   Server& server_;
@@ -55,6 +58,8 @@ class FrontEnd {
   std::vector<RequestId> io_queue_;   // requests waiting for one, FIFO from io_next_
   size_t io_next_ = 0;
   std::vector<Time> opening_;
+  uint32_t in_intake_ = 0;  // received, not yet at the controller
+  Time last_intake_ = 0;    // when the last one reached it
   // Whether some target's requests take time on the way in (before) and the answer's way
   // back (after); where none does, no request looks its overhead up.
   const bool parse_delay_;

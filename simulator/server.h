@@ -70,6 +70,7 @@ class Server {
 
   // For routers and the stall check.
   uint64_t outstanding() const { return outstanding_; }  // arrived, not yet completed
+  Time emptied_at() const { return emptied_at_; }  // when it last held no request
   size_t queued() const { return ctl_.total_queued(); }
   uint64_t queued_of(ModelId m) const { return ctl_.model_state(m).queued; }  // subset policies
   uint32_t running_of(ModelId m) const { return ctl_.model_state(m).ref_count; }  // its batches

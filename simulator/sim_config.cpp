@@ -127,6 +127,7 @@ SimulationSetup build_setup(const config::RunConfig& run) {
     RequestOverhead& overhead = s.models.back().overhead;
     if (!run.simulation.machine.served_extra) overhead.served_extra = 0;
     if (!run.simulation.machine.served_miss) overhead.served_miss_load = overhead.served_miss_batch = 0;
+    if (!run.simulation.machine.idle_intake) overhead.idle_extra = 0;
   }
   s.cold_bursts = file.front_end.cold_bursts;
   copy_simulation_section(run.simulation, s);

@@ -25,6 +25,7 @@ void RequestOverhead::scale(double k) {
   served_miss_load *= k;
   served_miss_batch *= k;
   served_idle_batch *= k;
+  idle_extra *= k;
   for (double& x : served_miss_load_samples) x *= k;
 }
 
@@ -38,7 +39,8 @@ void RequestOverhead::validate() const {
       {"served_extra", served_extra},
       {"served_miss_load", served_miss_load},
       {"served_miss_batch", served_miss_batch},
-      {"served_idle_batch", served_idle_batch}};
+      {"served_idle_batch", served_idle_batch},
+      {"idle_extra", idle_extra}};
   for (const auto& [name, value] : terms)
     if (!(value >= 0) || !std::isfinite(value))
       throw ConfigError(std::string("request overhead: ") + name + " must be finite and >= 0");

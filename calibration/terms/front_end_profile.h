@@ -66,6 +66,19 @@ struct RequestOverhead {
   // not as a factor over the back-to-back batch: on a shared machine the back-to-back batch
   // can flip between fast and slow states where a served one keeps to one of them.
   double served_idle_batch = 0;
+  // How much longer a request's round trip (less its batch) is when it reaches a server that
+  // held no request for kIdleIntakeGap or more than in a closed loop of one client (seconds;
+  // 0: not measured): the IO, control and worker threads wake from sleep, caches and clocks
+  // cooled. The simulator adds idle_extra_after(gap) to the request's way in.
+  double idle_extra = 0;
+  // The idle gap the profiler leaves before each of its idle requests (seconds).
+  static constexpr double kIdleIntakeGap = 0.02;
+  // The extra after the server held no request for `idle_s` seconds: linear from none at no
+  // gap (the closed loop's) to all of idle_extra at kIdleIntakeGap, all of it beyond.
+  double idle_extra_after(double idle_s) const {
+    if (!(idle_extra > 0) || !(idle_s > 0)) return 0;
+    return idle_s >= kIdleIntakeGap ? idle_extra : idle_extra * idle_s / kIdleIntakeGap;
+  }
 
   // One draw of the IO thread's hold (`preprocess`): exact without noise or spread, else a
   // normal with `stddev`, kept above a tenth of the mean. Draws nothing from `rng` when it
