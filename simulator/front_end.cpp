@@ -14,7 +14,6 @@ FrontEnd::FrontEnd(RunContext& ctx, Server& server, GroupRequests& groups, uint6
       answer_delay_(ctx.any_overhead(&RequestOverhead::after)) {}
 
 void FrontEnd::receive(RequestId id, Time now) {
-  const Time idle = idle_for(now);
   ++in_intake_;
   if (id < opening_.size()) {  // the IO side's part is in the measured intake
     ++ctx_.in_flight;
@@ -25,7 +24,7 @@ void FrontEnd::receive(RequestId id, Time now) {
     const RequestOverhead& o = ctx_.overhead(ctx_.model_of(id));
     if (o.before > 0) {
       ++ctx_.in_flight;
-      const Time way_in = o.before - o.preprocess + o.idle_extra_after(idle);
+      const Time way_in = o.before - o.preprocess + o.idle_extra_after(idle_for(now));
       ctx_.sim.schedule<&FrontEnd::on_parsed>(now + way_in, this, id);
       return;
     }
@@ -60,9 +59,10 @@ void FrontEnd::on_opening(RequestId id, Time now) {
   to_controller(id, now);
 }
 
-// How long the server has held no request, none on its way in included (0 while it holds one).
+// How long the server had held no request, none on its way in included, when the request now
+// received (already counted in in_intake_) reached it; 0 if it held one.
 Time FrontEnd::idle_for(Time now) const {
-  if (in_intake_ > 0 || server_.outstanding() > 0) return 0;
+  if (in_intake_ > 1 || server_.outstanding() > 0) return 0;
   return std::max<Time>(0, now - std::max(server_.emptied_at(), last_intake_));
 }
 
