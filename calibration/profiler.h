@@ -67,8 +67,10 @@ struct ProfileOptions {
   // ticking every served_idle_quantum (a quantum-mode worker then idles each round trip until
   // the next tick), each about served_idle_turn_seconds long and followed by as long back to
   // back, on the model whose batch of 1 costs most: the slowdown of a worker serving one
-  // request at a time, sustained (measure_served_idle), which takes seconds to set in. When
-  // on, it is the profile's idle_slowdown (one point) in place of idle_seconds' blocks.
+  // request at a time, sustained (measure_served_idle), which takes seconds to set in; and as
+  // many event-driven turns (the worker idles one round trip), how much of it a short gap
+  // brings. When on, they are the profile's idle_slowdown (two points) in place of
+  // idle_seconds' blocks.
   // 0 turns: none.
   uint32_t served_idle_turns = 3;
   double served_idle_turn_seconds = 20.0;

@@ -74,9 +74,11 @@ double served_extra_of(const ProfileOptions& o, const runtime::EngineOptions& eo
                        const runtime::ModelSpec& spec, double batch_of_one,
                        const std::string& image,
                        const std::function<void(const std::string&)>& log);
-// ... and the served idle slowdown as the profile's idle_slowdown: one point, at the served
-// loop's mean gap (at least 0.1 ms), in turns of about o.served_idle_turn_seconds with the
-// engine ticking every o.served_idle_quantum (none when o.served_idle_turns is 0); the served
+// ... and the served idle slowdown as the profile's idle_slowdown: a point at the served
+// loop's mean gap (at least 0.1 ms) with the engine ticking every o.served_idle_quantum, and
+// before it one at the event-driven loop's shorter gap (a round trip; where o.served_idle_
+// quantum is above 0 and that gap is shorter), each in turns of about
+// o.served_idle_turn_seconds (none when o.served_idle_turns is 0); the ticked loop's served
 // batch itself into `overhead` (served_idle_batch).
 IdleSlowdown served_idle_of(const ProfileOptions& o, const runtime::ModelSpec& spec,
                             double batch_of_one, const std::string& image,

@@ -21,7 +21,9 @@ double IdleSlowdown::factor_after(double idle_s) const {
 
 double IdleSlowdown::share_after(double idle_s) const {
   if (points.empty() || !(idle_s > 0)) return 0.0;
-  return std::min(1.0, idle_s / points.back().gap);
+  const double full = points.back().factor - 1.0;
+  if (!(full > 0)) return std::min(1.0, idle_s / points.back().gap);  // no slowdown to follow
+  return std::clamp((factor_after(idle_s) - 1.0) / full, 0.0, 1.0);
 }
 
 void IdleSlowdown::validate() const {

@@ -23,9 +23,12 @@ struct IdleSlowdown {
   // The factor after `idle_s` seconds idle: 1 at no gap, linear in the gap between 0 and the
   // measured points, the last point's factor beyond the last gap.
   double factor_after(double idle_s) const;
-  // How much of the full slowdown `idle_s` seconds idle bring, in [0, 1]: linear in the gap
-  // from 0 to the last measured gap, 1 beyond (0 when none is measured). Scales a measured
-  // served cost (RequestOverhead::served_idle_batch) as the factors scale the profile's.
+  // How much of the full slowdown `idle_s` seconds idle bring, in [0, 1]: the factors' own
+  // course, (factor_after(idle_s) - 1) / (last factor - 1), so a slowdown measured to set in
+  // at short gaps does so here too (with one point: linear in the gap up to it); 1 beyond the
+  // last gap, 0 when none is measured, linear in the gap when the last factor is not above 1.
+  // Scales a measured served cost (RequestOverhead::served_idle_batch) as the factors scale
+  // the profile's.
   double share_after(double idle_s) const;
   // Throws ConfigError unless the gaps ascend from above 0 and every factor is in (0, 10].
   void validate() const;

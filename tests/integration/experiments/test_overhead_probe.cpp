@@ -124,14 +124,26 @@ TEST_CASE("served at one in flight: the worker's idle gap and its cost over back
         Approx((ticked.turns[0].served + ticked.turns[1].served) / 2));  // median of two
   CHECK(ticked.served > 0);
 
-  // The profiler's use: one point, and the served batch itself into the overhead.
+  // The profiler's use: the ticked loop's point, before it the event-driven loop's where its
+  // gap is shorter, and the served batch itself into the overhead.
   po.served_idle_turns = 1;
   po.served_idle_turn_seconds = 0.2;
   RequestOverhead overhead;
-  const IdleSlowdown point = experiments::served_idle_of(po, spec, 1e-4, image, overhead, {});
-  REQUIRE(point.points.size() == 1);
-  CHECK(std::isfinite(point.points[0].gap));
-  CHECK(point.points[0].gap >= 0);
+  std::vector<std::string> lines;
+  const IdleSlowdown point = experiments::served_idle_of(
+      po, spec, 1e-4, image, overhead, [&](const std::string& l) { lines.push_back(l); });
+  REQUIRE(!point.points.empty());
+  REQUIRE(point.points.size() <= 2);
+  CHECK_NOTHROW(point.validate());
+  for (const auto& p : point.points) {
+    CHECK(std::isfinite(p.gap));
+    CHECK(p.gap > 0);
+    CHECK(p.factor > 0);
+  }
+  // Both loops were measured and said so, ticked first.
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].find("ticking every 10.0") != std::string::npos);
+  CHECK(lines[1].find("event-driven") != std::string::npos);
   CHECK(std::isfinite(overhead.served_idle_batch));
   CHECK(overhead.served_idle_batch > 0);
 

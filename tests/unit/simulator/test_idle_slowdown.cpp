@@ -106,12 +106,22 @@ TEST_CASE("a measured served batch replaces the profile's factor after idling",
   // A speed trace: neither (nor the served extra).
   for (double t : latencies(slowdown({{0.010, 1.5}}), 0.050, true, 0.026))
     CHECK(t == Approx(0.020));
-  // share_after: the ramp the served batch follows.
+  // share_after: the ramp the served batch follows, the factors' course over the last
+  // factor's excess. At 5 ms: f = 1.2 + 0.3 * 4 / 9 = 1.3333, share 0.3333 / 0.5; at 0.5 ms:
+  // f = 1.1, share 0.2 (a straight line to 10 ms would give 0.5 and 0.05).
   const IdleSlowdown s = slowdown({{0.001, 1.2}, {0.010, 1.5}});
   CHECK(s.share_after(0) == 0);
-  CHECK(s.share_after(0.005) == Approx(0.5));
+  CHECK(s.share_after(0.0005) == Approx(0.2));
+  CHECK(s.share_after(0.001) == Approx(0.4));
+  CHECK(s.share_after(0.005) == Approx(2.0 / 3.0));
+  CHECK(s.share_after(0.010) == Approx(1));
   CHECK(s.share_after(0.020) == 1);
   CHECK(IdleSlowdown{}.share_after(1.0) == 0);
+  // One point: linear in the gap up to it; a last factor not above 1 (nothing to follow):
+  // linear in the gap too; an earlier factor above the last: at most the whole.
+  CHECK(slowdown({{0.010, 1.5}}).share_after(0.005) == Approx(0.5));
+  CHECK(slowdown({{0.010, 0.9}}).share_after(0.0025) == Approx(0.25));
+  CHECK(slowdown({{0.002, 2.0}, {0.010, 1.5}}).share_after(0.002) == 1);
 }
 
 TEST_CASE("only a worker that idled while the server held no request runs slower",
