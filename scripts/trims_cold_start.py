@@ -29,7 +29,8 @@ CASES = {"none": (True, None), "store-warm": (False, "device"), "store-cold": (F
 def first_answer(servelab, tmp, model, case):
     """(latency, load wait, compute) of the model's one request, in seconds."""
     private, preload = CASES[case]
-    (row,) = trims_workload.simulate(servelab, os.path.join(tmp, case), [model], 1, 1, 1,
+    (row,) = trims_workload.simulate(servelab, os.path.join(tmp, case), [model],
+                                     trims_workload.Point(concurrency=1, seed=1, requests=1),
                                      private, preload)
     return row.latency, row.start - row.arrival, row.finish - row.start
 

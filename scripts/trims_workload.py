@@ -50,6 +50,9 @@ LOCAL_CONFIG = os.path.join(ROOT, "experiments", "trims", "configs", "workload-l
 # A completed request of a run: its model, latency, whether it waited for a load, and when it
 # was sent, finished and its batch began computing (seconds).
 Row = collections.namedtuple("Row", "model latency waited arrival finish start")
+# What every run of a point and seed shares: closed-loop clients (and workers), the seed of
+# the arrivals and the access pattern, and the requests a run.
+Point = collections.namedtuple("Point", "concurrency seed requests")
 
 
 def chosen_models(all_models, fraction, seed):
@@ -60,12 +63,13 @@ def chosen_models(all_models, fraction, seed):
     return order[:max(1, round(fraction * len(order)))]
 
 
-def point_sets(concurrency, seed, requests):
+def point_sets(point):
     """The --set values every run of a point has."""
+    concurrency, seed = point.concurrency, point.seed
     return {
         "engine.workers": str(concurrency),
         "engine.contexts": str(concurrency),
-        "workload.requests": str(requests),
+        "workload.requests": str(point.requests),
         "workload.arrival": f"{{type: closed, concurrency: {concurrency}, seed: {seed}}}",
         "workload.access": f"{{type: pareto, alpha: 1, seed: {seed}}}",
     }
@@ -83,10 +87,10 @@ def with_sets(cmd, sets):
     return cmd
 
 
-def simulate(servelab, out, models, concurrency, seed, requests, private, preload=None):
+def simulate(servelab, out, models, point, private, preload=None):
     """The completed requests (read_requests) of one run of RUN_CONFIG with these settings;
     `preload` (none | host | device) overrides the store's start (the config's: empty)."""
-    sets = {"models": "[" + ", ".join(models) + "]", **point_sets(concurrency, seed, requests)}
+    sets = {"models": "[" + ", ".join(models) + "]", **point_sets(point)}
     if preload:
         sets["simulation.preload"] = preload
     if private:  # every request's own copy: nothing kept, so no budget and nothing to load
@@ -96,18 +100,20 @@ def simulate(servelab, out, models, concurrency, seed, requests, private, preloa
     return read_requests(os.path.join(out, "requests.csv"))
 
 
-def serve(servelab, out, models_dir, count, concurrency, seed, requests, private, modes,
-          extra, profile):
-    """{mode: completed requests} of one run of LOCAL_CONFIG by `servelab run` in `modes`
-    (real: the engine in-process, the load over HTTP; sim: its prediction on this machine's
-    profile, measured before) with `count` models and these settings."""
-    sets = {"models.count": str(count), **point_sets(concurrency, seed, requests), **extra}
+def serve(args, out, count, point, private):
+    """{mode: completed requests} of one run of LOCAL_CONFIG by `servelab run` (real: the
+    engine in-process, the load over HTTP; and unless args.no_predict, sim: its prediction on
+    this machine's profile, measured before) with `count` copies of args.model (the config's
+    when none) from args.real, args.profile's costs (the config's when none)."""
+    modes = ["real"] if args.no_predict else ["real", "sim"]
+    extra = {"models.profile_model": args.model} if args.model else {}
+    sets = {"models.count": str(count), **point_sets(point), **extra}
     if private:
         sets.update({"engine.weights": "private", "engine.tiers": "{}"})
     shutil.rmtree(out, ignore_errors=True)
     mode = modes[0] if len(modes) == 1 else "both"
-    cmd = [servelab, "run", LOCAL_CONFIG, "--mode", mode, "--out", out, "--models-dir",
-           models_dir] + (["--profile", profile] if profile else [])
+    cmd = [args.servelab, "run", LOCAL_CONFIG, "--mode", mode, "--out", out, "--models-dir",
+           args.real] + (["--profile", args.profile] if args.profile else [])
     run_servelab(with_sets(cmd, sets))
     return {m: read_requests(os.path.join(out, "runs", f"p000-{m}-r0", "requests.csv"))
             for m in modes}
@@ -168,15 +174,12 @@ def run_one(args, run_config, tmp, params, seed, requests, private):
     """{mode: completed requests} of one run of a point: simulated on Table 3's models, or
     real on copies of one model (and, unless --no-predict, the simulator's prediction)."""
     out = os.path.join(tmp, "private" if private else "shared")
+    point = Point(params["concurrency"], seed, requests)
     if args.real:
         count = max(1, round(params["models_fraction"] * run_config["models"]["count"]))
-        modes = ["real"] if args.no_predict else ["real", "sim"]
-        extra = {"models.profile_model": args.model} if args.model else {}
-        return serve(args.servelab, out, args.real, count, params["concurrency"], seed,
-                     requests, private, modes, extra, args.profile)
+        return serve(args, out, count, point, private)
     models = chosen_models(run_config["models"], params["models_fraction"], seed)
-    return {"sim": simulate(args.servelab, out, models, params["concurrency"], seed, requests,
-                            private)}
+    return {"sim": simulate(args.servelab, out, models, point, private)}
 
 
 def main(argv=None):
