@@ -83,7 +83,7 @@ void members_hold_requests(servelab::runtime::EngineOptions& eo,
   eo.control.max_batch = 16;
 }
 
-double batches_of(HttpClient& c, const std::string& model) {
+double batches_run(HttpClient& c, const std::string& model) {
   return metric_sum(c.get("/metrics").body, "servelab_batches_total{model=\"" + model + "\"");
 }
 
@@ -127,7 +127,7 @@ TEST_CASE("a client that closes takes its queued group request with it", "[serve
     INFO(a.body);
     CHECK(a.status == 200);
   }
-  for (const std::string& m : kDigits) CHECK(batches_of(c, m) == 1);
+  for (const std::string& m : kDigits) CHECK(batches_run(c, m) == 1);
   const std::string sizes = "servelab_batch_size_sum{model=\"";
   for (const std::string& m : kDigits) {
     INFO(m);
@@ -162,7 +162,7 @@ TEST_CASE("a client that closes takes its group request's member requests with i
       INFO(m);
       CHECK(model_queued_eventually(c, m, 0) == 0);
       CHECK(cancelled_of(c, m) == 1);
-      CHECK(batches_of(c, m) == 0);  // nothing of it ran
+      CHECK(batches_run(c, m) == 0);  // nothing of it ran
     }
     CHECK(c.get("/health").status == 200);
   }

@@ -14,7 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string error_of(const ClientResponse& r) {
+std::string limit_error(const ClientResponse& r) {
   json j = json::parse(r.body, nullptr, false);
   return j.is_object() && j.contains("error") ? j["error"].get<std::string>() : "";
 }
@@ -37,21 +37,21 @@ TEST_CASE("images over a limit are refused from their header", "[server][limits]
 
   auto thin = c.request("POST", "/classify/cnn", png_gray(20000, 1));  // the 58 s, 4 GB one
   CHECK(thin.status == 413);
-  CHECK(error_of(thin).find("12000") != std::string::npos);  // names the limit
+  CHECK(limit_error(thin).find("12000") != std::string::npos);  // names the limit
   auto wide = c.request("POST", "/classify/cnn", png_gray(2000, 20));
   CHECK(wide.status == 413);
-  CHECK(error_of(wide).find("aspect") != std::string::npos);
+  CHECK(limit_error(wide).find("aspect") != std::string::npos);
   auto huge = c.request("POST", "/classify/cnn", jpeg_header(10000, 10000));
   CHECK(huge.status == 413);
-  CHECK(error_of(huge).find("40000000") != std::string::npos);
+  CHECK(limit_error(huge).find("40000000") != std::string::npos);
 
   auto bmp = c.request("POST", "/classify/cnn", "BM" + std::string(100, '\0'));
   CHECK(bmp.status == 400);
-  CHECK(error_of(bmp).find("PNG or JPEG") != std::string::npos);
+  CHECK(limit_error(bmp).find("PNG or JPEG") != std::string::npos);
 
   auto big = c.request("POST", "/classify/cnn", std::string(17u << 20, 'x'));  // over 16 MB
   CHECK(big.status == 413);
-  CHECK(error_of(big).find(std::to_string(16u << 20)) != std::string::npos);
+  CHECK(limit_error(big).find(std::to_string(16u << 20)) != std::string::npos);
   CHECK(c.get("/health").status == 200);
 }
 
@@ -79,7 +79,7 @@ TEST_CASE("registration bounds its preprocessing", "[server][limits]") {
     INFO(pp.dump());
     auto r = c.post_json("/register", register_with("m", pp));
     CHECK(r.status == 400);
-    CHECK_FALSE(error_of(r).empty());
+    CHECK_FALSE(limit_error(r).empty());
   }
   CHECK(json::parse(c.get("/models").body)["models"].empty());
   CHECK(c.post_json("/register", register_with("m", json{{"resize", 1024}})).status == 201);

@@ -18,9 +18,9 @@ ControllerConfig config(uint32_t workers = 1, TierBudget host = {}, const char* 
   return c;
 }
 
-ModelInfo model(uint64_t size = 100) { return ModelInfo{.name = "m", .size_bytes = size}; }
+ModelInfo cache_model(uint64_t size = 100) { return ModelInfo{.name = "m", .size_bytes = size}; }
 
-const RequestOutcome& outcome(const MiniSim& s, RequestId id) {
+const RequestOutcome& outcome_of(const MiniSim& s, RequestId id) {
   for (const auto& o : s.outcomes)
     if (o.request.id == id) return o;
   FAIL("no outcome for request " << id);
@@ -31,7 +31,7 @@ const RequestOutcome& outcome(const MiniSim& s, RequestId id) {
 
 TEST_CASE("a batch waiting for a load is dispatched at load end with waited_for_load") {
   Controller c(config());
-  c.add_model(0, model());
+  c.add_model(0, cache_model());
   MiniSim s(c, 1.0, 10.0);
   s.arrive(0.0, 1, 0);
   s.run(5);
@@ -48,11 +48,11 @@ TEST_CASE("a batch waiting for a load is dispatched at load end with waited_for_
   CHECK(s.batches[0].at == Approx(10.0));
   CHECK(s.batches[0].batch.waited_for_load);
   CHECK(s.batches[0].batch.assigned == 0.0);
-  CHECK(outcome(s, 1).assigned == 0.0);
-  CHECK(outcome(s, 1).started == Approx(10.0));
-  CHECK(outcome(s, 1).finished == Approx(11.0));
-  CHECK(outcome(s, 1).waited_for_load);
-  CHECK_FALSE(outcome(s, 2).waited_for_load);
+  CHECK(outcome_of(s, 1).assigned == 0.0);
+  CHECK(outcome_of(s, 1).started == Approx(10.0));
+  CHECK(outcome_of(s, 1).finished == Approx(11.0));
+  CHECK(outcome_of(s, 1).waited_for_load);
+  CHECK_FALSE(outcome_of(s, 2).waited_for_load);
   CHECK(c.stats().misses == 1);
   CHECK(c.stats().hits == 1);
   CHECK(c.model_state(0).resident[int(Tier::Host)]);
@@ -60,8 +60,8 @@ TEST_CASE("a batch waiting for a load is dispatched at load end with waited_for_
 
 TEST_CASE("one load in flight at a time - a second model's worker is not reserved meanwhile") {
   Controller c(config(2));
-  c.add_model(0, model());
-  c.add_model(1, model());
+  c.add_model(0, cache_model());
+  c.add_model(1, cache_model());
   MiniSim s(c, 1.0, 10.0);
   s.arrive(0.0, 1, 0);
   s.arrive(0.0, 2, 1);
@@ -71,29 +71,29 @@ TEST_CASE("one load in flight at a time - a second model's worker is not reserve
   REQUIRE(s.loads.size() == 2);
   CHECK(s.loads[0].at == 0.0);
   CHECK(s.loads[1].at == Approx(10.0));
-  CHECK(outcome(s, 2).assigned == Approx(10.0));
-  CHECK(outcome(s, 2).started == Approx(20.0));
+  CHECK(outcome_of(s, 2).assigned == Approx(10.0));
+  CHECK(outcome_of(s, 2).started == Approx(20.0));
 }
 
 TEST_CASE("max_loads_in_flight 2 loads two models at once") {
   ControllerConfig cfg = config(2);
   cfg.max_loads_in_flight = 2;
   Controller c(cfg);
-  c.add_model(0, model());
-  c.add_model(1, model());
+  c.add_model(0, cache_model());
+  c.add_model(1, cache_model());
   MiniSim s(c, 1.0, 10.0);
   s.arrive(0.0, 1, 0);
   s.arrive(0.0, 2, 1);
   s.run();
   REQUIRE(s.loads.size() == 2);
   CHECK(s.loads[1].at == 0.0);
-  CHECK(outcome(s, 2).started == Approx(10.0));
+  CHECK(outcome_of(s, 2).started == Approx(10.0));
 }
 
 TEST_CASE("a model in use is never evicted - the load waits for it to finish") {
   Controller c(config(2, {UINT64_MAX, 1}));
-  c.add_model(0, model(), Tier::Host);
-  c.add_model(1, model());
+  c.add_model(0, cache_model(), Tier::Host);
+  c.add_model(1, cache_model());
   MiniSim s(c, 5.0, 10.0);
   s.arrive(0.0, 1, 0);  // runs 0..5
   s.arrive(1.0, 2, 1);  // needs the only slot
@@ -106,13 +106,13 @@ TEST_CASE("a model in use is never evicted - the load waits for it to finish") {
   CHECK(s.evicts[0].evict.model == 0);
   REQUIRE(s.loads.size() == 1);
   CHECK(s.loads[0].at == Approx(5.0));
-  CHECK(outcome(s, 2).started == Approx(15.0));
+  CHECK(outcome_of(s, 2).started == Approx(15.0));
   CHECK(c.stats().resident_models[int(Tier::Host)] == 1);
 }
 
 TEST_CASE("lru victim chosen by the controller from the access order") {
   Controller c(config(1, {300, UINT32_MAX}));
-  for (ModelId m = 0; m < 4; ++m) c.add_model(m, model(), m < 3 ? Tier::Host : Tier::Disk);
+  for (ModelId m = 0; m < 4; ++m) c.add_model(m, cache_model(), m < 3 ? Tier::Host : Tier::Disk);
   MiniSim s(c, 1.0, 10.0);
   s.arrive(0.0, 1, 2);
   s.arrive(1.0, 2, 0);
@@ -127,7 +127,7 @@ TEST_CASE("lru victim chosen by the controller from the access order") {
 
 TEST_CASE("a model larger than the tier fails its requests") {
   Controller c(config(1, {150, UINT32_MAX}));
-  c.add_model(0, model(200));
+  c.add_model(0, cache_model(200));
   MiniSim s(c);
   s.arrive(0.0, 1, 0);
   s.run();
@@ -138,16 +138,16 @@ TEST_CASE("a model larger than the tier fails its requests") {
 
 TEST_CASE("preloading more than the budget is a ConfigError") {
   Controller c(config(1, {150, UINT32_MAX}));
-  c.add_model(0, model(100), Tier::Host);
-  CHECK_THROWS_AS(c.add_model(1, model(100), Tier::Host), ConfigError);
-  CHECK_THROWS_AS(c.add_model(0, model(100)), ConfigError);  // already registered
+  c.add_model(0, cache_model(100), Tier::Host);
+  CHECK_THROWS_AS(c.add_model(1, cache_model(100), Tier::Host), ConfigError);
+  CHECK_THROWS_AS(c.add_model(0, cache_model(100)), ConfigError);  // already registered
 }
 
 TEST_CASE("device exec tier loads disk->host then host->device") {
   ControllerConfig cfg = config();
   cfg.exec_tier = Tier::Device;
   Controller c(cfg);
-  c.add_model(0, model());
+  c.add_model(0, cache_model());
   MiniSim s(c, 1.0, 10.0);
   s.arrive(0.0, 1, 0);
   s.run();
@@ -156,7 +156,7 @@ TEST_CASE("device exec tier loads disk->host then host->device") {
   CHECK(s.loads[1].load.from == Tier::Host);
   CHECK(s.loads[1].load.to == Tier::Device);
   CHECK(s.loads[1].at == Approx(10.0));
-  CHECK(outcome(s, 1).started == Approx(20.0));
+  CHECK(outcome_of(s, 1).started == Approx(20.0));
   ModelState st = c.model_state(0);
   CHECK(st.resident[1]);
   CHECK(st.resident[2]);
@@ -167,9 +167,9 @@ TEST_CASE("device exec: a host copy under a device copy is not a host victim") {
   cfg.exec_tier = Tier::Device;
   cfg.budgets[int(Tier::Device)] = {100, UINT32_MAX};
   Controller c(cfg);
-  c.add_model(0, model(), Tier::Device);
-  c.add_model(1, model(), Tier::Host);
-  c.add_model(2, model());
+  c.add_model(0, cache_model(), Tier::Device);
+  c.add_model(1, cache_model(), Tier::Host);
+  c.add_model(2, cache_model());
   MiniSim s(c, 1.0, 10.0);
   s.arrive(0.0, 1, 2);  // host is full: victim must be 1 (0 is on device)
   s.run();
@@ -184,7 +184,7 @@ TEST_CASE("device exec: a host copy under a device copy is not a host victim") {
 
 TEST_CASE("failed load fails the waiting batch and frees the worker") {
   Controller c(config());
-  c.add_model(0, model());
+  c.add_model(0, cache_model());
   ActionBuffer out;
   c.on_arrival(Request{1, 0, 0.0}, 0.0, out);
   REQUIRE(out.loads.size() == 1);
@@ -199,7 +199,7 @@ TEST_CASE("failed load fails the waiting batch and frees the worker") {
 
 TEST_CASE("failed batch completes its requests with Failed") {
   Controller c(config());
-  c.add_model(0, model(), Tier::Host);
+  c.add_model(0, cache_model(), Tier::Host);
   ActionBuffer out;
   c.on_arrival(Request{1, 0, 0.0}, 0.0, out);
   REQUIRE(out.dispatches.size() == 1);
@@ -212,7 +212,7 @@ TEST_CASE("failed batch completes its requests with Failed") {
 
 TEST_CASE("remove_model fails queued requests, lets running batches finish, then evicts") {
   Controller c(config());
-  c.add_model(0, model(), Tier::Host);
+  c.add_model(0, cache_model(), Tier::Host);
   ActionBuffer out;
   c.on_arrival(Request{1, 0, 0.0}, 0.0, out);
   c.on_arrival(Request{2, 0, 0.1}, 0.1, out);
@@ -236,7 +236,7 @@ TEST_CASE("remove_model fails queued requests, lets running batches finish, then
   REQUIRE(out.evicts.size() == 1);
   CHECK(out.evicts[0].tier == Tier::Host);
   CHECK(c.stats().resident_bytes[int(Tier::Host)] == 0);
-  c.add_model(0, model(), Tier::Host);  // the id can be reused once gone
+  c.add_model(0, cache_model(), Tier::Host);  // the id can be reused once gone
   CHECK(c.model_state(0).registered);
 }
 
@@ -244,7 +244,7 @@ TEST_CASE("remove_model during a load fails the held batch and evicts when the l
   ControllerConfig cfg = config();
   cfg.exec_tier = Tier::Device;
   Controller c(cfg);
-  c.add_model(0, model());
+  c.add_model(0, cache_model());
   ActionBuffer out;
   c.on_arrival(Request{1, 0, 0.0}, 0.0, out);
   REQUIRE(out.loads.size() == 1);
@@ -265,7 +265,7 @@ TEST_CASE("remove_model during a load fails the held batch and evicts when the l
 
 TEST_CASE("contexts bound the batches of one model running at once") {
   Controller c(config(3));
-  ModelInfo two = model();
+  ModelInfo two = cache_model();
   two.contexts = 2;
   c.add_model(0, two, Tier::Host);
   MiniSim s(c, 1.0);
@@ -304,10 +304,10 @@ TEST_CASE("eviction candidates carry size, reload cost, last use, uses and queue
   // Room for one model on the host. Model 0 is preloaded with a prior reload estimate of 0.5 s;
   // model 1 (300 bytes) starts on disk. MiniSim: batches take 1 s, loads 10 s.
   Controller c(config(1, TierBudget{UINT64_MAX, 1}, "test-spy-candidates"));
-  ModelInfo a = model(100);
+  ModelInfo a = cache_model(100);
   a.load_seconds[int(Tier::Host)] = 0.5;
   c.add_model(0, a, Tier::Host);
-  c.add_model(1, model(300));
+  c.add_model(1, cache_model(300));
   MiniSim s(c, 1.0, 10.0);
   s.arrive(0.0, 1, 0);   // model 0 runs 0..1 s: one use
   s.arrive(2.0, 2, 1);   // model 1 needs the room: model 0 is the candidate
@@ -340,13 +340,13 @@ TEST_CASE("initial placement: the highest tier that still has room") {
   cfg.exec_tier = Tier::Device;
   cfg.budgets[int(Tier::Device)] = TierBudget{UINT64_MAX, 1};
   Controller c(cfg);
-  CHECK(c.add_model_where_it_fits(0, model(100), Tier::Device) == Tier::Device);
-  CHECK(c.add_model_where_it_fits(1, model(100), Tier::Device) == Tier::Host);
-  CHECK(c.add_model_where_it_fits(2, model(200), Tier::Device) == Tier::Disk);
-  CHECK(c.add_model_where_it_fits(3, model(10), Tier::Host) == Tier::Host);
+  CHECK(c.add_model_where_it_fits(0, cache_model(100), Tier::Device) == Tier::Device);
+  CHECK(c.add_model_where_it_fits(1, cache_model(100), Tier::Device) == Tier::Host);
+  CHECK(c.add_model_where_it_fits(2, cache_model(200), Tier::Device) == Tier::Disk);
+  CHECK(c.add_model_where_it_fits(3, cache_model(10), Tier::Host) == Tier::Host);
   CHECK(c.model_state(0).resident[int(Tier::Device)]);
   CHECK(c.model_state(1).resident[int(Tier::Host)]);
   CHECK_FALSE(c.model_state(1).resident[int(Tier::Device)]);
   CHECK_FALSE(c.model_state(2).resident[int(Tier::Host)]);
-  CHECK_THROWS_AS(c.add_model_where_it_fits(0, model(1), Tier::Host), ConfigError);
+  CHECK_THROWS_AS(c.add_model_where_it_fits(0, cache_model(1), Tier::Host), ConfigError);
 }

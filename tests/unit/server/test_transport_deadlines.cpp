@@ -27,7 +27,7 @@ Handler body_size_handler() {
   };
 }
 
-std::string status_line(const std::string& raw) { return raw.substr(0, raw.find("\r\n")); }
+std::string first_line(const std::string& raw) { return raw.substr(0, raw.find("\r\n")); }
 
 }  // namespace
 
@@ -61,7 +61,7 @@ TEST_CASE("an idle keep-alive connection is closed but a busy one is not", "[ser
     REQUIRE(!ec);
     const size_t n = s.read_some(net::buffer(buf), ec);  // one small response
     REQUIRE(!ec);
-    CHECK(status_line(std::string(buf, n)) == "HTTP/1.1 200 OK");
+    CHECK(first_line(std::string(buf, n)) == "HTTP/1.1 200 OK");
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   auto t0 = std::chrono::steady_clock::now();
@@ -82,7 +82,7 @@ TEST_CASE("a body sent after its header is read and one sent with it is parsed a
   const std::string head = "POST /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                            "Content-Length: 3000\r\n\r\n";
   std::string together = send_raw(t.port(), head + body);
-  CHECK(status_line(together) == "HTTP/1.1 200 OK");
+  CHECK(first_line(together) == "HTTP/1.1 200 OK");
   CHECK(together.find(R"({"bytes":3000})") != std::string::npos);
 
   net::io_context ioc;
@@ -95,7 +95,7 @@ TEST_CASE("a body sent after its header is read and one sent with it is parsed a
   char buf[4096];
   boost::system::error_code ec;
   while (!ec) later.append(buf, s.read_some(net::buffer(buf), ec));
-  CHECK(status_line(later) == "HTTP/1.1 200 OK");
+  CHECK(first_line(later) == "HTTP/1.1 200 OK");
   CHECK(later.find(R"({"bytes":3000})") != std::string::npos);
 }
 
@@ -107,11 +107,11 @@ TEST_CASE("a chunked body over the limit is refused whether or not it came with 
   t.start();
   const std::string chunked = "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                               "7d0\r\n" + std::string(2000, 'c') + "\r\n0\r\n\r\n";
-  CHECK(status_line(send_raw(t.port(), chunked)) == "HTTP/1.1 413 Payload Too Large");
+  CHECK(first_line(send_raw(t.port(), chunked)) == "HTTP/1.1 413 Payload Too Large");
   const std::string small = "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                             "Connection: close\r\n\r\n3e8\r\n" + std::string(1000, 'c') +
                             "\r\n0\r\n\r\n";
   std::string ok = send_raw(t.port(), small);
-  CHECK(status_line(ok) == "HTTP/1.1 200 OK");
+  CHECK(first_line(ok) == "HTTP/1.1 200 OK");
   CHECK(ok.find(R"({"bytes":1000})") != std::string::npos);
 }

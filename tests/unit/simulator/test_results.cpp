@@ -127,8 +127,8 @@ TEST_CASE("the sample's brackets and the buckets each select what a full sort gi
     for (const ValueChunks* values : {static_cast<const ValueChunks*>(&in_memory),
                                       static_cast<const ValueChunks*>(&spilled)}) {
       INFO(c.what << (values == &spilled ? ", spilled" : ", in memory"));
-      const std::vector<double> by_buckets = detail::bucket_select(*values, ranks);
-      const std::optional<std::vector<double>> by_sample = detail::sample_select(*values, ranks);
+      const std::vector<double> by_buckets = servelab::results::detail::bucket_select(*values, ranks);
+      const std::optional<std::vector<double>> by_sample = servelab::results::detail::sample_select(*values, ranks);
       if (c.smooth) REQUIRE(by_sample.has_value());
       for (size_t i = 0; i < ranks.size(); ++i) {
         INFO("rank " << ranks[i]);
@@ -141,7 +141,7 @@ TEST_CASE("the sample's brackets and the buckets each select what a full sort gi
     std::vector<size_t> spread_ranks;  // 17 ranks 6% apart: their brackets do not merge
     std::vector<double> ps;
     for (size_t p = 2; p < 100; p += 6) spread_ranks.push_back(p * (n - 1) / 100), ps.push_back(p);
-    CHECK_FALSE(detail::sample_select(VectorChunks(cases[0].values), spread_ranks).has_value());
+    CHECK_FALSE(servelab::results::detail::sample_select(VectorChunks(cases[0].values), spread_ranks).has_value());
     std::vector<double> work = cases[0].values;
     const std::vector<double> got = percentiles_of(work, ps);
     for (size_t i = 0; i < ps.size(); ++i) CHECK(got[i] == sorted_percentile(cases[0].values, ps[i]));

@@ -13,7 +13,7 @@ using namespace servelab::workloads::test;
 
 namespace {
 
-WorkloadSpec open_loop(const std::string& type, uint64_t requests, double duration = 0) {
+WorkloadSpec bursty_spec(const std::string& type, uint64_t requests, double duration = 0) {
   WorkloadSpec s;
   s.requests = requests;
   s.duration = duration;
@@ -21,7 +21,7 @@ WorkloadSpec open_loop(const std::string& type, uint64_t requests, double durati
   return s;
 }
 
-std::vector<double> gaps(const std::vector<double>& t) {
+std::vector<double> arrival_gaps(const std::vector<double>& t) {
   std::vector<double> g{t.front()};
   for (size_t i = 1; i < t.size(); ++i) g.push_back(t[i] - t[i - 1]);
   return g;
@@ -48,12 +48,12 @@ double skewness(const std::vector<double>& v) {
 TEST_CASE("gamma gaps have mean 1/rate, the asked CV and a gamma's skewness 2 cv",
           "[workloads][arrival]") {
   for (double cv : {0.5, 1.0, 2.0, 4.0}) {
-    auto spec = open_loop("gamma", 200000);
+    auto spec = bursty_spec("gamma", 200000);
     spec.arrival.rate = 40;
     spec.arrival.cv = cv;
     const auto w = generate(spec);
     REQUIRE(std::is_sorted(w.send_times.begin(), w.send_times.end()));
-    const auto g = gaps(w.send_times);
+    const auto g = arrival_gaps(w.send_times);
     INFO("cv " << cv);
     // The mean's standard error is cv / rate / sqrt(n), under 1% of the mean at cv 4.
     CHECK(mean(g) == Approx(1.0 / 40).epsilon(0.03));
@@ -64,7 +64,7 @@ TEST_CASE("gamma gaps have mean 1/rate, the asked CV and a gamma's skewness 2 cv
 
 TEST_CASE("gamma arrivals are reproducible per seed and refuse a CV out of range",
           "[workloads][arrival]") {
-  auto spec = open_loop("gamma", 1000);
+  auto spec = bursty_spec("gamma", 1000);
   spec.arrival.cv = 3;
   CHECK(generate(spec).send_times == generate(spec).send_times);
   auto other = spec;
@@ -76,7 +76,7 @@ TEST_CASE("gamma arrivals are reproducible per seed and refuse a CV out of range
 
 TEST_CASE("mmpp's long-run rate is sum(rate_i dwell_i) / sum(dwell_i), and it is bursty",
           "[workloads][arrival]") {
-  auto spec = open_loop("mmpp", 0, 20000);
+  auto spec = bursty_spec("mmpp", 0, 20000);
   spec.arrival.state_rates = {10, 100};
   spec.arrival.state_dwell = {1.0, 0.5};
   const auto w = generate(spec);
@@ -85,7 +85,7 @@ TEST_CASE("mmpp's long-run rate is sum(rate_i dwell_i) / sum(dwell_i), and it is
   // Counts over a second vary far beyond a Poisson stream's (variance = mean).
   CHECK(dispersion(w.send_times, 1.0) > 5);
 
-  auto three = open_loop("mmpp", 0, 20000);
+  auto three = bursty_spec("mmpp", 0, 20000);
   three.arrival.state_rates = {0, 30, 90};
   three.arrival.state_dwell = {2, 1, 1};
   const auto w3 = generate(three);
@@ -95,7 +95,7 @@ TEST_CASE("mmpp's long-run rate is sum(rate_i dwell_i) / sum(dwell_i), and it is
 
 TEST_CASE("mmpp refuses lists that disagree, too many states and no positive rate",
           "[workloads][arrival]") {
-  auto spec = open_loop("mmpp", 100);
+  auto spec = bursty_spec("mmpp", 100);
   spec.arrival.state_rates = {10, 20};
   spec.arrival.state_dwell = {1};
   CHECK_THROWS_WITH(generate(spec), Catch::Contains("state_dwell_s has 1"));
