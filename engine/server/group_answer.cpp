@@ -6,12 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "engine/server/json_text.h"
+
 namespace servelab::server {
 using nlohmann::json;
 
 namespace {
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 json member_json(const std::string& model, const MemberAnswer& a) {
   if (a.ok) return {{"model", model}, {"label", a.label}, {"score", a.score}};
@@ -35,7 +35,7 @@ HttpResponse none_answered(const GroupDefinition& g, MemberMask asked,
   json j = {{"error", "no member of group '" + g.name + "' answered: " + why},
             {"group", g.name},
             {"members", std::move(members)}};
-  return json_response(status, dump(j));
+  return json_response(status, json_text(j));
 }
 
 }  // namespace
@@ -80,7 +80,7 @@ HttpResponse group_answer(const GroupDefinition& g, MemberMask asked,
             {"members", std::move(members)},
             {"partial", !failed.empty()},
             {"failed", std::move(failed)}};
-  return json_response(200, dump(j));
+  return json_response(200, json_text(j));
 }
 
 }  // namespace servelab::server

@@ -4,6 +4,7 @@
 // connection guarded by a mutex).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -14,6 +15,13 @@
 #include "engine/store/weight_bytes.h"
 
 namespace servelab::server {
+
+// Now in seconds since the Unix epoch: a row's registration or creation time.
+inline int64_t unix_seconds_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 struct RegistryRow {
   std::string name;

@@ -4,7 +4,6 @@
 // and batching in the engine), and the members that answered vote (group_answer.h).
 // A model that is a member of a group cannot be deleted (409 naming the group); a group's
 // name is never a model's name, so /classify/{name} means one or the other.
-#include <chrono>
 #include <nlohmann/json.hpp>
 #include <span>
 
@@ -12,6 +11,7 @@
 #include "engine/server/group_definition.h"
 #include "engine/server/group_dispatch.h"
 #include "engine/server/group_fanout.h"
+#include "engine/server/json_text.h"
 #include "engine/server/server_impl.h"
 
 namespace servelab::server {
@@ -33,18 +33,6 @@ struct LiveGroup {
     return policy->select(views);
   }
 };
-
-namespace {
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 std::shared_ptr<LiveGroup> HttpServer::Impl::find_group(const std::string& name) {
   std::lock_guard<std::mutex> lock(groups_mu);
@@ -176,7 +164,7 @@ HttpResponse HttpServer::Impl::create_group(const HttpRequest& req) {
   }
   json stored = group_definition_json(def);
   auto live = make_live_group(std::move(def));
-  if (!registry.insert_group({live->def.name, dump(stored), unix_now()}))
+  if (!registry.insert_group({live->def.name, json_text(stored), unix_seconds_now()}))
     throw HttpError(409, "group '" + live->def.name + "' exists already");
   {
     std::lock_guard<std::mutex> groups_lock(groups_mu);
@@ -185,7 +173,7 @@ HttpResponse HttpServer::Impl::create_group(const HttpRequest& req) {
   log("defined group '" + live->def.name + "' (" + std::to_string(live->def.members.size()) +
       " members, " + (live->dispatch ? "dispatch " + live->def.dispatch.name
                                      : "subset " + live->def.subset.name) + ")");
-  return json_response(201, dump(stored));
+  return json_response(201, json_text(stored));
 }
 
 HttpResponse HttpServer::Impl::delete_group(const std::string& name) {
@@ -205,7 +193,7 @@ HttpResponse HttpServer::Impl::delete_group(const std::string& name) {
   if (erased && erased->dispatch) erased->dispatch->close();  // its queue answers 404
   if (!in_registry && !erased) throw HttpError(404, "unknown group '" + name + "'");
   log("deleted group '" + name + "'");
-  return json_response(200, dump(json{{"deleted", name}}));
+  return json_response(200, json_text(json{{"deleted", name}}));
 }
 
 HttpResponse HttpServer::Impl::list_groups() {
@@ -214,7 +202,7 @@ HttpResponse HttpServer::Impl::list_groups() {
   for (const auto& [name, g] : groups) list.push_back(group_definition_json(g->def));
   for (const auto& [name, why] : unavailable_groups)
     list.push_back({{"name", name}, {"state", "unavailable"}, {"error", why}});
-  return json_response(200, dump(json{{"groups", std::move(list)}}));
+  return json_response(200, json_text(json{{"groups", std::move(list)}}));
 }
 
 HttpResponse HttpServer::Impl::get_group(const std::string& name) {
@@ -222,12 +210,12 @@ HttpResponse HttpServer::Impl::get_group(const std::string& name) {
   auto g = find_group(name);
   if (auto why = g ? std::nullopt : unavailable_group(name)) {
     return json_response(200,
-                         dump(json{{"name", name}, {"state", "unavailable"}, {"error", *why}}));
+                         json_text(json{{"name", name}, {"state", "unavailable"}, {"error", *why}}));
   }
   if (!g) throw HttpError(404, "unknown group '" + name + "'");
   json j = group_definition_json(g->def);
   if (g->dispatch) j["queued"] = g->dispatch->queued();  // requests waiting in its queue
-  return json_response(200, dump(j));
+  return json_response(200, json_text(j));
 }
 
 void HttpServer::Impl::restore_groups(RestoreReport* report) {

@@ -1,11 +1,11 @@
 // Model administration: register (store, check, registry row), delete, list. The restore at
 // start-up is in server_restore.cpp.
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "engine/server/json_text.h"
 #include "engine/server/model_root.h"
 #include "engine/server/register_request.h"
 #include "engine/server/server_impl.h"
@@ -15,19 +15,11 @@ using nlohmann::json;
 
 namespace {
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 json counters_json(const ModelCounters& c) {
   return {{"arrivals", c.arrivals}, {"completed", c.completed}, {"timeouts", c.timeouts},
           {"rejected", c.rejected}, {"failed", c.failed},       {"batches", c.batches},
           {"hits", c.hits},         {"misses", c.misses},       {"loads", c.loads},
           {"evictions", c.evictions}};
-}
-
-int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // A 409 for a name in use that says how to go on.
@@ -161,9 +153,9 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   row.param_bytes = st.param_bytes;
   row.workspace_bytes = st.workspace_bytes;
   row.size_bytes = st.size_bytes;
-  row.preprocess_json = dump(preprocess_to_json(r.preprocess));
+  row.preprocess_json = json_text(preprocess_to_json(r.preprocess));
   row.labels = r.labels;
-  row.registered_at = unix_now();
+  row.registered_at = unix_seconds_now();
   row.contexts = r.contexts;
   row.slo_ms = r.slo_ms;
   row.weights = st.weights;
@@ -188,7 +180,7 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
             {"size_bytes", st.size_bytes},   {"num_labels", r.labels.size()},
             {"contexts", st.contexts},       {"preprocess", preprocess_to_json(r.preprocess)},
             {"slo_ms", r.slo_ms ? json(*r.slo_ms) : json()}};
-  return json_response(201, dump(j));
+  return json_response(201, json_text(j));
 }
 
 HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
@@ -212,7 +204,7 @@ HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
   clear_unavailable(name);
   refresh_registry_weights();
   log("deleted '" + name + "'");
-  return json_response(200, dump(json{{"deleted", name}}));
+  return json_response(200, json_text(json{{"deleted", name}}));
 }
 
 void HttpServer::Impl::refresh_registry_weights() {
@@ -256,7 +248,7 @@ HttpResponse HttpServer::Impl::list_models() {
   for (const auto& st : engine->models()) {  // registered in the engine by someone else
     if (!seen.count(st.name)) add(st.name);
   }
-  return json_response(200, dump(json{{"models", std::move(list)}}));
+  return json_response(200, json_text(json{{"models", std::move(list)}}));
 }
 
 HttpResponse HttpServer::Impl::get_model(const std::string& name, const HttpRequest& req) {
@@ -271,7 +263,7 @@ HttpResponse HttpServer::Impl::get_model(const std::string& name, const HttpRequ
                                echo_value(v) + "')");
     offset = std::stoul(v);
   }
-  return json_response(200, dump(model_json(name, true, offset)));
+  return json_response(200, json_text(model_json(name, true, offset)));
 }
 
 }  // namespace servelab::server
