@@ -41,12 +41,6 @@ const char* kColumns =
     "name, file, checksum, param_bytes, workspace_bytes, size_bytes, preprocess, labels, "
     "registered_at, contexts, slo_ms, logical_bytes, unique_bytes, shared_bytes";
 
-// Owns one prepared statement; reset and cleared after each use.
-struct Stmt {
-  sqlite3_stmt* s = nullptr;
-  ~Stmt() { sqlite3_finalize(s); }
-};
-
 // Binds the whole string, embedded NULs included: "a.pt\0" must never match row "a.pt".
 void bind_text(sqlite3_stmt* s, int index, const std::string& text) {
   sqlite3_bind_text(s, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
@@ -54,16 +48,23 @@ void bind_text(sqlite3_stmt* s, int index, const std::string& text) {
 
 }  // namespace
 
+// Owns one prepared statement; reset and cleared after each use. (Named, not file-local:
+// Registry::Impl holds them, and a unity build compiles this file inside another.)
+struct RegistryStatement {
+  sqlite3_stmt* s = nullptr;
+  ~RegistryStatement() { sqlite3_finalize(s); }
+};
+
 struct Registry::Impl {
   sqlite3* db = nullptr;
   mutable std::mutex mu;
-  Stmt insert, update, update_weights, remove, find, all;
-  Stmt insert_group, remove_group, all_groups;
+  RegistryStatement insert, update, update_weights, remove, find, all;
+  RegistryStatement insert_group, remove_group, all_groups;
 
   [[noreturn]] void fail(const std::string& what) const {
     throw RegistryError("registry: " + what + ": " + sqlite3_errmsg(db));
   }
-  void prepare(Stmt& st, const std::string& sql) {
+  void prepare(RegistryStatement& st, const std::string& sql) {
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st.s, nullptr) != SQLITE_OK) fail("prepare");
   }
   // Runs `st` to completion after binding; resets it whatever happens.
@@ -75,7 +76,7 @@ struct Registry::Impl {
     }
   };
   // Runs a DELETE keyed by one name (`what` names it in errors); true when a row went.
-  bool delete_named(Stmt& st, const std::string& name, const std::string& what) {
+  bool delete_named(RegistryStatement& st, const std::string& name, const std::string& what) {
     std::lock_guard<std::mutex> lock(mu);
     Reset reset{st.s};
     bind_text(st.s, 1, name);
@@ -110,7 +111,7 @@ struct Registry::Impl {
     return r;
   }
   bool has_column(const std::string& name) {
-    Stmt st;
+    RegistryStatement st;
     prepare(st, "SELECT 1 FROM pragma_table_info('models') WHERE name = ?1");
     bind_text(st.s, 1, name);
     return sqlite3_step(st.s) == SQLITE_ROW;
@@ -166,8 +167,9 @@ Registry::Registry(const std::string& db_path) : impl_(std::make_unique<Impl>())
 Registry::~Registry() {
   if (!impl_->db) return;
   // Statements must be finalized before the connection closes.
-  for (Stmt* st : {&impl_->insert, &impl_->update, &impl_->update_weights, &impl_->remove, &impl_->find, &impl_->all,
-                   &impl_->insert_group, &impl_->remove_group, &impl_->all_groups}) {
+  for (RegistryStatement* st :
+       {&impl_->insert, &impl_->update, &impl_->update_weights, &impl_->remove, &impl_->find,
+        &impl_->all, &impl_->insert_group, &impl_->remove_group, &impl_->all_groups}) {
     sqlite3_finalize(st->s);
     st->s = nullptr;
   }
