@@ -11,8 +11,6 @@ namespace servelab::config {
 
 namespace {
 
-constexpr double kMB = 1e6;
-
 // `null`, `none`, `never` or `unlimited` mean "no limit".
 bool is_unlimited(const YAML::Node& n) {
   if (n.IsNull()) return true;

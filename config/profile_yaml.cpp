@@ -11,8 +11,6 @@ namespace servelab::config {
 
 namespace {
 
-constexpr double kMB = 1e6;  // megabytes in profiles and tier budgets are 10^6 bytes
-
 // "disk->host" -> (Disk, Host).
 bool parse_tier_pair(const std::string& s, Tier* from, Tier* to) {
   size_t arrow = s.find("->");

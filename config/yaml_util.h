@@ -12,6 +12,9 @@
 
 namespace servelab::config {
 
+// Megabytes in configs and profiles (model sizes, tier budgets) are 10^6 bytes.
+constexpr double kMB = 1e6;
+
 // Where a node came from, for messages: the file (may be empty) plus the dotted key path.
 struct Where {
   std::string file;
