@@ -19,6 +19,7 @@
 #include "engine/server/admin_auth.h"
 #include "engine/server/http_server.h"
 #include "cli/serve_option_checks.h"
+#include "cli/serve_processes.h"
 #include <yaml-cpp/yaml.h>
 
 #include "config/engine_yaml.h"
@@ -46,6 +47,12 @@ po::options_description serve_options() {
     ("bind", po::value<std::string>()->default_value("127.0.0.1"), "listen address")
     ("port", po::value<unsigned>()->default_value(8080), "listen port; 0 picks a free one. The "
                                   "bound address is printed as `listening on ADDR:PORT`")
+    ("processes", po::value<unsigned>()->default_value(1), "N servers forked after the runtime's "
+                                  "start-up, which they then share (its memory is held once): "
+                                  "replica k listens on PORT + k (each its own free port for "
+                                  "port 0) and keeps its models and registry in STORE/replica-k; "
+                                  "a --weight-store is shared. The first process only "
+                                  "supervises: SIGINT or SIGTERM to it stops them all")
     ("io-threads", po::value<unsigned>()->default_value(2), "HTTP IO threads (they also decode "
                                                             "images)")
     ("max-body-bytes", po::value<size_t>()->default_value(256u << 20), "larger request bodies are "
@@ -146,6 +153,14 @@ void resolve_weights(PolicySpec& spec, const std::filesystem::path& config_dir) 
   if (w.is_relative() && !w.empty()) spec.params.set("weights", (config_dir / w).string());
 }
 
+// This server's models are marked in the weight store under a name of its model store, the
+// same after a restart: the blobs they hold are never deleted by another server.
+std::string weight_store_holder(const std::string& store_dir) {
+  const std::string store = std::filesystem::weakly_canonical(
+      std::filesystem::absolute(store_dir)).string();
+  return "store-" + store::Sha256::hex(store).substr(0, 16);
+}
+
 // Builds the engine options: config file first, then command-line overrides.
 runtime::EngineOptions engine_options(const po::variables_map& vm) {
   check_engine_options(vm);
@@ -198,11 +213,7 @@ runtime::EngineOptions engine_options(const po::variables_map& vm) {
     if (e.executor != "torch") throw ConfigError("--weight-store needs --executor torch");
     e.weight_store = vm["weight-store"].as<std::string>();
     if (e.weight_store.empty()) throw ConfigError("--weight-store needs a directory");
-    // This server's models are marked in the weight store under a name of its model store,
-    // the same after a restart: the blobs they hold are never deleted by another server.
-    const std::string store = std::filesystem::weakly_canonical(
-        std::filesystem::absolute(vm["store"].as<std::string>())).string();
-    e.weight_store_holder = "store-" + store::Sha256::hex(store).substr(0, 16);
+    e.weight_store_holder = weight_store_holder(vm["store"].as<std::string>());
   }
   return e;
 }
@@ -251,6 +262,32 @@ server::ServerOptions server_options(const po::variables_map& vm) {
   return so;
 }
 
+// Runs one server until SIGINT or SIGTERM (blocked in `stop_signals`); its exit status.
+// `suffix` follows its `listening on` line (which replica it is).
+int serve_until_stopped(const server::ServerOptions& so, const runtime::EngineOptions& eo,
+                        const sigset_t& stop_signals, const std::string& suffix) {
+  try {
+    server::HttpServer srv(so, eo);
+    auto report = srv.start();
+    std::printf("listening on %s:%u%s\n", so.bind.c_str(), unsigned(srv.port()), suffix.c_str());
+    std::fflush(stdout);
+    if (eo.executor == "torch") std::fprintf(stderr, "servelab serve: %s\n", runtime::keep_freed_memory());
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    std::fprintf(stderr, "servelab serve: %s received, shutting down\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    srv.stop();
+    (void)report;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "servelab serve: out of memory while starting or running the server\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "servelab serve: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int serve_main(int argc, char** argv) {
@@ -271,10 +308,15 @@ int serve_main(int argc, char** argv) {
   }
   server::ServerOptions so;
   runtime::EngineOptions eo;
+  const unsigned processes = vm["processes"].as<unsigned>();
   try {
     refuse_negative_unsigned(parsed);
     so = server_options(vm);
     eo = engine_options(vm);
+    check_range<unsigned>("processes", processes, 1, 64);
+    if (so.port != 0 && so.port + processes - 1 > 65535)
+      throw ConfigError("--processes " + std::to_string(processes) + " from --port " +
+                        std::to_string(so.port) + " would need ports above 65535");
   } catch (const std::exception& e) {  // ConfigError, std::invalid_argument: bad options
     std::cerr << "servelab serve: " << e.what() << "\n(see servelab serve --help)\n";
     return 2;
@@ -286,26 +328,17 @@ int serve_main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  try {
-    server::HttpServer srv(so, eo);
-    auto report = srv.start();
-    std::printf("listening on %s:%u\n", so.bind.c_str(), unsigned(srv.port()));
-    std::fflush(stdout);
-    if (eo.executor == "torch") std::fprintf(stderr, "servelab serve: %s\n", runtime::keep_freed_memory());
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    std::fprintf(stderr, "servelab serve: %s received, shutting down\n",
-                 sig == SIGINT ? "SIGINT" : "SIGTERM");
-    srv.stop();
-    (void)report;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "servelab serve: out of memory while starting or running the server\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "servelab serve: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  if (processes == 1) return serve_until_stopped(so, eo, stop_signals, "");
+  return run_replicas(processes, stop_signals, [&](const Replica& r) {
+    server::ServerOptions rso = so;
+    runtime::EngineOptions reo = eo;
+    rso.port = static_cast<uint16_t>(r.port(so.port));
+    rso.store_dir = r.store_dir(so.store_dir);
+    if (!reo.weight_store.empty()) reo.weight_store_holder = weight_store_holder(rso.store_dir);
+    const std::string suffix =
+        " (replica " + std::to_string(r.index) + " of " + std::to_string(r.count) + ")";
+    return serve_until_stopped(rso, reo, stop_signals, suffix);
+  });
 }
 
 }  // namespace servelab::cli

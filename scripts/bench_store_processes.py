@@ -3,8 +3,9 @@
 
 Usage: bench_store_processes.py SERVELAB MODELS_DIR FAMILY COUNT
 
-Runs, one after another: one server without a weight store, one with one, and four servers on
-one weight store (each with its own model store), each registering the COUNT variants and
+Runs, one after another: one server without a weight store, one with one, four servers on
+one weight store (each with its own model store), and four replicas of one
+`servelab serve --processes 4` (forked after the runtime's start-up, which they then share), each registering the COUNT variants and
 answering one request per variant; prints each case's summed PSS and the ratios; the same for idle servers (no model), so that
 what the models add is told apart from what each process's runtime holds.
 """
@@ -22,6 +23,23 @@ def register_all(server, count):
         name = f"{FAMILY}_{i}"
         server.register(name)
         server.classify(name, IMAGE)
+
+
+def forked_case(label, servers, count):
+    """`servers` replicas of one `serve --processes` on one weight store: the group's PSS (its
+    supervising process included)."""
+    with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
+        group = Server(SERVELAB, os.path.join(tmp, "store"), MODELS, os.path.join(tmp, "weights"),
+                       processes=servers)
+        try:
+            for k in range(servers):
+                register_all(group.replica(k), count)
+            time.sleep(0.5)
+            total = sum(pss_kb(pid) for pid in group.pids())
+        finally:
+            group.stop()
+    print(f"{label} {total * 1024}")
+    return total
 
 
 def case(label, servers, shared, count):
@@ -46,11 +64,13 @@ IMAGE = read_image()
 plain = case("pss_one_server_no_store_bytes", 1, False, COUNT)
 one = case("pss_one_server_store_bytes", 1, True, COUNT)
 four = case("pss_four_servers_one_store_bytes", 4, True, COUNT)
+forked = forked_case("pss_four_servers_forked_one_store_bytes", 4, COUNT)
 # The servers without a model: LibTorch's runtime and the engine, which every process holds
 # for itself (the libraries' code pages are shared and split between the processes).
 one_idle = case("pss_one_server_idle_bytes", 1, True, 0)
 four_idle = case("pss_four_servers_idle_bytes", 4, True, 0)
 print(f"ratio_store_vs_no_store {one / plain:.3f}")
 print(f"ratio_four_servers_vs_one {four / one:.3f}")
+print(f"ratio_four_servers_forked_vs_one {forked / one:.3f}")
 print(f"ratio_four_servers_vs_one_idle {four_idle / one_idle:.3f}")
 print(f"ratio_four_servers_vs_one_models_added {(four - four_idle) / (one - one_idle):.3f}")

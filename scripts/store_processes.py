@@ -23,27 +23,43 @@ class Server:
     thread of its own, so that a long run never blocks on a full pipe; `log` keeps its lines.
     Use as a context manager: the process is ended on leaving."""
 
-    def __init__(self, servelab, store_dir, model_root, weight_store=None, host_models=None):
+    def __init__(self, servelab, store_dir, model_root, weight_store=None, host_models=None,
+                 processes=1):
         args = [servelab, "serve", "--port", "0", "--store", store_dir, "--model-root",
                 os.path.abspath(model_root), "--io-threads", "1"]
         if weight_store:
             args += ["--weight-store", weight_store]
         if host_models:
             args += ["--host-models", str(host_models)]
+        if processes > 1:  # replicas forked after one start-up (`serve --processes`)
+            args += ["--processes", str(processes)]
         self.model_root = os.path.abspath(model_root)
         self.log = []
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True)
-        self.port = None
+        self.ports = []
         for line in self.proc.stdout:
             self.log.append(line)
             m = re.search(r"listening on [\d.]+:(\d+)", line)
             if m:
-                self.port = int(m.group(1))
-                break
-        if self.port is None:
+                self.ports.append(int(m.group(1)))
+                if len(self.ports) == processes:
+                    break
+        if len(self.ports) < processes:
             raise RuntimeError("servelab serve did not start:\n" + "".join(self.log[-20:]))
+        self.port = self.ports[0]
         threading.Thread(target=self._drain, daemon=True).start()
+
+    def replica(self, k):
+        """A handle on replica k of a `--processes` group (its port; the same model root)."""
+        r = Server.__new__(Server)
+        r.model_root, r.log, r.proc, r.ports, r.port = self.model_root, [], None, [], self.ports[k]
+        return r
+
+    def pids(self):
+        """The group's processes: this one and, with --processes, its replicas."""
+        with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
+            return [self.proc.pid] + [int(p) for p in f.read().split()]
 
     def _drain(self):
         for line in self.proc.stdout:

@@ -48,6 +48,9 @@ TEST_CASE("serve refuses out-of-range numeric options with status 2 and the opti
       {{"--workers", "0"}, "--workers must be between 1 and 4096"},
       {{"--workers", "99999999999"}, "--workers"},  // does not fit 32 bits
       {{"--port", "70000"}, "--port must be between 0 and 65535 (got 70000)"},
+      {{"--processes", "0"}, "--processes must be between 1 and 64 (got 0)"},
+      {{"--processes", "65"}, "--processes must be between 1 and 64 (got 65)"},
+      {{"--port", "65535", "--processes", "2"}, "would need ports above 65535"},
       {{"--port=-1"}, "--port must not be negative (got -1)"},  // not "got 4294967295"
       {{"--port", "-1"}, "--port must not be negative (got -1)"},
       {{"--max-body-bytes", "-5"}, "--max-body-bytes must not be negative (got -5)"},
