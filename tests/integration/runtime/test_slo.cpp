@@ -19,6 +19,13 @@ bool has_line(const std::string& metrics, const std::string& line) {
   return metrics.find(line + "\n") != std::string::npos;
 }
 
+// Options of a request with its own SLO (seconds), nothing else.
+RequestOptions slo_of(double seconds) {
+  RequestOptions o;
+  o.slo = seconds;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("engine SLOs: a request's own SLO wins over its model's, and both are reported",
@@ -36,7 +43,7 @@ TEST_CASE("engine SLOs: a request's own SLO wins over its model's, and both are 
   CHECK(*r.slo_met);
   // A nanosecond: no answer can be that fast (served late by default, so still Ok).
   Collector late;
-  REQUIRE(engine.submit_raw("noop", input, 1, late.callback(), RequestOptions{1e-9}) == 0);
+  REQUIRE(engine.submit_raw("noop", input, 1, late.callback(), slo_of(1e-9)) == 0);
   r = late.wait(1)[0];
   CHECK(r.status == RequestStatus::Ok);
   REQUIRE(r.slo_met.has_value());

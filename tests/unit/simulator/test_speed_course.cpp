@@ -23,6 +23,14 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+// A drift of two courses and no measured spread.
+SpeedDrift drift_of(SpeedDrift::Course fast, SpeedDrift::Course slow) {
+  SpeedDrift d;
+  d.fast = fast;
+  d.slow = slow;
+  return d;
+}
+
 double correlation_at(const std::vector<double>& z, size_t lag) {
   double mean = 0, var = 0, cov = 0;
   for (double v : z) mean += v;
@@ -73,7 +81,7 @@ TEST_CASE("normal quantile and distribution function match the tables", "[simula
 
 TEST_CASE("the course's scores are standard normal and correlate as its two courses say",
           "[simulator][speed]") {
-  const SpeedDrift d{{0.3, 0.02}, {0.4, 0.4}};
+  const SpeedDrift d = drift_of({0.3, 0.02}, {0.4, 0.4});
   SpeedCourse course(d, 11), again(d, 11);
   std::vector<double> z;
   const double dt = 0.02;
@@ -93,14 +101,15 @@ TEST_CASE("the course's scores are standard normal and correlate as its two cour
                                            0.4 * std::exp(-double(lag) / 20)).margin(0.03));
   }
   CHECK(d.correlation(0.02) == Approx(0.3 * std::exp(-1) + 0.4 * std::exp(-0.05)));
-  CHECK_THROWS_AS(SpeedCourse(SpeedDrift{{0.6, 0.1}, {0.4, 1}}, 1), ConfigError);  // sum 1
-  CHECK_THROWS_AS(SpeedCourse(SpeedDrift{{0.5, 0}, {}}, 1), ConfigError);
+  CHECK_THROWS_AS(SpeedCourse(drift_of({0.6, 0.1}, {0.4, 1}), 1),
+                  ConfigError);  // sum 1
+  CHECK_THROWS_AS(SpeedCourse(drift_of({0.5, 0}, {}), 1), ConfigError);
 }
 
 TEST_CASE("fit_speed_drift recovers a course generated with known shares and times",
           "[simulator][speed]") {
   std::mt19937_64 rng(5);
-  const SpeedDrift truth{{0.35, 0.02}, {0.45, 0.4}};
+  const SpeedDrift truth = drift_of({0.35, 0.02}, {0.45, 0.4});
   const double dt = 0.02;
   const double a1 = std::exp(-dt / truth.fast.tau), a2 = std::exp(-dt / truth.slow.tau);
   std::vector<Time> starts;
@@ -182,7 +191,7 @@ TEST_CASE("with a spread, a cost is the size's median times the spread at its sc
 TEST_CASE("a cost at a score is that quantile of the nearest measured size", "[simulator][speed]") {
   ModelProfile p = sim::test::constant_profile(0.010);
   p.batches = {{1, 0.010, 0.001, {0.011, 0.009, 0.010}}, {4, 0.016, 0.002, {}}};
-  SpeedCourse c(SpeedDrift{{0.5, 1}, {}}, 1);
+  SpeedCourse c(drift_of({0.5, 1}, {}), 1);
   CHECK(c.cost(p, 1, CostNoise::Empirical, -3) == 0.009);
   CHECK(c.cost(p, 1, CostNoise::Empirical, 0) == 0.010);
   CHECK(c.cost(p, 1, CostNoise::Empirical, 3) == 0.011);
@@ -196,11 +205,12 @@ TEST_CASE("a cost at a score is that quantile of the nearest measured size", "[s
 TEST_CASE("a closed loop's latency spreads wider on a speed course, around the same mean",
           "[simulator][speed]") {
   const Spread independent = latency_spread(loop_setup({}));
-  const Spread course = latency_spread(loop_setup(SpeedDrift{{0.3, 0.02}, {0.5, 0.5}}));
+  const SpeedDrift drift = drift_of({0.3, 0.02}, {0.5, 0.5});
+  const Spread course = latency_spread(loop_setup(drift));
   CHECK(course.mean == Approx(independent.mean).epsilon(0.03));
   CHECK(course.width > 1.5 * independent.width);
   // A real run's own course (jitter or a speed trace) replaces the profile's.
-  sim::SimulationSetup with_jitter = loop_setup(SpeedDrift{{0.3, 0.02}, {0.5, 0.5}});
+  sim::SimulationSetup with_jitter = loop_setup(drift);
   with_jitter.jitter = 0.05;
   sim::SimulationSetup plain_jitter = loop_setup({});
   plain_jitter.jitter = 0.05;
