@@ -43,6 +43,12 @@ const char* keep_freed_memory() {
   return regime;
 }
 
+void give_back_freed_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 namespace {
 // Before main, so before any thread has an arena of its own (it would keep it).
 [[maybe_unused]] const char* const kRegimeAtStart = keep_freed_memory();

@@ -20,4 +20,9 @@ namespace servelab::runtime {
 // the regime in force.
 const char* keep_freed_memory();
 
+// Gives the freed memory the process keeps back to the system now (glibc: malloc_trim; else
+// nothing). For the end of a passing high-water mark that no forward pass reuses, e.g. a
+// model's load; any thread.
+void give_back_freed_memory();
+
 }  // namespace servelab::runtime

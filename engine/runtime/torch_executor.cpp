@@ -113,6 +113,10 @@ class TorchExecutor final : public Executor {
       bool armed = true;
       ~Forget() { if (armed) self->weights_remove(id); }
     } forget{this, id};
+    // What the load read and built for a while (the file, the tensors hashed for the weight
+    // store) goes back to the system; the check forward's buffers below stay, for the model's
+    // first batch to reuse, as every forward's do (allocator.h).
+    give_back_freed_memory();
     ModelMeasure m;
     m.param_bytes = tensor_bytes(*module);
     // Check forward + workspace: peak bytes allocated through the CPU allocator on this

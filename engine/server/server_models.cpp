@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/server/heap_trim.h"
 #include "engine/server/json_text.h"
 #include "engine/server/model_root.h"
 #include "engine/server/register_request.h"
@@ -181,10 +180,6 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
             {"size_bytes", st.size_bytes},   {"num_labels", r.labels.size()},
             {"contexts", st.contexts},       {"preprocess", preprocess_to_json(r.preprocess)},
             {"slo_ms", r.slo_ms ? json(*r.slo_ms) : json()}};
-  // What the registration read and built for a while (the file for its digest, the tensors
-  // hashed for the weight store, the check's forward) goes back to the system: the process
-  // keeps freed memory for its forward passes, and would keep this high-water mark for good.
-  HeapTrimmer::trim();
   return json_response(201, json_text(j));
 }
 
