@@ -114,15 +114,17 @@ class TorchExecutor final : public Executor {
       ~Forget() { if (armed) self->weights_remove(id); }
     } forget{this, id};
     // What the load read and built for a while (the file, the tensors hashed for the weight
-    // store) goes back to the system; the check forward's buffers below stay, for the model's
-    // first batch to reuse, as every forward's do (allocator.h).
+    // store) goes back to the system; so do the buffers of the check forward at batch 2. The
+    // last one's, at batch 1, stay for the model's first batch to reuse, as every forward's
+    // do (allocator.h): a process keeps what the batches it serves need, not a probe's.
     give_back_freed_memory();
     ModelMeasure m;
     m.param_bytes = tensor_bytes(*module);
     // Check forward + workspace: peak bytes allocated through the CPU allocator on this
-    // thread during a forward at batch 1 and 2, extrapolated linearly to max_batch.
+    // thread during a forward at batch 2 and 1, extrapolated linearly to max_batch.
     uint64_t peak[2] = {0, 0};
-    for (int b = 1; b <= 2; ++b) {
+    for (int b = 2; b >= 1; --b) {
+      if (b == 1) give_back_freed_memory();
       try {
         WorkspaceProbe probe;
         c10::InferenceMode guard;

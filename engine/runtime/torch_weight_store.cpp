@@ -38,7 +38,13 @@ ModulePtr TorchWeightStore::add(ModelId id, const std::string& name, const std::
     torch::jit::Module m = torch::jit::load(file, torch::kCPU);
     m.eval();
     shared = share_weights(m, blobs_, skeleton);
-    architectures_.put(shared.code_key, shared.module);
+    // A variant of an architecture this process already holds is served as a structural
+    // copy of it, as a load from the store would be (one set of compiled code), and the code
+    // just imported from the file is freed with `m`.
+    if (architectures_.find(shared.code_key))
+      shared = load_shared(skeleton, blobs_, &architectures_);
+    else
+      architectures_.put(shared.code_key, shared.module);
   }
   holders_.hold(digest, name, shared.blobs);
   std::lock_guard guard(mu_);

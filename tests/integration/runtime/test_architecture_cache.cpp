@@ -1,9 +1,11 @@
 // Variants of one architecture in one process: the second loads as a structural copy of the
-// first (one set of types, compiled code and plans), yet answers with its own weights.
+// first (one set of types, compiled code and plans), yet answers with its own weights; so
+// does each variant a weight store registers from its file.
 // LibTorch first: its logging headers define CHECK, which Catch2's must replace.
 #include <torch/script.h>
 
 #include "engine/runtime/shared_weights.h"
+#include "engine/runtime/torch_weight_store.h"
 #undef CHECK
 #undef CHECK_FALSE
 #include <catch2/catch.hpp>
@@ -94,4 +96,22 @@ TEST_CASE("a variant is copied from any live module of its code, not only the la
   CHECK(again.module->type() == first.module->type());
   torch::jit::Module want = plain(2);
   CHECK(torch::equal(logits(*again.module), logits(want)));
+}
+
+TEST_CASE("variants registered from their files share the first one's architecture",
+          "[runtime][weights][architecture]") {
+  // The process that first puts a variant into the store loads its whole file (to share its
+  // tensors): each later variant must still be served as a copy of the first, not keep the
+  // code its own file import compiled (a megabyte or more of graphs per variant).
+  servelab::testutil::TempDir dir;
+  TorchWeightStore store(dir.path().string(), "test");
+  std::vector<ModulePtr> held;
+  for (int i = 0; i < 3; ++i) held.push_back(store.add(ModelId(i), "v" + std::to_string(i),
+                                                       variant(i), ""));
+  CHECK(held[1]->type() == held[0]->type());
+  CHECK(held[2]->type() == held[0]->type());
+  for (int i = 0; i < 3; ++i) {
+    torch::jit::Module want = plain(i);
+    CHECK(torch::equal(logits(*held[i]), logits(want)));
+  }
 }
