@@ -30,8 +30,7 @@ Cluster::Cluster(RunContext& ctx) : ctx_(ctx), groups_(ctx, *this) {
         std::make_unique<FrontEnd>(ctx, *servers_.back(), groups_, seed ^ 0xc2b2ae3d27d4eb4fULL));
   }
   if (servers_.size() > 1) router_ = route::make_router(s.cluster.router, s.seed ^ 0x94d049bb133111ebULL);
-  // Only a placement by load reads the schedule's counts; everywhere needs none.
-  placement_ = place_models(s, s.cluster.placement.name == "everywhere" ? nullptr : &ctx.schedule);
+  placement_ = place_models(s, &ctx.schedule);  // counts only for a placement by load
   everywhere_ = placement_.everywhere();
   start_backups();
   for (auto& server : servers_) {

@@ -6,8 +6,9 @@ route::Placement place_models(const SimulationSetup& setup, const Schedule* sche
   const PolicySpec& spec = setup.cluster.placement;
   std::vector<route::PlacedModel> models;
   const std::vector<double> counts =
-      schedule ? schedule->target_counts(setup.models.size() + setup.groups.size())
-               : std::vector<double>{};
+      schedule && route::placement_reads_load(spec.name)
+          ? schedule->target_counts(setup.models.size() + setup.groups.size())
+          : std::vector<double>{};
   for (size_t i = 0; i < setup.models.size(); ++i) {
     const SimModel& m = setup.models[i];
     models.push_back({m.name, m.profile.size_bytes, counts.empty() ? 1.0 : counts[i]});

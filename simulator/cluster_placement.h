@@ -1,6 +1,7 @@
 // Which of a simulated cluster's servers host which models: the run's `cluster.placement`
-// (engine/route/placement.h) over its models, with each model's memory from its profile and
-// its load from the schedule where the whole schedule is known (equal loads otherwise).
+// (engine/route/placement.h) over its models, with each model's memory from its profile and,
+// for a placement by load, its load: the schedule's requests for it (a streamed schedule is
+// drawn a second time to count them; equal loads without a schedule).
 #pragma once
 
 #include "engine/route/placement.h"

@@ -31,4 +31,9 @@ std::vector<double> GeneratedSchedule::target_counts(size_t targets) const {
   return counts;
 }
 
+std::vector<double> StreamedSchedule::target_counts(size_t targets) const {
+  const std::vector<uint64_t> counts = s_.model_counts(targets);
+  return std::vector<double>(counts.begin(), counts.end());
+}
+
 }  // namespace servelab::sim

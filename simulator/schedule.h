@@ -23,8 +23,8 @@ class Schedule {
   virtual double warmup() const = 0;
   // The next request (its target index and its send or think time); false once none is left.
   virtual bool next(workloads::ScheduledRequest& out) = 0;
-  // How many requests each of `targets` targets gets where the whole schedule is known up
-  // front (placement by load reads it); empty otherwise.
+  // How many requests each of `targets` targets gets in the whole schedule (placement by
+  // load reads it); empty where it cannot be known up front.
   virtual std::vector<double> target_counts(size_t targets) const { return {}; }
 };
 
@@ -52,6 +52,8 @@ class StreamedSchedule final : public Schedule {
   uint32_t samples_per_query() const override { return s_.samples_per_query(); }
   double warmup() const override { return s_.warmup(); }
   bool next(workloads::ScheduledRequest& out) override { return s_.next(out); }
+  // The stream's schedule drawn a second time: the generated schedule's counts.
+  std::vector<double> target_counts(size_t targets) const override;
 
  private:
   workloads::WorkloadStream& s_;

@@ -139,6 +139,14 @@ WorkloadStream::~WorkloadStream() = default;  // the drawer stops its thread
 WorkloadStream::WorkloadStream(WorkloadStream&&) noexcept = default;
 WorkloadStream& WorkloadStream::operator=(WorkloadStream&&) noexcept = default;
 
+std::vector<uint64_t> WorkloadStream::model_counts(size_t models) const {
+  std::vector<uint64_t> counts(models, 0);
+  WorkloadStream again(spec_);
+  for (ScheduledRequest r; again.next(r);)
+    if (r.model < models) ++counts[r.model];
+  return counts;
+}
+
 bool WorkloadStream::next(ScheduledRequest& out) {
   if (chunk_next_ == chunk_.size()) refill();
   if (chunk_next_ == chunk_.size()) {

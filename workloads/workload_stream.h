@@ -42,6 +42,10 @@ class WorkloadStream {
   // schedule limited by its duration alone would pass the request cap.
   bool next(ScheduledRequest& out);
   uint64_t produced() const { return produced_; }  // requests handed out so far
+  // How many requests of the whole schedule go to each model index below `models`, drawn
+  // by a second stream of the same spec (this one's position is unchanged): a pass over the
+  // draws, memory of `models` counters.
+  std::vector<uint64_t> model_counts(size_t models) const;
 
  private:
   WorkloadSpec spec_;

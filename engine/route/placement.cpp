@@ -126,7 +126,7 @@ std::vector<PlacementInfo> builtin_placements() {
       {"memory-balanced", "replicas (default 1) per model, largest first, on the servers "
                           "holding the fewest bytes", memory_balanced},
       {"replicas-by-load", "replicas (default 2) per model on average, in proportion to load, "
-                           "on the least loaded servers", by_load},
+                           "on the least loaded servers", by_load, true},
       {"static", "each model's servers as a parameter: MODEL: \"0,2\"", static_placement},
   };
 }
@@ -152,6 +152,12 @@ std::vector<std::string> placement_names() {
   std::vector<std::string> out;
   for (const PlacementInfo& p : placements()) out.push_back(p.name);
   return out;
+}
+
+bool placement_reads_load(const std::string& name) {
+  for (const PlacementInfo& p : placements())
+    if (p.name == name) return p.reads_load;
+  return false;
 }
 
 Placement make_placement(const PolicySpec& spec, std::span<const PlacedModel> models,

@@ -38,11 +38,14 @@ struct PlacementInfo {
   std::string name;
   std::string help;  // one line: what it does and its parameters
   PlacementFactory place;
+  bool reads_load = false;  // uses PlacedModel::load (its caller must count the requests)
 };
 
 // The registered policies: everywhere, replicas-by-load, memory-balanced, static.
 const std::vector<PlacementInfo>& placements();
 std::vector<std::string> placement_names();
+// Whether the registered policy `name` reads the models' loads (false for an unknown name).
+bool placement_reads_load(const std::string& name);
 // The placement `spec` names for `models` on `servers` (>= 1) servers. Throws ConfigError
 // naming the known policies (unknown name), the bad parameter, or the unknown model or server
 // a static placement names.

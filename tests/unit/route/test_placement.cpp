@@ -44,6 +44,10 @@ TEST_CASE("replicas-by-load gives the busy model more replicas on the least load
   // each carrying 1.5; b and c want 0.75 -> 1: b on server 0 (all tied), c on server 1.
   const Placement p = make_placement(spec("replicas-by-load"), m, 4);
   CHECK(p.hosts == Hosts{{0, 1, 2, 3}, {0}, {1}});
+  // It alone reads the loads, so only its callers must count the requests.
+  for (const std::string& name : placement_names())
+    CHECK(placement_reads_load(name) == (name == "replicas-by-load"));
+  CHECK_FALSE(placement_reads_load("no-such-placement"));
 }
 
 TEST_CASE("a static placement names each model's servers and refuses unknown ones",

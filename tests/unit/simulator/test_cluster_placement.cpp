@@ -1,7 +1,9 @@
 // Placement in the simulated cluster: requests go only to their model's hosts (a
-// hand-computed schedule), a placement by load reads the schedule's counts, a run's result
-// is unchanged by `everywhere`, and groups refuse a partial placement.
+// hand-computed schedule), a placement by load reads the schedule's counts (a streamed one's
+// too), a run's result is unchanged by `everywhere`, and groups refuse a partial placement.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 
 #include "simulator/cluster_placement.h"
 #include "sim_test_util.h"
@@ -62,6 +64,55 @@ TEST_CASE("a placement by load reads the schedule's request counts",
   SimulationResult r = simulate(s, w);
   CHECK(r.violations.empty());
   CHECK(r.lost == 0);
+}
+
+namespace {
+
+// Keeps each record's finish time, in id order.
+struct Finishes : results::RecordSink {
+  std::vector<double> at;
+  void add(const results::RequestRecord& r) override { at.push_back(r.finish); }
+};
+
+}  // namespace
+
+TEST_CASE("a streamed schedule is placed by load as the generated one is",
+          "[simulator][cluster][placement][streaming]") {
+  // `servelab simulate` streams its workload: a placement by load must see the same counts
+  // (Zipf(1.3) over 6 models: the busiest takes about half of the requests) and so the run
+  // the same finish times, bit for bit, as when the schedule is generated whole.
+  SimulationSetup s = test::cache_setup(6, 6, test::constant_profile(0.010));
+  s.cluster.servers = 6;
+  s.cluster.router = {"least-outstanding", {}};
+  s.cluster.placement = {"replicas-by-load", {}};
+  workloads::WorkloadSpec spec;
+  spec.num_models = 6;
+  spec.requests = 4000;
+  spec.arrival.type = "poisson";
+  spec.arrival.rate = 900;
+  spec.access.type = "zipf";
+  spec.access.alpha = 1.3;
+  const workloads::Workload w = workloads::generate(spec);
+  workloads::WorkloadStream stream(spec);
+  StreamedSchedule streamed_schedule(stream);
+  GeneratedSchedule generated_schedule(w);
+  const std::vector<double> counts = streamed_schedule.target_counts(6);
+  CHECK(counts == generated_schedule.target_counts(6));
+  const route::Placement p = place_models(s, &streamed_schedule);
+  const size_t busiest = size_t(std::max_element(counts.begin(), counts.end()) - counts.begin());
+  CHECK(p.hosts[busiest].size() > 2);  // more than the average of 2 replicas
+  CHECK(p.hosts == place_models(s, &generated_schedule).hosts);
+  CHECK(p.hosts != place_models(s, nullptr).hosts);  // equal loads place otherwise
+
+  const SimulationResult generated = simulate(s, w);
+  REQUIRE(generated.violations.empty());
+  Finishes finishes;
+  workloads::WorkloadStream fresh(spec);
+  const SimulationResult run = simulate(s, fresh, finishes);
+  REQUIRE(run.violations.empty());
+  REQUIRE(finishes.at.size() == w.models.size());
+  for (size_t i = 0; i < w.models.size(); ++i)
+    REQUIRE(finishes.at[i] == generated.records.requests[i].finish);
 }
 
 TEST_CASE("every placement keeps the controller contract on a cluster",
