@@ -172,6 +172,13 @@ class RunOutputs : public results::RecordSink {
                              {"lost", result.lost},
                              {"virtual_time_s", result.end_time},
                              {"violations", result.violations}};
+    if (!result.hosts.empty()) {  // where a placement left models off servers: whose are where
+      nlohmann::json hosts = nlohmann::json::object();
+      for (size_t m = 0; m < result.hosts.size() && m < cfg.setup.models.size(); ++m)
+        hosts[cfg.setup.models[m].name] = result.hosts[m];
+      summary["simulation"]["placement"] = {{"name", cfg.setup.cluster.placement.name},
+                                            {"hosts", hosts}};
+    }
     output_step([&] {
       results::write_json(args_.out_dir + "/summary.json", summary);
       std::ofstream yaml(args_.out_dir + "/config.yaml");

@@ -42,6 +42,7 @@ class Cluster final : public RequestSink, public OutcomeSink {
   Time last_progress() const override { return last_progress_; }
 
   const std::vector<std::unique_ptr<Server>>& servers() const { return servers_; }
+  const route::Placement& placement() const { return placement_; }
   FrontEnd& front_end(size_t k) { return *front_ends_[k]; }
   uint64_t completed() const { return completed_; }
 

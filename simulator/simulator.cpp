@@ -126,6 +126,7 @@ SimulationResult simulate(const SimulationSetup& setup, Schedule& schedule,
   result.end_time = sim.now();
   result.lost = ctx.window.end() - cluster.completed();
   collect_counters(cluster, result);
+  if (!cluster.placement().everywhere()) result.hosts = cluster.placement().hosts;
   return result;
 }
 

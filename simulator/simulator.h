@@ -142,6 +142,9 @@ struct SimulationResult {
   // dequeue, losing copies that ran anyway and the server time they took.
   uint64_t backups_sent = 0, copies_cancelled = 0, copies_wasted = 0;
   Time wasted_seconds = 0;
+  // cluster.placement's hosts of each model (by model index, servers ascending) where some
+  // model is not on every server; empty where every model is everywhere.
+  std::vector<std::vector<uint32_t>> hosts;
   // Contract violations the simulated executor observed (dispatch of a model not resident,
   // eviction of a model in use, duplicate completion, too many loads in flight, ...).
   // Empty for a correct controller.

@@ -1,6 +1,7 @@
 // `servelab simulate` end to end, in-process: outputs, exit codes, overrides, config errors.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <thread>
 
 #include <filesystem>
@@ -211,6 +212,21 @@ TEST_CASE("simulate --summary-only writes the same summary without rows and clus
         std::max(1u, std::thread::hardware_concurrency()));
   nlohmann::json s = nlohmann::json::parse(slurp(dir / "two" / "summary.json"));
   CHECK(s["completed"] == 300);
+  CHECK_FALSE(s["simulation"].contains("placement"));  // every model everywhere
+  // A placement that leaves models off servers says where each one is: one replica each of
+  // the 5 models, memory-balanced over 2 servers, so each server hosts some and not all.
+  REQUIRE(simulate(with({"--out", (dir / "placed").string(), "--set",
+                         "cluster={servers: 2, placement: {name: memory-balanced}}"})) == 0);
+  const nlohmann::json placed =
+      nlohmann::json::parse(slurp(dir / "placed" / "summary.json"))["simulation"]["placement"];
+  CHECK(placed["name"] == "memory-balanced");
+  REQUIRE(placed["hosts"].size() == 5);
+  std::set<unsigned> used;
+  for (const auto& [model, servers] : placed["hosts"].items()) {
+    REQUIRE(servers.size() == 1);
+    used.insert(servers[0].get<unsigned>());
+  }
+  CHECK(used == std::set<unsigned>{0, 1});
   CHECK(s["throughput_rps"].get<double>() >
         nlohmann::json::parse(slurp(dir / "rows" / "summary.json"))["throughput_rps"].get<double>());
   CHECK(simulate(with({"--out", (dir / "bad").string(), "--set", "cluster.router=nearest"})) == 2);
