@@ -172,7 +172,7 @@ class RunOutputs : public results::RecordSink {
                              {"lost", result.lost},
                              {"virtual_time_s", result.end_time},
                              {"violations", result.violations}};
-    if (!result.hosts.empty()) {  // where a placement left models off servers: whose are where
+    if (!result.hosts.empty()) {  // a placement left some model off some server: say where each is
       nlohmann::json hosts = nlohmann::json::object();
       for (size_t m = 0; m < result.hosts.size() && m < cfg.setup.models.size(); ++m)
         hosts[cfg.setup.models[m].name] = result.hosts[m];
