@@ -179,6 +179,8 @@ class RunOutputs : public results::RecordSink {
       summary["simulation"]["placement"] = {{"name", cfg.setup.cluster.placement.name},
                                             {"hosts", hosts}};
     }
+    if (!result.servers.empty())
+      summary["simulation"]["servers"] = server_shares(cfg, result);
     output_step([&] {
       results::write_json(args_.out_dir + "/summary.json", summary);
       std::ofstream yaml(args_.out_dir + "/config.yaml");
@@ -191,6 +193,19 @@ class RunOutputs : public results::RecordSink {
   }
 
  private:
+  // Each server's requests, batches, compute seconds and utilization (its workers' share of
+  // the run's virtual time spent computing), in server order.
+  static nlohmann::json server_shares(const sim::SimConfig& cfg,
+                                      const sim::SimulationResult& result) {
+    const double capacity = double(cfg.setup.control.workers) * result.end_time;
+    nlohmann::json servers = nlohmann::json::array();
+    for (const sim::SimulationResult::ServerShare& s : result.servers)
+      servers.push_back({{"requests", s.requests},
+                         {"batches", s.batches},
+                         {"compute_s", s.compute_seconds},
+                         {"utilization", capacity > 0 ? s.compute_seconds / capacity : 0.0}});
+    return servers;
+  }
   static std::vector<std::string> model_names(const sim::SimConfig& cfg) {
     return sim::target_names(cfg.setup);
   }

@@ -58,12 +58,14 @@ void Server::arrive(RequestId id, Time now) {
   const std::optional<Time> slo = ctx_.slo_of_request(id);
   Request r{id, ctx_.model_of(id), now, slo ? now + *slo : kNever};
   ++outstanding_;
+  ++arrived_;
   ctl_.on_arrival(r, now, actions_.out());
   carry_out(now);
 }
 
 void Server::arrive_together(std::span<const Request> requests, Time now) {
   outstanding_ += requests.size();
+  arrived_ += requests.size();
   ctl_.on_arrivals(requests, now, actions_.out());
   carry_out(now);
 }
@@ -80,6 +82,7 @@ void Server::on_batch_done(WorkerId worker, Time now) {
   w.busy = false;
   w.idle_since = now;
   --busy_workers_;
+  compute_seconds_ += now - w.computing_since;
   private_compute_start_ = w.computing_since;
   contract_.on_batch_done(worker);
   ctl_.on_batch_done(w.batch, true, now, actions_.out());

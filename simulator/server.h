@@ -79,6 +79,8 @@ class Server {
   const ControllerStats& stats() const { return ctl_.stats(); }
   uint64_t batches() const { return batches_; }
   uint64_t batched_requests() const { return batched_requests_; }
+  uint64_t arrived() const { return arrived_; }  // requests that reached its controller
+  Time compute_seconds() const { return compute_seconds_; }  // its workers' batches, summed
   const ContractMonitor& contract() const { return contract_; }
   // engine.weights: private: when the batch whose outcomes are being reported began to
   // compute, its own load done (the engine's answer counts that load as a load wait).
@@ -133,6 +135,8 @@ class Server {
   uint32_t busy_workers_ = 0;
   uint64_t outstanding_ = 0;
   uint64_t batches_ = 0, batched_requests_ = 0;
+  uint64_t arrived_ = 0;
+  Time compute_seconds_ = 0;  // from each batch's compute start to its end, over all batches
   bool notify_dequeues_ = false;
 
   Time loader_busy_until_ = 0;  // the loader's jobs posted so far (loads, costed evictions) end then

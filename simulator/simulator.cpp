@@ -51,6 +51,8 @@ void collect_counters(const Cluster& cluster, SimulationResult& result) {
     rec.misses += st.misses;
     batches += s->batches();
     batched += s->batched_requests();
+    if (cluster.servers().size() > 1)
+      result.servers.push_back({s->arrived(), s->batches(), s->compute_seconds()});
     for (const std::string& v : s->contract().violations()) result.violations.push_back(v);
   }
   rec.mean_batch_size = batches ? double(batched) / double(batches) : 0;

@@ -145,6 +145,14 @@ struct SimulationResult {
   // cluster.placement's hosts of each model (by model index, servers ascending) where some
   // model is not on every server; empty where every model is everywhere.
   std::vector<std::vector<uint32_t>> hosts;
+  // Each server's share of the run, by server index, where the cluster has more than one
+  // (empty for one server): the requests that reached its controller (backup copies and
+  // group members included), the batches it ran and the seconds its workers computed them.
+  struct ServerShare {
+    uint64_t requests = 0, batches = 0;
+    Time compute_seconds = 0;
+  };
+  std::vector<ServerShare> servers;
   // Contract violations the simulated executor observed (dispatch of a model not resident,
   // eviction of a model in use, duplicate completion, too many loads in flight, ...).
   // Empty for a correct controller.

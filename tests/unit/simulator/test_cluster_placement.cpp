@@ -1,5 +1,5 @@
-// Placement in the simulated cluster: requests go only to their model's hosts (a
-// hand-computed schedule), a placement by load reads the schedule's counts (a streamed one's
+// Placement in the simulated cluster: requests go only to their model's hosts and each
+// server's share is reported (a hand-computed schedule), a placement by load reads the schedule's counts (a streamed one's
 // too), a run's result is unchanged by `everywhere`, and groups refuse a partial placement.
 #include <catch2/catch.hpp>
 
@@ -41,12 +41,26 @@ TEST_CASE("a static placement sends each model's requests only to its hosts",
   SimulationResult all = simulate(s, w);
   REQUIRE(all.violations.empty());
   CHECK(test::finish_times(all) == std::vector<double>{0.100, 0.010, 0.110, 0.110});
+  // Each server's share: two requests and batches each; server 0 computed r0 and r2 (110 ms),
+  // server 1 r1 and r3 (110 ms).
+  REQUIRE(all.servers.size() == 2);
+  for (const SimulationResult::ServerShare& share : all.servers) {
+    CHECK(share.requests == 2);
+    CHECK(share.batches == 2);
+    CHECK(share.compute_seconds == Approx(0.110));
+  }
   s.cluster.placement = {"static",
                          PolicyParams({{s.models[0].name, "0"}, {s.models[1].name, "1"}})};
   SimulationResult placed = simulate(s, w);
   REQUIRE(placed.violations.empty());
   REQUIRE(placed.lost == 0);
   CHECK(test::finish_times(placed) == std::vector<double>{0.100, 0.010, 0.020, 0.200});
+  // Server 0 computed m0's two requests (200 ms), server 1 m1's two (20 ms).
+  REQUIRE(placed.servers.size() == 2);
+  CHECK(placed.servers[0].requests == 2);
+  CHECK(placed.servers[0].compute_seconds == Approx(0.200));
+  CHECK(placed.servers[1].requests == 2);
+  CHECK(placed.servers[1].compute_seconds == Approx(0.020));
 }
 
 TEST_CASE("a placement by load reads the schedule's request counts",

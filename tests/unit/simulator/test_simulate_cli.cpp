@@ -213,6 +213,24 @@ TEST_CASE("simulate --summary-only writes the same summary without rows and clus
   nlohmann::json s = nlohmann::json::parse(slurp(dir / "two" / "summary.json"));
   CHECK(s["completed"] == 300);
   CHECK_FALSE(s["simulation"].contains("placement"));  // every model everywhere
+  // Each server's share: the 300 requests split between the two (no backups, no groups), and
+  // utilization its compute seconds over its workers' share of the virtual time.
+  const nlohmann::json& shares = s["simulation"]["servers"];
+  REQUIRE(shares.size() == 2);
+  const double workers = eff["engine"]["workers"].as<double>();
+  const double span = s["simulation"]["virtual_time_s"].get<double>();
+  uint64_t requests = 0;
+  for (const nlohmann::json& server : shares) {
+    requests += server["requests"].get<uint64_t>();
+    CHECK(server["batches"].get<uint64_t>() >= 1);
+    CHECK(server["utilization"].get<double>() ==
+          Approx(server["compute_s"].get<double>() / (workers * span)));
+    CHECK(server["utilization"].get<double>() > 0);
+    CHECK(server["utilization"].get<double>() <= 1);
+  }
+  CHECK(requests == 300);
+  CHECK_FALSE(nlohmann::json::parse(slurp(dir / "rows" / "summary.json"))["simulation"]
+                  .contains("servers"));  // one server: nothing to share
   // A placement that leaves models off servers says where each one is: one replica each of
   // the 5 models, memory-balanced over 2 servers, so each server hosts some and not all.
   REQUIRE(simulate(with({"--out", (dir / "placed").string(), "--set",
