@@ -46,7 +46,8 @@ const char* failure_name(BackendFailure f) {
 
 BackendConnection::BackendConnection(asio::any_io_executor ex, tcp::endpoint endpoint,
                                      size_t max_body_bytes)
-    : ex_(std::move(ex)), endpoint_(std::move(endpoint)), max_body_bytes_(max_body_bytes) {}
+    : ex_(std::move(ex)), endpoint_(std::move(endpoint)), max_body_bytes_(max_body_bytes),
+      deadline_timer_(ex_) {}
 
 void BackendConnection::send(std::shared_ptr<const BackendRequest> request,
                              Clock::time_point deadline, Done done, Interim interim) {
@@ -57,27 +58,27 @@ void BackendConnection::send(std::shared_ptr<const BackendRequest> request,
   interim_ = std::move(interim);
   deadline_ = deadline;
   resent_ = false;
+  timed_out_ = false;
   reused_ = connected_;
+  watch_deadline();
   if (connected_) return write();
   connect();
 }
 
 void BackendConnection::connect() {
-  stream_ = std::make_unique<beast::tcp_stream>(ex_);
+  socket_ = std::make_unique<tcp::socket>(ex_);
   buffer_.consume(buffer_.size());
-  stream_->expires_at(deadline_);
-  stream_->async_connect(endpoint_, [self = shared_from_this()](error_code ec) {
+  socket_->async_connect(endpoint_, [self = shared_from_this()](error_code ec) {
     if (ec) return self->on_failure(ec, BackendFailure::Connect);
     self->connected_ = true;
     error_code ignored;
-    self->stream_->socket().set_option(tcp::no_delay(true), ignored);
+    self->socket_->set_option(tcp::no_delay(true), ignored);
     self->write();
   });
 }
 
 void BackendConnection::write() {
-  stream_->expires_at(deadline_);
-  beast_http::async_write(*stream_, *request_,
+  beast_http::async_write(*socket_, *request_,
                           [self = shared_from_this()](error_code ec, size_t) {
                             if (ec) return self->on_failure(ec, BackendFailure::Broken);
                             self->read();
@@ -88,7 +89,7 @@ void BackendConnection::read() {
   parser_.emplace();
   parser_->body_limit(max_body_bytes_);
   parser_->header_limit(64 * 1024);
-  beast_http::async_read(*stream_, buffer_, *parser_, [self = shared_from_this()](error_code ec,
+  beast_http::async_read(*socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec,
                                                                                    size_t) {
     if (ec == beast_http::error::body_limit) return self->on_failure(ec, BackendFailure::TooLarge);
     if (ec) return self->on_failure(ec, BackendFailure::Broken);
@@ -114,7 +115,7 @@ void BackendConnection::read() {
 void BackendConnection::on_failure(error_code ec, BackendFailure what) {
   const bool was_reused = reused_;
   close();
-  if (ec == beast::error::timeout) what = BackendFailure::Timeout;
+  if (timed_out_) what = BackendFailure::Timeout;
   // A keep-alive socket the backend closed while it sat idle: reconnect and send once more.
   if (what == BackendFailure::Broken && was_reused && !resent_) {
     resent_ = true;
@@ -130,12 +131,36 @@ void BackendConnection::on_failure(error_code ec, BackendFailure what) {
 }
 
 void BackendConnection::close() {
-  if (stream_) {
+  if (socket_) {
     error_code ignored;
-    stream_->socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_->close();
+    socket_->shutdown(tcp::socket::shutdown_both, ignored);
+    socket_->close(ignored);
   }
   connected_ = false;
+}
+
+// The timer ends at or before the current exchange's deadline: armed when idle, and moved
+// only for an earlier deadline (with one backend timeout, never: each exchange's deadline is
+// later than the last one's).
+void BackendConnection::watch_deadline() {
+  if (timer_armed_ && timer_at_ <= deadline_) return;  // it fires first and looks again then
+  timer_armed_ = true;
+  timer_at_ = deadline_;
+  deadline_timer_.expires_at(deadline_);  // a pending wait ends as aborted
+  deadline_timer_.async_wait([weak = weak_from_this()](error_code ec) {
+    if (ec) return;  // moved, or the connection is gone
+    if (auto self = weak.lock()) self->on_deadline_timer();
+  });
+}
+
+// The exchange in flight, if any, is past its deadline: its socket is closed, so that its
+// pending operation fails and reports a timeout. Else the timer waits for its deadline.
+void BackendConnection::on_deadline_timer() {
+  timer_armed_ = false;
+  if (!busy_) return;  // idle: the next exchange arms it
+  if (Clock::now() < deadline_) return watch_deadline();
+  timed_out_ = true;
+  close();
 }
 
 void BackendConnection::finish(BackendAnswer a) {

@@ -1,12 +1,16 @@
 // One keep-alive HTTP/1.1 connection from the front end to one backend (`servelab serve`).
 // Not thread-safe: create, use and destroy it on its executor (a strand); its callbacks run
 // there too. Beast stays inside the .cpp files of engine/route/http.
+// An exchange's deadline is watched by one timer that stays armed across exchanges (it is
+// re-armed only when it fires, or for an earlier deadline), not by Beast's tcp_stream expiry,
+// which arms and cancels a timer around every read and write (engine/server/
+// connection_deadline.h says what that costs a request).
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -74,11 +78,17 @@ class BackendConnection : public std::enable_shared_from_this<BackendConnection>
   void read();
   void on_failure(boost::system::error_code ec, BackendFailure what);
   void finish(BackendAnswer a);
+  void watch_deadline();
+  void on_deadline_timer();
 
   boost::asio::any_io_executor ex_;
   boost::asio::ip::tcp::endpoint endpoint_;
   size_t max_body_bytes_;
-  std::unique_ptr<boost::beast::tcp_stream> stream_;
+  std::unique_ptr<boost::asio::ip::tcp::socket> socket_;
+  boost::asio::steady_timer deadline_timer_;
+  bool timer_armed_ = false;         // a wait is pending, to end at timer_at_
+  Clock::time_point timer_at_{};
+  bool timed_out_ = false;           // the deadline closed the socket of this exchange
   boost::beast::flat_buffer buffer_;
   std::optional<beast_http::response_parser<beast_http::string_body>> parser_;
   std::shared_ptr<const BackendRequest> request_;

@@ -13,8 +13,10 @@ namespace servelab::testing {
 
 class HoldingBackend {
  public:
-  // `silent`: answers nothing at all, /health included.
-  explicit HoldingBackend(bool silent = false);
+  // `silent`: answers nothing at all, /health included. `answer_first`: the first that many
+  // requests other than /health are answered 200 `{}` on their keep-alive connection (their
+  // Content-Length bodies read), the later ones held.
+  explicit HoldingBackend(bool silent = false, int answer_first = 0);
   ~HoldingBackend();
   uint16_t port() const { return port_; }
   int held() const { return held_.load(); }  // requests received and never answered
@@ -24,6 +26,8 @@ class HoldingBackend {
   void serve(int fd);
 
   bool silent_;
+  int answer_first_;
+  std::atomic<int> answered_{0};
   int listen_fd_ = -1;
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};

@@ -71,6 +71,28 @@ TEST_CASE("a backend that accepts and never answers is marked down and the reque
                                  ",kind=\"timeout\"}") == 1);
 }
 
+TEST_CASE("a backend that answered and then hangs times out each request after the deadline",
+          "[route][faults]") {
+  // The first request is answered on a keep-alive connection, whose deadline timer is left
+  // armed for that request's deadline; the second, sent later on the same connection, hangs.
+  // That timer fires while the second is in flight, before its own deadline: the 504 must
+  // wait for the second's deadline, a lower bound that holds on any machine.
+  constexpr double kTimeout = 0.4;
+  HoldingBackend half(/*silent=*/false, /*answer_first=*/1);
+  route::RouteServer front(options_for({half.port()}, kTimeout));
+  REQUIRE(front.start().empty());
+  HttpClient c(front.port());
+  CHECK(c.request("POST", "/classify/m", "x", "image/jpeg").status == 200);
+  std::this_thread::sleep_for(std::chrono::duration<double>(kTimeout / 2));
+  const auto sent = std::chrono::steady_clock::now();
+  const auto r = c.request("POST", "/classify/m", "x", "image/jpeg");
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  CHECK(r.status == 504);
+  CHECK(r.body.find("no answer before the deadline") != std::string::npos);
+  CHECK(waited >= kTimeout);
+  CHECK(half.held() == 1);
+}
+
 TEST_CASE("a silent backend stays down and requests are answered without waiting for it",
           "[route][faults]") {
   HoldingBackend silent(/*silent=*/true);
