@@ -107,7 +107,9 @@ def serve(args, out, count, point, private):
     when none) from args.real, args.profile's costs (the config's when none)."""
     modes = ["real"] if args.no_predict else ["real", "sim"]
     extra = {"models.profile_model": args.model} if args.model else {}
-    sets = {"models.count": str(count), **point_sets(point), **extra}
+    # `servelab run` seeds the workload's access and arrival from the experiment's seed, over
+    # the config's: the point's seed goes there.
+    sets = {"models.count": str(count), **point_sets(point), **extra, "seeds": f"[{point.seed}]"}
     if private:
         sets.update({"engine.weights": "private", "engine.tiers": "{}"})
     shutil.rmtree(out, ignore_errors=True)

@@ -151,24 +151,29 @@ def check_local_predictions(servelab, tmp):
 def check_real(servelab, tmp):
     """The figure on this machine (--real): copies of tiny_cnn (make-models --tiny) on the
     real engine, with the simulator's prediction on a fixture profile. Asserted: the form,
-    every private request's own load (real and simulated), and that 4 models in a tier of 8
-    are all hits (registration leaves them resident; the simulation starts alike); no timing."""
+    every private request's own load (real and simulated), that 4 models in a tier of 8 are
+    all hits (registration leaves them resident; the simulation starts alike), and that each
+    seed draws its own requests; no timing."""
     out = os.path.join(tmp, "real")
     profile = os.path.join(tmp, "tiny-profile.yaml")  # servelab run may add to a profile
     shutil.copy(os.path.join(HERE, "tiny-profile.yaml"), profile)
     subprocess.run(["/usr/bin/python3", os.path.join(SRC, "scripts", "trims_workload.py"),
                     servelab, out, "--real", os.path.join(SRC, "models"), "--model", "tiny_cnn",
                     "--profile", profile, "--fractions", "0.25,1.0", "--concurrency", "2",
-                    "--requests", "20", "--seeds", "1"], check=True, stdout=subprocess.DEVNULL)
+                    "--requests", "20", "--seeds", "1,2"], check=True, stdout=subprocess.DEVNULL)
     results = os.path.join(out, "trims-workload-local")
     exp = results_db.load(results)
     assert len(exp.points) == 2, exp.points
     for pid, point in exp.points.items():
         for mode in ("real", "sim"):
-            assert exp.value(mode, pid, "private_load_ratio")[0] == 1.0, (mode, point)
+            assert exp.value(mode, pid, "private_load_ratio")[:2] == (1.0, 0.0), (mode, point)
             assert exp.value(mode, pid, "speedup")[0] > 0, (mode, point)
             if point["params"]["models_fraction"] == 0.25:
                 assert exp.value(mode, pid, "gpu_hit_ratio")[0] == 1.0, (mode, point)
+            elif mode == "sim":  # 16 copies in a tier of 8: each seed draws its own
+                # requests, so the two seeds' simulated runs differ (the same requests would not)
+                assert any(exp.value(mode, pid, m)[1] > 0
+                           for m in ("latency_mean_ms", "gpu_hit_ratio", "throughput_rps")), point
     subprocess.run(["/usr/bin/python3", os.path.join(SRC, "reports", "report.py"), results],
                    check=True, stdout=subprocess.DEVNULL)
     assert os.path.getsize(os.path.join(results, "report", "speedup.png")) > 0
