@@ -139,9 +139,9 @@ void BackendConnection::close() {
   connected_ = false;
 }
 
-// The timer ends at or before the current exchange's deadline: armed when idle, and moved
-// only for an earlier deadline (with one backend timeout, never: each exchange's deadline is
-// later than the last one's).
+// Makes the timer end at or before the current exchange's deadline: armed if it is not, and
+// moved only for an earlier deadline than its own (with one backend timeout, never: each
+// exchange's deadline is later than the last one's).
 void BackendConnection::watch_deadline() {
   if (timer_armed_ && timer_at_ <= deadline_) return;  // it fires first and looks again then
   timer_armed_ = true;
