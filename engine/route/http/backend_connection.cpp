@@ -143,9 +143,9 @@ void BackendConnection::close() {
 // moved only for an earlier deadline than its own (with one backend timeout, never: each
 // exchange's deadline is later than the last one's).
 void BackendConnection::watch_deadline() {
-  if (timer_armed_ && timer_at_ <= deadline_) return;  // it fires first and looks again then
+  // Armed for this deadline or an earlier one: it fires first and looks again then.
+  if (timer_armed_ && deadline_timer_.expiry() <= deadline_) return;
   timer_armed_ = true;
-  timer_at_ = deadline_;
   deadline_timer_.expires_at(deadline_);  // a pending wait ends as aborted
   deadline_timer_.async_wait([weak = weak_from_this()](error_code ec) {
     if (ec) return;  // moved, or the connection is gone

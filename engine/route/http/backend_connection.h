@@ -86,8 +86,7 @@ class BackendConnection : public std::enable_shared_from_this<BackendConnection>
   size_t max_body_bytes_;
   std::unique_ptr<boost::asio::ip::tcp::socket> socket_;
   boost::asio::steady_timer deadline_timer_;
-  bool timer_armed_ = false;         // a wait is pending, to end at timer_at_
-  Clock::time_point timer_at_{};
+  bool timer_armed_ = false;         // a wait is pending, to end at the timer's expiry()
   bool timed_out_ = false;           // the deadline closed the socket of this exchange
   boost::beast::flat_buffer buffer_;
   std::optional<beast_http::response_parser<beast_http::string_body>> parser_;
