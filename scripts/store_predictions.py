@@ -24,13 +24,14 @@ SOURCES = {"none": "file-cold", "store-warm": "store", "store-cold": "store-cold
 PHASES = ("read", "deserialize", "copy", "share")
 
 
-def measure_profile(servelab, models_dir, models, out, source_loads=5):
+def measure_profile(servelab, models_dir, models, out, source_loads=5, quiet=False):
     """Measures `models` on this machine into the profile `out` (batches of one: first answers
-    need no more), with their loads from every source."""
+    need no more), with their loads from every source; `quiet`: without its progress."""
     cmd = [servelab, "measure", *models, "--models-dir", models_dir, "--out", out,
            "--batch-sizes", "1", "--served-idle-turns", "0", "--served-miss-requests", "0",
            "--source-loads", str(source_loads)]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL if quiet else None)
 
 
 def read_profile(path):
