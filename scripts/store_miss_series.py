@@ -25,9 +25,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from store_processes import Server  # noqa: E402
 import store_predictions as sp  # noqa: E402
 
-LOAD_PHASES = ("read", "deserialize", "copy", "share")
-
-
 def profiled(servelab, models_dir, model, tmp):
     """(load ms, first batch compute ms) of `model` from its file, as profiled now."""
     out = os.path.join(tmp, "profile.yaml")
@@ -35,7 +32,7 @@ def profiled(servelab, models_dir, model, tmp):
     with open(out) as f:
         entry = yaml.safe_load(f)["models"][model]
     cost = entry["load_sources_ms"]["file"]
-    return (sum(cost.get(p, 0.0) for p in LOAD_PHASES),
+    return (sum(cost.get(p, 0.0) for p in sp.PHASES),
             entry["batch_latency_ms"][0]["mean"] + cost.get("first_batch", 0.0))
 
 

@@ -30,8 +30,11 @@ def measure_profile(servelab, models_dir, models, out, source_loads=5, quiet=Fal
     cmd = [servelab, "measure", *models, "--models-dir", models_dir, "--out", out,
            "--batch-sizes", "1", "--served-idle-turns", "0", "--served-miss-requests", "0",
            "--source-loads", str(source_loads)]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL if quiet else None)
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, text=True,
+                          stderr=subprocess.PIPE if quiet else None)
+    if done.returncode != 0:
+        sys.exit(f"store_predictions: `servelab measure` failed ({done.returncode})"
+                 + (f":\n{done.stderr[-2000:]}" if quiet else ""))
 
 
 def read_profile(path):
