@@ -21,6 +21,7 @@
 #include "cli/serve_option_checks.h"
 #include "cli/serve_options.h"
 #include "cli/serve_processes.h"
+#include "engine/runtime/weight_store_imports.h"
 #include <yaml-cpp/yaml.h>
 
 #include "config/engine_yaml.h"
@@ -193,6 +194,20 @@ int serve_until_stopped(const server::ServerOptions& so, const runtime::EngineOp
   return 0;
 }
 
+// The code of the architectures already in the weight store, imported (and, where each
+// replica sets its own intra-op threads, run once) here for every replica to share
+// (engine/runtime/weight_store_imports.h).
+void import_before_fork(const runtime::EngineOptions& eo) {
+  const runtime::ImportedArchitectures got =
+      runtime::import_weight_store_architectures(eo.weight_store, eo.intra_op_threads > 0);
+  for (const std::string& why : got.skipped)
+    std::cerr << "servelab serve: weight store skeleton not shared ahead: " << why << "\n";
+  if (got.skeletons > 0)
+    std::cerr << "servelab serve: " << got.architectures << " architecture(s) of the "
+              << got.skeletons << " skeleton(s) in the weight store imported, " << got.warmed
+              << " warmed, for the replicas to share\n";
+}
+
 }  // namespace
 
 int serve_main(int argc, char** argv) {
@@ -234,6 +249,7 @@ int serve_main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   if (processes == 1) return serve_until_stopped(so, eo, stop_signals, "");
+  if (!eo.weight_store.empty()) import_before_fork(eo);
   return run_replicas(processes, stop_signals, [&](const Replica& r) {
     server::ServerOptions rso = so;
     runtime::EngineOptions reo = eo;

@@ -63,6 +63,16 @@ bool any_running(const std::vector<Child>& children) {
   return false;
 }
 
+// Threads of this process (/proc/self/task); 0 when it cannot be read.
+size_t thread_count() {
+  std::error_code ec;
+  size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ++n;
+  return n;
+}
+
 }  // namespace
 
 std::string Replica::store_dir(const std::string& store) const {
@@ -77,6 +87,12 @@ int run_replicas(unsigned count, const sigset_t& stop_signals,
   pthread_sigmask(SIG_BLOCK, &parent_signals, nullptr);
   std::fflush(stdout);  // nothing buffered is written twice
   std::fflush(stderr);
+  // fork copies only the calling thread: another one's locks would stay held in the replicas.
+  if (const size_t threads = thread_count(); threads > 1) {
+    std::fprintf(stderr, "servelab serve: cannot start replicas: %zu threads run before the "
+                 "fork (only one may)\n", threads);
+    return 1;
+  }
   const pid_t parent = ::getpid();
   std::vector<Child> children(count);
   for (unsigned k = 0; k < count; ++k) {

@@ -102,6 +102,12 @@ void save_atomically(const torch::jit::Module& m, const std::string& path,
   }
 }
 
+WeightManifest read_manifest(const std::string& skeleton) {
+  caffe2::serialize::PyTorchStreamReader reader(skeleton);
+  auto [data, size] = reader.getRecord(std::string("extra/") + kManifest);
+  return WeightManifest::parse(std::string(static_cast<const char*>(data.get()), size));
+}
+
 // The small tensors of a module, packed into one buffer that becomes one blob.
 struct Pack {
   std::string bytes;
@@ -118,6 +124,21 @@ ModulePtr ArchitectureCache::find(const std::string& code_key) {
   for (const auto& held : it->second)
     if (ModulePtr alive = held.lock()) return alive;
   return nullptr;
+}
+
+void ArchitectureCache::keep(const std::string& code_key, const ModulePtr& module) {
+  if (code_key.empty()) return;
+  put(code_key, module);
+  std::lock_guard lock(mu_);
+  kept_.push_back(module);
+}
+
+std::string skeleton_code_key(const std::string& skeleton) {
+  try {
+    return read_manifest(skeleton).code_key;
+  } catch (const std::exception& e) {
+    throw std::runtime_error("'" + skeleton + "' is not a weight store skeleton: " + e.what());
+  }
 }
 
 void ArchitectureCache::put(const std::string& code_key, const ModulePtr& module) {
@@ -172,13 +193,8 @@ SharedModule load_shared(const std::string& skeleton, store::BlobStore& blobs,
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
   auto t = Clock::now();
-  WeightManifest manifest;
+  WeightManifest manifest = read_manifest(skeleton);
   ModulePtr module;
-  {
-    caffe2::serialize::PyTorchStreamReader reader(skeleton);
-    auto [data, size] = reader.getRecord(std::string("extra/") + kManifest);
-    manifest = WeightManifest::parse(std::string(static_cast<const char*>(data.get()), size));
-  }
   const double read_s = seconds_since(t);
   t = Clock::now();
   if (ModulePtr same_code = cache ? cache->find(manifest.code_key) : nullptr)

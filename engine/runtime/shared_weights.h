@@ -43,11 +43,20 @@ class ArchitectureCache {
  public:
   ModulePtr find(const std::string& code_key);
   void put(const std::string& code_key, const ModulePtr& module);
+  // Holds `module` for the cache's life (an architecture imported ahead of any model that
+  // uses it): find() serves it while every model of its code is gone.
+  void keep(const std::string& code_key, const ModulePtr& module);
 
  private:
   std::mutex mu_;
   std::map<std::string, std::vector<std::weak_ptr<torch::jit::Module>>> by_code_;
+  std::vector<ModulePtr> kept_;
 };
+
+// The code key a skeleton written by share_weights carries (its manifest's), read without
+// importing its code; empty when its module cannot be shared. Throws std::runtime_error for
+// a file that is not such a skeleton.
+std::string skeleton_code_key(const std::string& skeleton);
 
 // Puts every tensor of `m` into `blobs`, writes `skeleton` atomically, and returns `m` with
 // its tensors replaced by views of the mapped blobs (its own copies are freed). Throws

@@ -279,7 +279,8 @@ class TorchExecutor final : public Executor {
     weights_ = std::make_unique<TorchWeightStore>(w.dir, holder);
   }
   ModulePtr weights_add(ModelId id, const ModelSpec& spec) {
-    return weights_->add(id, spec.name, spec.file, spec.digest);
+    return weights_->add(id, spec.name, spec.file, spec.digest,
+                         {spec.preprocess.input_height, spec.preprocess.input_width});
   }
   void weights_remove(ModelId id) {
     if (weights_) weights_->remove(id);

@@ -1,7 +1,9 @@
 #include "engine/runtime/torch_weight_store.h"
 
 #include <filesystem>
+#include <fstream>
 
+#include "engine/runtime/weight_store_imports.h"
 #include "engine/store/digest.h"
 
 namespace servelab::runtime {
@@ -9,10 +11,30 @@ namespace fs = std::filesystem;
 
 namespace {
 std::string key(ModelId id) { return std::to_string(id); }
+
+// Writes `skeleton`'s warm-up input (weight_store_imports.h) unless it has one. Under the
+// store's lock; a file that cannot be written only costs a later import its warm-up.
+void note_warm_input(const std::string& skeleton, const WarmInput& input) {
+  if (input.height <= 0 || input.width <= 0) return;
+  const std::string path = warm_input_path(skeleton);
+  std::error_code ec;
+  if (fs::exists(path, ec)) return;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << input.height << " " << input.width << "\n";
+    if (!out) return;
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
 }  // namespace
 
 TorchWeightStore::TorchWeightStore(const std::string& dir, const std::string& holder)
-    : dir_(dir), blobs_(dir + "/blobs"), holders_(dir, holder) {}
+    : dir_(dir), blobs_(dir + "/blobs"), holders_(dir, holder) {
+  keep_imported_architectures(architectures_);
+}
 
 std::string TorchWeightStore::skeleton_path(const std::string& digest) const {
   if (!store::BlobStore::valid_id(digest))
@@ -21,7 +43,7 @@ std::string TorchWeightStore::skeleton_path(const std::string& digest) const {
 }
 
 ModulePtr TorchWeightStore::add(ModelId id, const std::string& name, const std::string& file,
-                                std::string digest) {
+                                std::string digest, const WarmInput& input) {
   if (digest.empty()) digest = store::Sha256::hex_file(file);
   const std::string skeleton = skeleton_path(digest);
   store::Holders::Lock lock(holders_);
@@ -47,6 +69,7 @@ ModulePtr TorchWeightStore::add(ModelId id, const std::string& name, const std::
       architectures_.put(shared.code_key, shared.module);
   }
   holders_.hold(digest, name, shared.blobs);
+  note_warm_input(skeleton, input);
   std::lock_guard guard(mu_);
   usage_.set(key(id), shared.blobs);
   held_[id] = {name, digest, skeleton};

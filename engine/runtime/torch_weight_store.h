@@ -16,6 +16,7 @@
 
 #include "engine/control/types.h"
 #include "engine/runtime/shared_weights.h"
+#include "engine/runtime/weight_store_imports.h"
 #include "engine/store/blob_usage.h"
 #include "engine/store/holders.h"
 
@@ -29,9 +30,10 @@ class TorchWeightStore {
 
   // Model `id` (`name`)'s host copy: through the skeleton of `file` (whose SHA-256 is
   // `digest`; empty: hashed here) when the store has an intact one, else `file` loaded whole
-  // and shared, which writes its blobs and skeleton. Marks the skeleton as held.
+  // and shared, which writes its blobs and skeleton. Marks the skeleton as held, and notes
+  // `input` as its architecture's warm-up input where the skeleton has none yet.
   ModulePtr add(ModelId id, const std::string& name, const std::string& file,
-                std::string digest);
+                std::string digest, const WarmInput& input = {});
   // Model `id`'s host copy again (Disk -> Host), from its skeleton. Throws store::BlobError
   // for a blob missing or damaged on disk.
   // Adds where the time went to `parts` when given.

@@ -78,7 +78,7 @@ TEST_CASE("a model answers the same with and without the weight store", "[runtim
   Engine again(with_store(dir.path()));
   again.register_model(tiny_spec("tiny_variant_1"));
   CHECK(logits(again, "tiny_variant_1") == want);
-  CHECK(files_under(dir / "skeletons") == 2);  // the skeleton and its blob list
+  CHECK(files_under(dir / "skeletons") == 3);  // the skeleton, its blob list, its warm-up input
 }
 
 TEST_CASE("removing a variant deletes only the blobs no other model uses",
@@ -90,7 +90,7 @@ TEST_CASE("removing a variant deletes only the blobs no other model uses",
   REQUIRE(files_under(dir / "blobs") == 5);
   REQUIRE(engine.unregister_model("tiny_variant_0"));
   CHECK(files_under(dir / "blobs") == 3);  // its head went; the backbone stays for variant 1
-  CHECK(files_under(dir / "skeletons") == 2);  // variant 1's skeleton and blob list
+  CHECK(files_under(dir / "skeletons") == 3);  // variant 1's skeleton, blob list, warm-up input
   auto st = engine.model("tiny_variant_1");
   REQUIRE(st);
   CHECK(st->weights.unique == kBackboneBytes + kHeadBytes);  // everything is its own now
@@ -114,7 +114,7 @@ TEST_CASE("a blob another engine on the store still holds is kept when one delet
     REQUIRE(second.unregister_model("tiny_variant_3"));
     CHECK(files_under(dir / "blobs") == 3);  // variant 3's head went; first's blobs stayed
   }
-  CHECK(files_under(dir / "skeletons") == 2);  // variant 2's skeleton and its blob list
+  CHECK(files_under(dir / "skeletons") == 3);  // variant 2's skeleton, blob list, warm-up input
   // A fresh engine on the store loads variant 2 through the skeleton the first one holds.
   Engine third(with_store(dir.path()));
   third.register_model(tiny_spec("tiny_variant_2"));

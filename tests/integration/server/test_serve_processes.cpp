@@ -68,6 +68,12 @@ bool wait_gone(pid_t pid, std::chrono::seconds limit) {
   return gone(pid);
 }
 
+size_t thread_count(pid_t pid) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) ++n;
+  return n;
+}
+
 std::vector<std::string> args_for(const fs::path& store) {
   return {"--port", "0", "--store", store.string(), "--model-root", models_dir(),
           "--processes", "2"};
@@ -136,4 +142,42 @@ TEST_CASE("serve --processes: a replica killed leaves the other serving; the fir
   // kernel, a clean shutdown).
   p.kill9();
   CHECK(wait_gone(replicas[1], 30s));
+}
+
+TEST_CASE("serve --processes: the weight store's architectures are imported and warmed before "
+          "the fork, and the replicas serve their variants", "[server][processes][weights]") {
+  TempDir dir;
+  const fs::path weights = dir.path / "weights";
+  {  // a server alone puts a variant into the weight store, then stops
+    ServeProcess alone({"--port", "0", "--store", (dir.path / "alone").string(), "--weight-store",
+                        weights.string()},
+                       dir.path / "alone-log");
+    const uint16_t port = alone.wait_port(120s);
+    INFO(alone.err());
+    REQUIRE(port != 0);
+    REQUIRE(HttpClient(port).post_form("/register", register_form("tiny_variant_0",
+                                                                   "tiny_variant_0")).status == 201);
+    REQUIRE(alone.stop(60s));
+  }
+  std::vector<std::string> args = args_for(dir.path / "store");
+  args.insert(args.end(), {"--weight-store", weights.string()});
+  ServeProcess p(args, dir.path / "group");
+  const std::vector<uint16_t> ports = replica_ports(p, 2);
+  INFO("stdout: " << p.out() << "\nstderr: " << p.err());
+  REQUIRE(ports[1] != 0);
+  CHECK(p.err().find("1 architecture(s) of the 1 skeleton(s) in the weight store imported, 1 "
+                     "warmed") != std::string::npos);
+  CHECK(thread_count(p.pid()) == 1);  // the first process forked with no other thread
+
+  // A replica serves the stored variant and another of its architecture.
+  HttpClient second(ports[1]);
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = "tiny_variant_" + std::to_string(i);
+    REQUIRE(second.post_form("/register", register_form(name, name)).status == 201);
+    auto r = second.request("POST", "/classify/" + name, read_file(image_file("gradient.jpg")),
+                            "image/jpeg");
+    INFO(r.body);
+    CHECK(r.status == 200);
+  }
+  REQUIRE(p.stop(60s));
 }

@@ -1,0 +1,133 @@
+#include "engine/runtime/weight_store_imports.h"
+
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+#if __has_include(<torch/csrc/jit/python/update_graph_executor_opt.h>)
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#else
+namespace torch::jit {
+TORCH_API bool getGraphExecutorOptimize();
+TORCH_API void setGraphExecutorOptimize(bool o);
+}  // namespace torch::jit
+#endif
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "engine/runtime/allocator.h"
+#include "engine/runtime/shared_weights.h"
+
+namespace servelab::runtime {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The imported architectures by code key, held for the process's life.
+std::mutex imported_mu;
+std::map<std::string, ModulePtr>& imported() {
+  static auto* by_code = new std::map<std::string, ModulePtr>;  // never destroyed: no exit order
+  return *by_code;
+}
+
+// The store's skeleton files by code key, in name order (the same choice on every start).
+// Files that cannot be read as skeletons go to `skipped`.
+std::map<std::string, std::vector<std::string>> skeletons_by_code(
+    const std::string& dir, ImportedArchitectures& out) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(fs::path(dir) / "skeletons", ec))
+    if (f.path().extension() == ".pt" && f.is_regular_file(ec)) files.push_back(f.path().string());
+  std::sort(files.begin(), files.end());
+  std::map<std::string, std::vector<std::string>> by_code;
+  for (const std::string& file : files) {
+    ++out.skeletons;
+    try {
+      const std::string code = skeleton_code_key(file);
+      if (!code.empty()) by_code[code].push_back(file);
+    } catch (const std::exception& e) {
+      const std::string why = e.what();
+      out.skipped.push_back(file + ": " + why.substr(0, why.find('\n')));
+    }
+  }
+  return by_code;
+}
+
+WarmInput read_warm_input(const std::string& skeleton) {
+  WarmInput in;
+  std::ifstream f(warm_input_path(skeleton));
+  if (!(f >> in.height >> in.width) || in.height <= 0 || in.width <= 0 || in.height > 8192 ||
+      in.width > 8192)
+    return {};
+  return in;
+}
+
+// One forward pass of `architecture` with the weights of `skeleton` (a structural copy, its
+// blobs mapped for the pass), as a worker runs it: no graph optimization, inference mode,
+// one intra-op thread (so that no thread is left behind for a fork).
+void warm(const ModulePtr& architecture, const std::string& code, const std::string& skeleton,
+          const WarmInput& input, store::BlobStore& blobs) {
+  ArchitectureCache cache;
+  cache.keep(code, architecture);
+  SharedModule copy = load_shared(skeleton, blobs, &cache);
+  const bool optimize = torch::jit::getGraphExecutorOptimize();
+  torch::jit::setGraphExecutorOptimize(false);
+  at::set_num_threads(1);
+  try {
+    c10::InferenceMode guard;
+    copy.module->forward({torch::zeros({1, 3, input.height, input.width})});
+  } catch (...) {
+    torch::jit::setGraphExecutorOptimize(optimize);
+    throw;
+  }
+  torch::jit::setGraphExecutorOptimize(optimize);
+}
+
+}  // namespace
+
+std::string warm_input_path(const std::string& skeleton) {
+  return (fs::path(skeleton).replace_extension(".input")).string();
+}
+
+ImportedArchitectures import_weight_store_architectures(const std::string& dir, bool warm_up) {
+  ImportedArchitectures out;
+  store::BlobStore blobs(dir + "/blobs");
+  std::lock_guard lock(imported_mu);
+  for (const auto& [code, files] : skeletons_by_code(dir, out)) {
+    if (imported().count(code)) continue;
+    const std::string& file = files.front();
+    try {
+      auto m = std::make_shared<torch::jit::Module>(torch::jit::load(file, torch::kCPU));
+      m->eval();
+      imported()[code] = m;
+      ++out.architectures;
+    } catch (const std::exception& e) {
+      const std::string why = e.what();
+      out.skipped.push_back(file + ": " + why.substr(0, why.find('\n')));
+      continue;
+    }
+    if (!warm_up) continue;
+    auto with_input = std::find_if(files.begin(), files.end(), [](const std::string& f) {
+      return read_warm_input(f).height > 0;
+    });
+    if (with_input == files.end()) continue;
+    try {
+      warm(imported()[code], code, *with_input, read_warm_input(*with_input), blobs);
+      ++out.warmed;
+    } catch (const std::exception& e) {
+      const std::string why = e.what();
+      out.skipped.push_back(*with_input + ": warm-up: " + why.substr(0, why.find('\n')));
+    }
+  }
+  give_back_freed_memory();  // what the imports and passes built for a while
+  return out;
+}
+
+void keep_imported_architectures(ArchitectureCache& cache) {
+  std::lock_guard lock(imported_mu);
+  for (const auto& [code, module] : imported()) cache.keep(code, module);
+}
+
+}  // namespace servelab::runtime

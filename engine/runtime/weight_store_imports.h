@@ -1,0 +1,48 @@
+// Architectures imported ahead: the code of a weight store's skeletons, imported once per
+// architecture and held for the life of the process, so that every weight store this process
+// opens afterwards, and every process forked from it, loads a model of such an architecture
+// as a structural copy (shared_weights.h) instead of importing its TorchScript code again.
+// Importing code is most of a small model's load (TorchScript's compile, not the weights),
+// and a first forward pass builds each function's execution plan; `servelab serve
+// --processes N` imports and warms before it forks, so that its replicas share that code and
+// those plans copy-on-write and a model already in the store costs a replica neither.
+// Free of LibTorch's headers (the CLI includes it). Call before any thread that uses a
+// weight store starts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace servelab::runtime {
+
+class ArchitectureCache;
+
+// The input a skeleton's architecture is warmed with: a batch of one 3 x height x width
+// image, as the registration that wrote it checked its model. Kept beside the skeleton
+// (skeletons/<digest>.input, "HEIGHT WIDTH").
+struct WarmInput {
+  int64_t height = 0, width = 0;  // 0: none
+};
+std::string warm_input_path(const std::string& skeleton);
+
+struct ImportedArchitectures {
+  size_t skeletons = 0;      // skeleton files found
+  size_t architectures = 0;  // distinct code imported (one skeleton each)
+  size_t warmed = 0;         // of those, run once on their warm-up input
+  std::vector<std::string> skipped;  // "FILE: why" for each skeleton not imported or warmed
+};
+
+// Imports the architectures of the skeletons in weight store `dir` (DIR/skeletons/*.pt) that
+// this process has not imported yet. With `warm`, runs each once, on one thread, on the
+// warm-up input of a skeleton of it that has one (its weights mapped for the pass, then
+// unmapped), and gives the pass's memory back. A damaged or foreign file is skipped (listed),
+// never fatal: loading a model from it later fails or rewrites it as without this.
+// Thread-safety: one call at a time, before the weight stores that use it are opened.
+ImportedArchitectures import_weight_store_architectures(const std::string& dir, bool warm);
+
+// Holds every imported architecture in `cache` (for each weight store opened afterwards).
+void keep_imported_architectures(ArchitectureCache& cache);
+
+}  // namespace servelab::runtime
