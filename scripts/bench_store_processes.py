@@ -8,15 +8,20 @@ one weight store (each with its own model store), and four replicas of one
 `servelab serve --processes 4` (forked after the runtime's start-up, which they then share),
 each registering the COUNT variants and answering one request per variant; prints each case's
 summed PSS and the ratios; the same for idle servers (no model), so that what the models add
-is told apart from what each process's runtime holds.
+is told apart from what each process's runtime holds. Then a model's first answer (its
+registration and first request, wall time) once the weight store holds it, in a server of its
+own and in a replica of a `serve --processes 2` started on that store (which imported and
+warmed its architecture before forking), against a server without the store registering the
+model's file read cold; the median of 3 rounds each.
 """
+import statistics
 import os
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from store_processes import Server, pss_kb, read_image  # noqa: E402
+from store_processes import Server, drop_from_page_cache, pss_kb, read_image  # noqa: E402
 
 
 def register_all(server, count):
@@ -53,6 +58,40 @@ def case(label, servers, shared, count, forked=False):
     return total
 
 
+def first_answer(server, name):
+    """Seconds from registering `name` to its first answer."""
+    start = time.perf_counter()
+    server.register(name)
+    server.classify(name, IMAGE)
+    return time.perf_counter() - start
+
+
+def first_answers(count, rounds=3):
+    """The first answer of variant count-1 with its file read cold and no store, through the
+    store in a server of its own, and in a replica of a group started on the store."""
+    name = f"{FAMILY}_{count - 1}"
+    times = {"file_cold": [], "store": [], "store_replica": []}
+    with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
+        weights = os.path.join(tmp, "weights")
+        with Server(SERVELAB, os.path.join(tmp, "seed"), MODELS, weights) as seed:
+            register_all(seed, count)
+        for r in range(rounds):
+            with Server(SERVELAB, os.path.join(tmp, f"cold{r}"), MODELS) as cold:
+                drop_from_page_cache(os.path.join(MODELS, name + ".pt"))
+                times["file_cold"].append(first_answer(cold, name))
+            with Server(SERVELAB, os.path.join(tmp, f"own{r}"), MODELS, weights) as own:
+                times["store"].append(first_answer(own, name))
+            with Server(SERVELAB, os.path.join(tmp, f"group{r}"), MODELS, weights,
+                        processes=2) as group:
+                times["store_replica"].append(first_answer(group.replica(1), name))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for k, v in med.items():
+        print(f"first_answer_{k}_s {v:.4f}")
+    print(f"ratio_first_answer_store_vs_file_cold {med['store'] / med['file_cold']:.3f}")
+    print(f"ratio_first_answer_store_replica_vs_file_cold "
+          f"{med['store_replica'] / med['file_cold']:.3f}")
+
+
 SERVELAB, MODELS, FAMILY, COUNT = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 IMAGE = read_image()
 plain = case("pss_one_server_no_store_bytes", 1, False, COUNT)
@@ -68,3 +107,4 @@ print(f"ratio_four_servers_vs_one {four / one:.3f}")
 print(f"ratio_four_servers_forked_vs_one {forked / one:.3f}")
 print(f"ratio_four_servers_vs_one_idle {four_idle / one_idle:.3f}")
 print(f"ratio_four_servers_vs_one_models_added {(four - four_idle) / (one - one_idle):.3f}")
+first_answers(COUNT)
