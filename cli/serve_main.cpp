@@ -197,9 +197,15 @@ int serve_until_stopped(const server::ServerOptions& so, const runtime::EngineOp
 // The code of the architectures already in the weight store, imported (and, where each
 // replica sets its own intra-op threads, run once) here for every replica to share
 // (engine/runtime/weight_store_imports.h).
+// A store that cannot be opened is left to the replicas, which refuse it as a server does.
 void import_before_fork(const runtime::EngineOptions& eo) {
-  const runtime::ImportedArchitectures got =
-      runtime::import_weight_store_architectures(eo.weight_store, eo.intra_op_threads > 0);
+  runtime::ImportedArchitectures got;
+  try {
+    got = runtime::import_weight_store_architectures(eo.weight_store, eo.intra_op_threads > 0);
+  } catch (const std::exception& e) {
+    std::cerr << "servelab serve: nothing of the weight store shared ahead: " << e.what() << "\n";
+    return;
+  }
   for (const std::string& why : got.skipped)
     std::cerr << "servelab serve: weight store skeleton not shared ahead: " << why << "\n";
   if (got.skeletons > 0)

@@ -181,3 +181,19 @@ TEST_CASE("serve --processes: the weight store's architectures are imported and 
   }
   REQUIRE(p.stop(60s));
 }
+
+TEST_CASE("serve --processes: a weight store that cannot be opened is refused by the replicas",
+          "[server][processes][weights]") {
+  TempDir dir;
+  std::ofstream(dir.path / "a-file") << "not a directory";
+  std::vector<std::string> args = args_for(dir.path / "store");
+  args.insert(args.end(), {"--weight-store", (dir.path / "a-file" / "weights").string()});
+  ServeProcess p(args, dir.path / "group");
+  const std::optional<int> rc = p.wait_exit(120s);
+  INFO("stderr: " << p.err());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 1);
+  CHECK(p.err().find("nothing of the weight store shared ahead") != std::string::npos);
+  CHECK(p.err().find("replica 1 (pid") != std::string::npos);  // each replica said no itself
+  CHECK(p.err().find("cannot create the weight store") != std::string::npos);
+}
