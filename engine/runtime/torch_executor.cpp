@@ -18,14 +18,6 @@
 #include <torch/version.h>
 #include <ATen/Parallel.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
-#if __has_include(<torch/csrc/jit/python/update_graph_executor_opt.h>)
-#include <torch/csrc/jit/python/update_graph_executor_opt.h>
-#else  // LibTorch installs that leave out the jit/python headers: the functions are exported
-namespace torch::jit {
-TORCH_API void setGraphExecutorOptimize(bool o);
-TORCH_API bool getGraphExecutorOptimize();
-}  // namespace torch::jit
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -39,6 +31,7 @@ TORCH_API bool getGraphExecutorOptimize();
 
 #include "engine/runtime/allocator.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/graph_optimizer.h"
 #include "engine/runtime/torch_batch.h"
 #include "engine/runtime/torch_tiers.h"
 #include "engine/runtime/workspace_probe.h"
@@ -54,13 +47,6 @@ struct TorchModel {
   Preprocess pp;
   ModulePtr tiers[kTierCount];  // [Host], [Device]; [Disk] unused (the file is the copy)
   DeviceNormalization norm;  // CUDA: set at add()
-};
-
-// Turns TorchScript graph optimization off on this thread for its lifetime (thread-local).
-struct OptimizerOff {
-  bool was = torch::jit::getGraphExecutorOptimize();
-  OptimizerOff() { torch::jit::setGraphExecutorOptimize(false); }
-  ~OptimizerOff() { torch::jit::setGraphExecutorOptimize(was); }
 };
 
 class TorchExecutor final : public Executor {

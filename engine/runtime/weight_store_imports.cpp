@@ -2,14 +2,6 @@
 
 #include <ATen/Parallel.h>
 #include <torch/script.h>
-#if __has_include(<torch/csrc/jit/python/update_graph_executor_opt.h>)
-#include <torch/csrc/jit/python/update_graph_executor_opt.h>
-#else
-namespace torch::jit {
-TORCH_API bool getGraphExecutorOptimize();
-TORCH_API void setGraphExecutorOptimize(bool o);
-}  // namespace torch::jit
-#endif
 
 #include <algorithm>
 #include <filesystem>
@@ -18,6 +10,7 @@ TORCH_API void setGraphExecutorOptimize(bool o);
 #include <mutex>
 
 #include "engine/runtime/allocator.h"
+#include "engine/runtime/graph_optimizer.h"
 #include "engine/runtime/shared_weights.h"
 
 namespace servelab::runtime {
@@ -72,17 +65,10 @@ void warm(const ModulePtr& architecture, const std::string& code, const std::str
   ArchitectureCache cache;
   cache.keep(code, architecture);
   SharedModule copy = load_shared(skeleton, blobs, &cache);
-  const bool optimize = torch::jit::getGraphExecutorOptimize();
-  torch::jit::setGraphExecutorOptimize(false);
+  OptimizerOff no_opt;
   at::set_num_threads(1);
-  try {
-    c10::InferenceMode guard;
-    copy.module->forward({torch::zeros({1, 3, input.height, input.width})});
-  } catch (...) {
-    torch::jit::setGraphExecutorOptimize(optimize);
-    throw;
-  }
-  torch::jit::setGraphExecutorOptimize(optimize);
+  c10::InferenceMode guard;
+  copy.module->forward({torch::zeros({1, 3, input.height, input.width})});
 }
 
 }  // namespace
@@ -109,16 +95,17 @@ ImportedArchitectures import_weight_store_architectures(const std::string& dir, 
       continue;
     }
     if (!warm_up) continue;
-    auto with_input = std::find_if(files.begin(), files.end(), [](const std::string& f) {
-      return read_warm_input(f).height > 0;
-    });
-    if (with_input == files.end()) continue;
-    try {
-      warm(imported()[code], code, *with_input, read_warm_input(*with_input), blobs);
-      ++out.warmed;
-    } catch (const std::exception& e) {
-      const std::string why = e.what();
-      out.skipped.push_back(*with_input + ": warm-up: " + why.substr(0, why.find('\n')));
+    for (const std::string& skeleton : files) {
+      const WarmInput input = read_warm_input(skeleton);
+      if (input.height == 0) continue;
+      try {
+        warm(imported()[code], code, skeleton, input, blobs);
+        ++out.warmed;
+      } catch (const std::exception& e) {
+        const std::string why = e.what();
+        out.skipped.push_back(skeleton + ": warm-up: " + why.substr(0, why.find('\n')));
+      }
+      break;  // one pass an architecture
     }
   }
   give_back_freed_memory();  // what the imports and passes built for a while

@@ -6,6 +6,7 @@
 
 #include "engine/runtime/shared_weights.h"
 #include "engine/runtime/torch_weight_store.h"
+#include "tiny_variants.h"
 #undef CHECK
 #undef CHECK_FALSE
 #include <catch2/catch.hpp>
@@ -19,24 +20,9 @@ using namespace servelab;
 using namespace servelab::runtime;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string variant(int i) {
-  return test::models_dir() + "/tiny_variant_" + std::to_string(i) + ".pt";
-}
-
-at::Tensor logits(torch::jit::Module& m) {
-  c10::InferenceMode guard;
-  return m.forward({torch::linspace(-1, 1, 3 * 32 * 32).view({1, 3, 32, 32})}).toTensor();
-}
-
-torch::jit::Module plain(int i) {
-  torch::jit::Module m = torch::jit::load(variant(i), torch::kCPU);
-  m.eval();
-  return m;
-}
-
-}  // namespace
+using test::logits;
+using test::plain;
+using test::variant;
 
 TEST_CASE("a variant loaded as a copy of another's architecture answers with its own weights",
           "[runtime][weights][architecture]") {

@@ -7,6 +7,7 @@
 
 #include "engine/runtime/torch_weight_store.h"
 #include "engine/runtime/weight_store_imports.h"
+#include "tiny_variants.h"
 #undef CHECK
 #undef CHECK_FALSE
 #include <catch2/catch.hpp>
@@ -24,17 +25,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string model(const std::string& name) { return test::models_dir() + "/" + name + ".pt"; }
-std::string variant(int i) { return model("tiny_variant_" + std::to_string(i)); }
+using test::logits;
+using test::variant;
 
-at::Tensor logits(torch::jit::Module& m) {
-  c10::InferenceMode guard;
-  return m.forward({torch::linspace(-1, 1, 3 * 32 * 32).view({1, 3, 32, 32})}).toTensor();
-}
+std::string model(const std::string& name) { return test::models_dir() + "/" + name + ".pt"; }
 
 at::Tensor plain_logits(int i) {
-  torch::jit::Module m = torch::jit::load(variant(i), torch::kCPU);
-  m.eval();
+  torch::jit::Module m = test::plain(i);
   return logits(m);
 }
 
