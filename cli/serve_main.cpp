@@ -137,6 +137,9 @@ server::ServerOptions server_options(const po::variables_map& vm) {
   check_range<size_t>("max-body-bytes", so.max_body_bytes, 1024, size_t(4) << 30);
   so.max_json_body_bytes = vm["max-json-body-bytes"].as<size_t>();
   check_range<size_t>("max-json-body-bytes", so.max_json_body_bytes, 1024, size_t(4) << 30);
+  const uint32_t idle_trim_ms = vm["idle-trim-ms"].as<uint32_t>();
+  check_range<uint32_t>("idle-trim-ms", idle_trim_ms, 0, 86'400'000);
+  so.idle_trim = std::chrono::milliseconds(idle_trim_ms);
   so.store_dir = vm["store"].as<std::string>();
   so.quarantine_orphans = vm["quarantine-orphans"].as<bool>();
   so.default_top_k = vm["top-k"].as<int>();

@@ -44,6 +44,10 @@ po::options_description serve_options() {
                                      "KServe v2 infer request (the body, or the JSON header "
                                      "of binary tensors) is answered 413 before it is read; "
                                      "send large tensors as binary data")
+    ("idle-trim-ms", po::value<uint32_t>()->default_value(10000), "give freed heap memory "
+                                     "(the forward passes' buffers, kept between batches) "
+                                     "back to the system once no request has been in flight "
+                                     "this long; 0: keep it")
     ("store", po::value<std::string>()->default_value("model-store"), "model store directory: "
                                             "model files and the registry (registry.sqlite). "
                                             "One server at a time: a second one on the same "

@@ -7,8 +7,11 @@ Runs, one after another: one server without a weight store, one with one, four s
 one weight store (each with its own model store), and four replicas of one
 `servelab serve --processes 4` (forked after the runtime's start-up, which they then share),
 each registering the COUNT variants and answering one request per variant; prints each case's
-summed PSS and the ratios; the same for idle servers (no model), so that what the models add
-is told apart from what each process's runtime holds. Then a model's first answer (its
+summed PSS half a second after the last answer (serving: each process still holds its forward
+passes' buffers) and again at rest, past the servers' idle trim (`--idle-trim-ms`, 10 s by
+default, after which a server gives those buffers back), and the ratios of both; the same for
+idle servers (no model), so that what the models add is told apart from what each process's
+runtime holds. Then a model's first answer (its
 registration and first request, wall time) once the weight store holds it, in a server of its
 own and in a replica of a `serve --processes 2` started on that store (which imported and
 warmed its architecture before forking), against a server without the store registering the
@@ -51,11 +54,14 @@ def case(label, servers, shared, count, forked=False):
                 register_all(h, count)
             time.sleep(0.5)
             total = sum(pss_kb(pid) for pid in pids)
+            time.sleep(AT_REST_S - 0.5)
+            at_rest = sum(pss_kb(pid) for pid in pids)
         finally:
             for p in procs:
                 p.stop()
     print(f"{label} {total * 1024}")
-    return total
+    print(f"{label.replace('_bytes', '_at_rest_bytes')} {at_rest * 1024}")
+    return total, at_rest
 
 
 def first_answer(server, name):
@@ -94,6 +100,7 @@ def first_answers(count, rounds=3):
 
 SERVELAB, MODELS, FAMILY, COUNT = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 IMAGE = read_image()
+AT_REST_S = 21  # past the default idle trim's check (one to two 10 s delays after the last answer)
 plain = case("pss_one_server_no_store_bytes", 1, False, COUNT)
 one = case("pss_one_server_store_bytes", 1, True, COUNT)
 four = case("pss_four_servers_one_store_bytes", 4, True, COUNT)
@@ -102,9 +109,11 @@ forked = case("pss_four_servers_forked_one_store_bytes", 4, True, COUNT, forked=
 # for itself (the libraries' code pages are shared and split between the processes).
 one_idle = case("pss_one_server_idle_bytes", 1, True, 0)
 four_idle = case("pss_four_servers_idle_bytes", 4, True, 0)
-print(f"ratio_store_vs_no_store {one / plain:.3f}")
-print(f"ratio_four_servers_vs_one {four / one:.3f}")
-print(f"ratio_four_servers_forked_vs_one {forked / one:.3f}")
-print(f"ratio_four_servers_vs_one_idle {four_idle / one_idle:.3f}")
-print(f"ratio_four_servers_vs_one_models_added {(four - four_idle) / (one - one_idle):.3f}")
+for k, when in enumerate(["", "_at_rest"]):
+    print(f"ratio_store_vs_no_store{when} {one[k] / plain[k]:.3f}")
+    print(f"ratio_four_servers_vs_one{when} {four[k] / one[k]:.3f}")
+    print(f"ratio_four_servers_forked_vs_one{when} {forked[k] / one[k]:.3f}")
+    print(f"ratio_four_servers_vs_one_idle{when} {four_idle[k] / one_idle[k]:.3f}")
+    print(f"ratio_four_servers_vs_one_models_added{when} "
+          f"{(four[k] - four_idle[k]) / (one[k] - one_idle[k]):.3f}")
 first_answers(COUNT)

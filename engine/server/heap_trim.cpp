@@ -16,6 +16,24 @@ void HeapTrimmer::freed(size_t bytes) {
   });
 }
 
+void HeapTrimmer::went_idle() {
+  if (idle_delay_.count() <= 0 || idle_scheduled_.exchange(true)) return;
+  check_idle_after_delay();
+}
+
+// Runs while `idle_scheduled_` is held; the timer's handler gives it up before it decides,
+// so that a request answered meanwhile schedules the next check itself.
+void HeapTrimmer::check_idle_after_delay() {
+  const uint64_t seen = requests_.load();
+  idle_timer_.expires_after(idle_delay_);
+  idle_timer_.async_wait([this, seen](const boost::system::error_code& ec) {
+    idle_scheduled_ = false;
+    if (ec || in_flight_.load() > 0) return;  // the last of those answered schedules again
+    if (requests_.load() == seen) return trim();  // nothing came for the whole delay
+    went_idle();  // requests came and went: wait the delay again from now
+  });
+}
+
 void HeapTrimmer::trim() {
 #if defined(__GLIBC__)
   malloc_trim(0);

@@ -1,10 +1,16 @@
-// Gives freed heap memory back to the system after large buffers (request bodies, answers of
-// a megabyte or more) were freed. The process keeps freed memory by design, so that forward
-// passes reuse their buffers (engine/runtime/allocator.h); without a trim, a burst of large
-// bodies or answers would stay resident for the rest of the process's life. A trim runs
-// `delay` after the first large free that finds none scheduled, on the io_context, so at most
-// one trim per `delay` and none while no large buffer is freed.
-// Thread-safety: freed() from any thread; construct and destroy with the io_context's owner.
+// Gives freed heap memory back to the system. The process keeps freed memory by design, so
+// that forward passes reuse their buffers (engine/runtime/allocator.h); without a trim, a
+// burst of large bodies or answers would stay resident for the rest of the process's life,
+// and so would an idle server's forward buffers.
+// - After large frees (request bodies, answers of a megabyte or more): a trim runs `delay`
+//   after the first large free that finds none scheduled, on the io_context, so at most one
+//   trim per `delay` and none while no large buffer is freed.
+// - When idle (`idle_delay` above zero): a trim runs once no request has been in flight for
+//   `idle_delay` (checked once per delay, so one to two delays after the last answer); while
+//   requests keep coming or one is in flight, none runs. The first batch after it faults its
+//   buffers in again, so the delay is long against a batch (jemalloc's decay is 10 s).
+// Thread-safety: freed(), request_started() and went_idle() from any thread; construct and
+// destroy with the io_context's owner.
 #pragma once
 
 #include <atomic>
@@ -12,6 +18,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 
 namespace servelab::server {
 
@@ -19,18 +26,33 @@ class HeapTrimmer {
  public:
   static constexpr size_t kLargeBytes = size_t{1} << 20;  // smaller frees are ignored
 
-  HeapTrimmer(boost::asio::io_context& ioc, std::chrono::milliseconds delay)
-      : timer_(ioc), delay_(delay) {}
+  // `in_flight`: the requests handed to the handler and not yet answered (the owner's count,
+  // which outlives the trimmer).
+  HeapTrimmer(boost::asio::io_context& ioc, std::chrono::milliseconds delay,
+              std::chrono::milliseconds idle_delay, const std::atomic<int>& in_flight)
+      : timer_(ioc), idle_timer_(ioc), delay_(delay), idle_delay_(idle_delay),
+        in_flight_(in_flight) {}
 
   // A buffer of `bytes` was freed (or is about to be); schedules a trim when it is large.
   void freed(size_t bytes);
+  // A request was handed to the handler.
+  void request_started() { requests_.fetch_add(1, std::memory_order_relaxed); }
+  // The in-flight count reached zero: schedules the idle check unless one is scheduled.
+  void went_idle();
   // Trims now (glibc: malloc_trim; elsewhere nothing). Any thread.
   static void trim();
 
  private:
-  boost::asio::steady_timer timer_;  // used by one scheduler at a time (`scheduled_`)
+  void check_idle_after_delay();
+
+  boost::asio::steady_timer timer_;       // used by one scheduler at a time (`scheduled_`)
+  boost::asio::steady_timer idle_timer_;  // likewise (`idle_scheduled_`)
   std::chrono::milliseconds delay_;
+  std::chrono::milliseconds idle_delay_;
+  const std::atomic<int>& in_flight_;
   std::atomic<bool> scheduled_{false};
+  std::atomic<bool> idle_scheduled_{false};
+  std::atomic<uint64_t> requests_{0};  // started so far: tells an idle spell from a busy one
 };
 
 }  // namespace servelab::server

@@ -276,6 +276,7 @@ RestoreReport HttpServer::start() {
   t.io_threads = s.options.io_threads;
   t.max_body_bytes = s.options.max_body_bytes;
   t.max_json_body_bytes = s.options.max_json_body_bytes;
+  t.idle_trim = s.options.idle_trim;
   t.log = [&s](const std::string& line) { s.log(line); };
   t.refused = [&s](int status) { s.metrics.refused(status); };
   s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {

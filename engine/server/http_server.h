@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct ServerOptions {
   // so that an answer does not grow with a model's label list. At least 1.
   size_t labels_per_answer = 1000;
   bool log = true;                   // log registrations and restore problems on stderr
+  // Freed heap memory (the forward passes' buffers the process keeps) goes back to the
+  // system once no request has been in flight this long; zero: kept while the process lives.
+  std::chrono::milliseconds idle_trim{10000};
   // JSON registration with a server-side path reads only regular files under this directory
   // (canonical paths, symlinks resolved). Empty: server-side paths are refused (upload).
   std::string model_root;

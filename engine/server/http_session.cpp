@@ -173,6 +173,7 @@ void Session::on_read(beast::error_code ec, size_t) {
   req.tensor_split = msg.body().split;
   deadline_.expires_never();  // the engine bounds the wait (request timeout)
   shared_->in_flight++;
+  shared_->trimmer->request_started();
   counted_ = true;
   const size_t body_bytes = req.body.capacity() + req.tensor.capacity() * sizeof(float);
   req.client = client_ = std::make_shared<ClientGone>();

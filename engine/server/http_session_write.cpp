@@ -44,7 +44,7 @@ void Session::on_readable() {
 }
 
 void Session::uncount() {
-  if (counted_) shared_->in_flight--;
+  if (counted_ && --shared_->in_flight == 0) shared_->trimmer->went_idle();
   counted_ = false;
 }
 

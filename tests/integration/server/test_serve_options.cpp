@@ -55,6 +55,7 @@ TEST_CASE("serve refuses out-of-range numeric options with status 2 and the opti
       {{"--port", "-1"}, "--port must not be negative (got -1)"},
       {{"--max-body-bytes", "-5"}, "--max-body-bytes must not be negative (got -5)"},
       {{"--max-json-body-bytes", "100"}, "--max-json-body-bytes must be between 1024 and"},
+      {{"--idle-trim-ms", "100000000"}, "--idle-trim-ms must be between 0 and 86400000"},
       {{"--queue-bound", "-1"}, "--queue-bound must not be negative (got -1)"},
       {{"--model-root", "/nonexistent"}, "--model-root '/nonexistent' is not a directory"},
       {{"--port", "http"}, "--port"},
