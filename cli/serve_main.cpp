@@ -198,8 +198,8 @@ int serve_until_stopped(const server::ServerOptions& so, const runtime::EngineOp
 }
 
 // The code of the architectures already in the weight store, imported (and, where each
-// replica sets its own intra-op threads, run once) here for every replica to share
-// (engine/runtime/weight_store_imports.h).
+// replica sets its own intra-op threads, run at the check's batches) here for every replica
+// to share (engine/runtime/weight_store_imports.h).
 // A store that cannot be opened is left to the replicas, which refuse it as a server does.
 void import_before_fork(const runtime::EngineOptions& eo) {
   runtime::ImportedArchitectures got;

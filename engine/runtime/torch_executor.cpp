@@ -37,6 +37,7 @@
 #include "engine/runtime/workspace_probe.h"
 #ifndef SERVELAB_CORE_ONLY
 #include "engine/runtime/torch_weight_store.h"
+#include "engine/runtime/weight_store_imports.h"
 #endif
 
 namespace servelab::runtime {
@@ -109,7 +110,7 @@ class TorchExecutor final : public Executor {
     // Check forward + workspace: peak bytes allocated through the CPU allocator on this
     // thread during a forward at batch 2 and 1, extrapolated linearly to max_batch.
     uint64_t peak[2] = {0, 0};
-    for (int b = 2; b >= 1; --b) {
+    for (const int64_t b : kCheckBatches) {
       if (b == 1) give_back_freed_memory();
       try {
         WorkspaceProbe probe;

@@ -57,9 +57,11 @@ WarmInput read_warm_input(const std::string& skeleton) {
   return in;
 }
 
-// One forward pass of `architecture` with the weights of `skeleton` (a structural copy, its
-// blobs mapped for the pass), as a worker runs it: no graph optimization, inference mode,
-// one intra-op thread (so that no thread is left behind for a fork).
+// Forward passes of `architecture` with the weights of `skeleton` (a structural copy, its
+// blobs mapped for the passes), as a registration's check runs them (batch 2, then 1; the
+// first request's batch is 1): no graph optimization, inference mode, one intra-op thread (so
+// that no thread is left behind for a fork). The kernels a pass builds for its shapes (oneDNN
+// compiles one per convolution and shape) are then the replicas' too.
 void warm(const ModulePtr& architecture, const std::string& code, const std::string& skeleton,
           const WarmInput& input, store::BlobStore& blobs) {
   ArchitectureCache cache;
@@ -68,7 +70,8 @@ void warm(const ModulePtr& architecture, const std::string& code, const std::str
   OptimizerOff no_opt;
   at::set_num_threads(1);
   c10::InferenceMode guard;
-  copy.module->forward({torch::zeros({1, 3, input.height, input.width})});
+  for (int64_t batch : kCheckBatches)
+    copy.module->forward({torch::zeros({batch, 3, input.height, input.width})});
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // weight store starts.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,9 +20,13 @@ namespace servelab::runtime {
 
 class ArchitectureCache;
 
-// The input a skeleton's architecture is warmed with: a batch of one 3 x height x width
-// image, as the registration that wrote it checked its model. Kept beside the skeleton
-// (skeletons/<digest>.input, "HEIGHT WIDTH").
+// The batches a registration's check forward runs, in this order (torch_executor.cpp); the
+// warm-up runs the same, so that a replica's registration finds its kernels built.
+inline constexpr std::array<int64_t, 2> kCheckBatches = {2, 1};
+
+// The input a skeleton's architecture is warmed with: batches (kCheckBatches) of a
+// 3 x height x width image, as the registration that wrote it checked its model. Kept beside
+// the skeleton (skeletons/<digest>.input, "HEIGHT WIDTH").
 struct WarmInput {
   int64_t height = 0, width = 0;  // 0: none
 };
@@ -30,14 +35,14 @@ std::string warm_input_path(const std::string& skeleton);
 struct ImportedArchitectures {
   size_t skeletons = 0;      // skeleton files found
   size_t architectures = 0;  // distinct code imported (one skeleton each)
-  size_t warmed = 0;         // of those, run once on their warm-up input
+  size_t warmed = 0;         // of those, run on their warm-up input
   std::vector<std::string> skipped;  // "FILE: why" for each skeleton not imported or warmed
 };
 
 // Imports the architectures of the skeletons in weight store `dir` (DIR/skeletons/*.pt) that
-// this process has not imported yet. With `warm`, runs each once, on one thread, on the
-// warm-up input of a skeleton of it that has one (its weights mapped for the pass, then
-// unmapped), and gives the pass's memory back. A damaged or foreign file is skipped (listed),
+// this process has not imported yet. With `warm`, runs each on one thread at the check's
+// batches, on the warm-up input of a skeleton of it that has one (its weights mapped for the
+// passes, then unmapped), and gives the passes' memory back. A damaged or foreign file is skipped (listed),
 // never fatal: loading a model from it later fails or rewrites it as without this.
 // Thread-safety: one call at a time, before the weight stores that use it are opened.
 ImportedArchitectures import_weight_store_architectures(const std::string& dir, bool warm);
