@@ -12,7 +12,7 @@ void HeapTrimmer::freed(size_t bytes) {
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     scheduled_ = false;  // frees from now on schedule the next trim
-    trim();
+    trim_and_tell(false);
   });
 }
 
@@ -29,9 +29,14 @@ void HeapTrimmer::check_idle_after_delay() {
   idle_timer_.async_wait([this, seen](const boost::system::error_code& ec) {
     idle_scheduled_ = false;
     if (ec || in_flight_.load() > 0) return;  // the last of those answered schedules again
-    if (requests_.load() == seen) return trim();  // nothing came for the whole delay
+    if (requests_.load() == seen) return trim_and_tell(true);  // nothing came all the delay
     went_idle();  // requests came and went: wait the delay again from now
   });
+}
+
+void HeapTrimmer::trim_and_tell(bool idle) {
+  trim();
+  if (trimmed_) trimmed_(idle);
 }
 
 void HeapTrimmer::trim() {

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace servelab::server {
 
@@ -27,11 +28,13 @@ class HeapTrimmer {
   static constexpr size_t kLargeBytes = size_t{1} << 20;  // smaller frees are ignored
 
   // `in_flight`: the requests handed to the handler and not yet answered (the owner's count,
-  // which outlives the trimmer).
+  // which outlives the trimmer). `trimmed` (may be empty) hears of each trim, on an IO thread:
+  // true for one after idleness.
   HeapTrimmer(boost::asio::io_context& ioc, std::chrono::milliseconds delay,
-              std::chrono::milliseconds idle_delay, const std::atomic<int>& in_flight)
+              std::chrono::milliseconds idle_delay, const std::atomic<int>& in_flight,
+              std::function<void(bool idle)> trimmed = {})
       : timer_(ioc), idle_timer_(ioc), delay_(delay), idle_delay_(idle_delay),
-        in_flight_(in_flight) {}
+        in_flight_(in_flight), trimmed_(std::move(trimmed)) {}
 
   // A buffer of `bytes` was freed (or is about to be); schedules a trim when it is large.
   void freed(size_t bytes);
@@ -44,12 +47,14 @@ class HeapTrimmer {
 
  private:
   void check_idle_after_delay();
+  void trim_and_tell(bool idle);
 
   boost::asio::steady_timer timer_;       // used by one scheduler at a time (`scheduled_`)
   boost::asio::steady_timer idle_timer_;  // likewise (`idle_scheduled_`)
   std::chrono::milliseconds delay_;
   std::chrono::milliseconds idle_delay_;
   const std::atomic<int>& in_flight_;
+  std::function<void(bool idle)> trimmed_;
   std::atomic<bool> scheduled_{false};
   std::atomic<bool> idle_scheduled_{false};
   std::atomic<uint64_t> requests_{0};  // started so far: tells an idle spell from a busy one

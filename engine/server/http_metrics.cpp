@@ -37,6 +37,12 @@ std::string HttpMetrics::text() const {
   out << "# HELP servelab_http_requests_in_flight Requests parsed and not yet answered.\n"
       << "# TYPE servelab_http_requests_in_flight gauge\n"
       << "servelab_http_requests_in_flight " << in_flight_.load() << "\n";
+  out << "# HELP servelab_heap_trims_total Times freed heap memory was given back to the "
+         "system: once idle (--idle-trim-ms), or after large bodies or answers were freed.\n"
+      << "# TYPE servelab_heap_trims_total counter\n"
+      << "servelab_heap_trims_total{reason=\"idle\"} " << idle_trims_.load() << "\n"
+      << "servelab_heap_trims_total{reason=\"large_frees\"} " << large_free_trims_.load()
+      << "\n";
   return out.str();
 }
 

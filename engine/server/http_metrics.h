@@ -18,6 +18,9 @@ class HttpMetrics {
   // One answer the HTTP transport gave itself before any route saw the request (413, 431,
   // 414, 400, 501): counted under the route "transport".
   void refused(int status);
+  // The process gave freed heap memory back (engine/server/heap_trim.h): after being idle, or
+  // after large buffers were freed.
+  void heap_trimmed(bool idle) { (idle ? idle_trims_ : large_free_trims_)++; }
   // Prometheus text exposition of the counters.
   std::string text() const;
 
@@ -31,6 +34,7 @@ class HttpMetrics {
   // By route, then status: counting a route seen before copies no string.
   std::map<std::string, RouteStats> by_route_;
   std::atomic<int64_t> in_flight_{0};
+  std::atomic<uint64_t> idle_trims_{0}, large_free_trims_{0};
 };
 
 }  // namespace servelab::server

@@ -277,6 +277,7 @@ RestoreReport HttpServer::start() {
   t.max_body_bytes = s.options.max_body_bytes;
   t.max_json_body_bytes = s.options.max_json_body_bytes;
   t.idle_trim = s.options.idle_trim;
+  t.trimmed = [&s](bool idle) { s.metrics.heap_trimmed(idle); };
   t.log = [&s](const std::string& line) { s.log(line); };
   t.refused = [&s](int status) { s.metrics.refused(status); };
   s.transport.emplace(t, [&s](HttpRequest req, Reply reply) {

@@ -78,7 +78,8 @@ HttpTransport::HttpTransport(TransportOptions options, Handler handler)
   impl_->shared.options = std::move(options);
   impl_->shared.handler = std::move(handler);
   impl_->shared.trimmer.emplace(impl_->ioc, std::chrono::seconds(1),
-                                impl_->shared.options.idle_trim, impl_->shared.in_flight);
+                                impl_->shared.options.idle_trim, impl_->shared.in_flight,
+                                impl_->shared.options.trimmed);
 }
 
 HttpTransport::~HttpTransport() { stop(); }

@@ -36,6 +36,9 @@ struct TransportOptions {
   // Freed heap memory goes back to the system once no request has been in flight this long
   // (heap_trim.h); zero: never for idleness.
   std::chrono::milliseconds idle_trim{0};
+  // Each such trim, and each after large frees: `idle` tells which; called on an IO thread.
+  // May be empty.
+  std::function<void(bool idle)> trimmed;
   size_t max_target_bytes = 8192;   // longer request targets (URLs) are answered 414
   // Each connection's read buffer. Beast reads at most the buffer's free space (512 bytes
   // when it starts empty), so a 12 KB tensor body took 25 recvmsg calls; 16 KiB takes one or two.

@@ -210,3 +210,29 @@ TEST_CASE("slow readers of large answers leave no memory behind", "[server][memo
   CHECK(after <= 2 * before);
   CHECK(HttpClient(s.port).get("/health").status == 200);
 }
+
+TEST_CASE("an idle server gives its kept memory back and counts it in /metrics",
+          "[server][memory]") {
+  const std::string idle_trims = "servelab_heap_trims_total{reason=\"idle\"}";
+  const std::string image = read_file(image_file("digit_7.png"));
+  auto serve_one = [&](const Served& s) {
+    HttpClient c(s.port);
+    REQUIRE(c.post_form("/register", register_form("noop", "noop")).status == 201);
+    REQUIRE(c.request("POST", "/classify/noop", image, "image/png").status == 200);
+  };
+  Served trimming({"--idle-trim-ms", "300"});
+  serve_one(trimming);
+  double trims = 0;  // each reading is a request: read less often than the delay
+  for (int i = 0; i < 20 && trims == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    trims = metric(trimming.port, idle_trims);
+  }
+  CHECK(trims >= 1);
+
+  Served keeping({"--idle-trim-ms", "0"});
+  serve_one(keeping);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CHECK(metric(keeping.port, idle_trims) == 0);
+  CHECK_THAT(HttpClient(keeping.port).get("/metrics").body,
+             Catch::Contains("servelab_heap_trims_total{reason=\"large_frees\"}"));
+}

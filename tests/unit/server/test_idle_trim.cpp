@@ -1,10 +1,12 @@
 // The transport's idle trim (engine/server/heap_trim.h) on real sockets: the freed heap memory
 // a process keeps (as the engine's allocator regime keeps forward buffers) goes back to the
 // system once no request has been in flight for the delay, never while one is, and not at
-// all with the delay at zero. Read from this process's resident set.
+// all with the delay at zero. Read from this process's resident set and from the transport's
+// `trimmed` callback (which /metrics counts).
 #include <malloc.h>
 
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -79,9 +81,11 @@ struct HeldReply {
 TEST_CASE("an idle transport gives the kept heap back, never while a request is in flight",
           "[server][transport][memory]") {
   HeldReply held;
+  std::atomic<int> idle_trims{0};
   TransportOptions opt;
   opt.io_threads = 1;
   opt.idle_trim = 200ms;
+  opt.trimmed = [&idle_trims](bool idle) { idle_trims += idle ? 1 : 0; };
   HttpTransport t(opt, held.handler());
   t.start();
   auto arrived = held.arrived.get_future();
@@ -93,20 +97,24 @@ TEST_CASE("an idle transport gives the kept heap back, never while a request is 
   std::this_thread::sleep_for(1s);  // five delays with the request in flight
   INFO("RSS with 64 MB freed " << high << " MB");
   CHECK(rss_mb() >= high - 16);
+  CHECK(idle_trims == 0);
 
   held.release();
   client.join();
   const double after = settled_rss(high - 48);
   INFO("after the request and the delay " << after << " MB");
   CHECK(after <= high - 48);
+  CHECK(idle_trims >= 1);
   t.stop();
 }
 
 TEST_CASE("with the idle trim at zero the transport keeps the freed heap",
           "[server][transport][memory]") {
   HeldReply held;
+  std::atomic<int> trims{0};
   TransportOptions opt;
   opt.io_threads = 1;  // idle_trim: zero by default
+  opt.trimmed = [&trims](bool) { ++trims; };
   HttpTransport t(opt, held.handler());
   t.start();
   leave_freed_heap(64);
@@ -115,5 +123,6 @@ TEST_CASE("with the idle trim at zero the transport keeps the freed heap",
   std::this_thread::sleep_for(1s);
   INFO("RSS with 64 MB freed " << high << " MB, a second after a request " << rss_mb());
   CHECK(rss_mb() >= high - 16);
+  CHECK(trims == 0);
   t.stop();
 }
