@@ -42,8 +42,9 @@ struct ImportedArchitectures {
 // Imports the architectures of the skeletons in weight store `dir` (DIR/skeletons/*.pt) that
 // this process has not imported yet. With `warm`, runs each on one thread at the check's
 // batches, on the warm-up input of a skeleton of it that has one (its weights mapped for the
-// passes, then unmapped), and gives the passes' memory back. A damaged or foreign file is skipped (listed),
-// never fatal: loading a model from it later fails or rewrites it as without this.
+// passes, then unmapped), and gives the passes' memory back. A damaged or foreign file is
+// skipped (listed), never fatal: loading a model from it later fails or rewrites it as
+// without this.
 // Thread-safety: one call at a time, before the weight stores that use it are opened.
 ImportedArchitectures import_weight_store_architectures(const std::string& dir, bool warm);
 
