@@ -91,7 +91,8 @@ struct RealCluster::Impl {
       const std::string log = (fs::path(o.run_dir) / ("server-" + std::to_string(k))).string();
       servers[k].process.spawn(o.binary,
                                {"serve", "--port", "0", "--store", log + "-store", "--model-root",
-                                fs::absolute(o.models_dir).string(), "--config", o.config_file},
+                                fs::absolute(o.models_dir).string(), "--config", o.config_file,
+                                "--idle-trim-ms", "0"},  // the profile's regime, as real mode
                                log);
     }
     for (uint32_t k = 0; k < n; ++k)
