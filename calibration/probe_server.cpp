@@ -34,7 +34,6 @@ ProbeServer::ProbeServer(runtime::EngineOptions eo, runtime::ModelSpec spec,
   server::ServerOptions so;
   so.store_dir = (dir / "store").string();
   so.log = false;
-  so.idle_trim = std::chrono::milliseconds(0);  // the probes measure the kept-memory regime
   srv_ = std::make_unique<server::HttpServer>(so, std::move(eo));
   srv_->start();
   srv_->engine().register_model(spec);

@@ -144,9 +144,6 @@ class RealBackend : public Backend {
     so.store_dir = run_dir + "/model-store";
     so.log = o_.verbose;
     so.model_root = weights_root(rc);
-    // A measured run keeps the allocator regime its profile was measured in and its prediction
-    // assumes: no idle trim between its phases.
-    so.idle_trim = std::chrono::milliseconds(0);
     server::HttpServer srv(so, eo);
     srv.start();
     register_models(srv, rc);

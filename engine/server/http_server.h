@@ -14,10 +14,10 @@
 // engine() from any thread. Embeddable in-process (the experiment runner does).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -45,8 +45,9 @@ struct ServerOptions {
   size_t labels_per_answer = 1000;
   bool log = true;                   // log registrations and restore problems on stderr
   // Freed heap memory (the forward passes' buffers the process keeps) goes back to the
-  // system once no request has been in flight this long; zero: kept while the process lives.
-  std::chrono::milliseconds idle_trim{10000};
+  // system once no request has been in flight this long; zero (the default here; `servelab
+  // serve` gives 10 s): kept while the process lives, the regime the cost profiles measure.
+  std::chrono::milliseconds idle_trim{0};
   // JSON registration with a server-side path reads only regular files under this directory
   // (canonical paths, symlinks resolved). Empty: server-side paths are refused (upload).
   std::string model_root;
