@@ -83,6 +83,7 @@ struct ModelStatus {
   store::WeightBytes weights;
   uint64_t workspace_bytes = 0;   // activation workspace at max batch, where measured
   uint64_t size_bytes = 0;        // what the cache accounts: param + workspace
+  bool check_recorded = false;    // its registration's check came from the store (executor.h)
   uint32_t contexts = 1;
   bool resident_host = false;
   bool resident_device = false;

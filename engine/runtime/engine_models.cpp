@@ -35,6 +35,7 @@ ModelStatus Engine::Impl::status_of(const ModelEntry& e) {
   s.weights = exec->weight_bytes(e.id);
   s.workspace_bytes = e.measure.workspace_bytes;
   s.size_bytes = e.size_bytes;
+  s.check_recorded = e.measure.check_recorded;
   s.contexts = e.contexts;
   s.resident_host = st.resident[static_cast<int>(Tier::Host)];
   s.resident_device = st.resident[static_cast<int>(Tier::Device)];

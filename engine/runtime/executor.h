@@ -31,6 +31,9 @@ struct ModelMeasure {
   uint64_t param_bytes = 0;      // parameters + buffers (each storage counted once)
   uint64_t workspace_bytes = 0;  // activation workspace at max batch, times contexts
   uint32_t classes = 0;          // width of the output (0 when unknown, e.g. profiled)
+  // No check forward ran: a weight store's record of the same file's check at the same input
+  // size (an earlier registration, by any process on the store) gave classes and workspace.
+  bool check_recorded = false;
 };
 
 // A copy of one model that belongs to one batch (EngineOptions::private_weights): loaded

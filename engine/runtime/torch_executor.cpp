@@ -24,6 +24,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <unordered_map>
@@ -35,9 +36,9 @@
 #include "engine/runtime/torch_batch.h"
 #include "engine/runtime/torch_tiers.h"
 #include "engine/runtime/workspace_probe.h"
+#include "engine/runtime/weight_store_imports.h"
 #ifndef SERVELAB_CORE_ONLY
 #include "engine/runtime/torch_weight_store.h"
-#include "engine/runtime/weight_store_imports.h"
 #endif
 
 namespace servelab::runtime {
@@ -101,47 +102,28 @@ class TorchExecutor final : public Executor {
       ~Forget() { if (armed) self->weights_remove(id); }
     } forget{this, id};
     // What the load read and built for a while (the file, the tensors hashed for the weight
-    // store) goes back to the system; so do the buffers of the check forward at batch 2. The
-    // last one's, at batch 1, stay for the model's first batch to reuse, as every forward's
-    // do (allocator.h): a process keeps what the batches it serves need, not a probe's.
+    // store) goes back to the system.
     give_back_freed_memory();
     ModelMeasure m;
     m.param_bytes = tensor_bytes(*module);
-    // Check forward + workspace: peak bytes allocated through the CPU allocator on this
-    // thread during a forward at batch 2 and 1, extrapolated linearly to max_batch.
-    uint64_t peak[2] = {0, 0};
-    for (const int64_t b : kCheckBatches) {
-      if (b == 1) give_back_freed_memory();
-      try {
-        WorkspaceProbe probe;
-        c10::InferenceMode guard;
-        at::Tensor x = torch::rand({b, 3, spec.preprocess.input_height,
-                                    spec.preprocess.input_width});
-        auto out = module->forward({x});
-        if (!out.isTensor())
-          throw ModelError(400, "model '" + spec.name + "' does not return a tensor");
-        at::Tensor t = out.toTensor();
-        if (t.dim() != 2 || t.size(0) != b || t.size(1) < 1 || !t.is_floating_point())
-          throw ModelError(400, "model '" + spec.name + "' must return float logits of shape "
-                                "[batch, classes]; got " + shape_string(t));
-        m.classes = static_cast<uint32_t>(t.size(1));
-        peak[b - 1] = probe.peak_bytes();
-      } catch (const ModelError&) {
-        throw;
-      } catch (const std::exception& e) {
-        throw ModelError(400, "model '" + spec.name + "' fails its check forward pass on a " +
-                                  std::to_string(b) + "x3x" +
-                                  std::to_string(spec.preprocess.input_height) + "x" +
-                                  std::to_string(spec.preprocess.input_width) +
-                                  " batch: " + first_line(e.what()));
-      }
+    // The check, or the store's record of the same file's check at this input size.
+    const WarmInput input{spec.preprocess.input_height, spec.preprocess.input_width};
+    std::optional<CheckRecord> check = recorded_check(id, input);
+    m.check_recorded = check.has_value();
+    if (!check) {
+      check = check_forwards(*module, spec);
+      record_check(id, *check);
     }
+    m.classes = check->classes;
     if (!spec.labels.empty() && spec.labels.size() != m.classes)
       throw ModelError(400, "model '" + spec.name + "' outputs " + std::to_string(m.classes) +
                                 " classes but " + std::to_string(spec.labels.size()) +
                                 " labels were given");
-    uint64_t per_sample = peak[1] > peak[0] ? peak[1] - peak[0] : 0;
-    uint64_t at_max = peak[0] + per_sample * (max_batch > 1 ? max_batch - 1 : 0);
+    // Workspace: the peaks at batch 1 and 2, extrapolated linearly to max_batch.
+    static_assert(kCheckBatches[0] == 2 && kCheckBatches[1] == 1);
+    const uint64_t peak1 = check->peak_bytes[1], peak2 = check->peak_bytes[0];
+    uint64_t per_sample = peak2 > peak1 ? peak2 - peak1 : 0;
+    uint64_t at_max = peak1 + per_sample * (max_batch > 1 ? max_batch - 1 : 0);
     m.workspace_bytes = at_max * std::max<uint32_t>(contexts, 1);
     model->tiers[static_cast<int>(Tier::Host)] = std::move(module);
     if (use_cuda_) model->norm = device_normalization(model->pp);
@@ -256,6 +238,42 @@ class TorchExecutor final : public Executor {
       outputs[i].assign(data + i * classes, data + (i + 1) * classes);
   }
 
+  // The registration's check: forwards at the check's batches (kCheckBatches) of a random
+  // input, which must give float logits [batch, classes]; and the peak bytes each allocated
+  // through the CPU allocator on this thread (the workspace). The buffers of all but the last
+  // go back to the system; the last one's stay for the model's first batch to reuse, as
+  // every forward's do (allocator.h): a process keeps what its batches need, not a probe's.
+  static CheckRecord check_forwards(torch::jit::Module& module, const ModelSpec& spec) {
+    CheckRecord r;
+    r.input = {spec.preprocess.input_height, spec.preprocess.input_width};
+    for (size_t i = 0; i < kCheckBatches.size(); ++i) {
+      const int64_t b = kCheckBatches[i];
+      if (i > 0) give_back_freed_memory();
+      try {
+        WorkspaceProbe probe;
+        c10::InferenceMode guard;
+        at::Tensor x = torch::rand({b, 3, r.input.height, r.input.width});
+        auto out = module.forward({x});
+        if (!out.isTensor())
+          throw ModelError(400, "model '" + spec.name + "' does not return a tensor");
+        at::Tensor t = out.toTensor();
+        if (t.dim() != 2 || t.size(0) != b || t.size(1) < 1 || !t.is_floating_point())
+          throw ModelError(400, "model '" + spec.name + "' must return float logits of shape "
+                                "[batch, classes]; got " + shape_string(t));
+        r.classes = static_cast<uint32_t>(t.size(1));
+        r.peak_bytes[i] = probe.peak_bytes();
+      } catch (const ModelError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw ModelError(400, "model '" + spec.name + "' fails its check forward pass on a " +
+                                  std::to_string(b) + "x3x" + std::to_string(r.input.height) +
+                                  "x" + std::to_string(r.input.width) +
+                                  " batch: " + first_line(e.what()));
+      }
+    }
+    return r;
+  }
+
 #ifndef SERVELAB_CORE_ONLY
   void open_weight_store(const WeightStoreOptions& w) {
     std::string holder = w.holder;
@@ -271,6 +289,12 @@ class TorchExecutor final : public Executor {
   }
   void weights_remove(ModelId id) {
     if (weights_) weights_->remove(id);
+  }
+  std::optional<CheckRecord> recorded_check(ModelId id, const WarmInput& input) const {
+    return weights_ ? weights_->recorded_check(id, input) : std::nullopt;
+  }
+  void record_check(ModelId id, const CheckRecord& check) {
+    if (weights_) weights_->record_check(id, check);
   }
   ModulePtr reload(ModelId id, const TorchModel& model, LoadParts& parts) const {
     return weights_ ? weights_->reload(id, &parts) : load_from_disk(model.file, &parts);
@@ -295,6 +319,10 @@ class TorchExecutor final : public Executor {
   }
   ModulePtr weights_add(ModelId, const ModelSpec&) { return nullptr; }
   void weights_remove(ModelId) {}
+  std::optional<CheckRecord> recorded_check(ModelId, const WarmInput&) const {
+    return std::nullopt;
+  }
+  void record_check(ModelId, const CheckRecord&) {}
   ModulePtr reload(ModelId, const TorchModel& model, LoadParts& parts) const {
     return load_from_disk(model.file, &parts);
   }

@@ -1,7 +1,10 @@
 #include "engine/runtime/torch_weight_store.h"
 
+#include <torch/version.h>
+
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "engine/runtime/weight_store_imports.h"
 #include "engine/store/digest.h"
@@ -27,6 +30,22 @@ void note_warm_input(const std::string& skeleton, const WarmInput& input) {
   }
   fs::rename(tmp, path, ec);
   if (ec) fs::remove(tmp, ec);
+}
+
+// skeletons/<digest>.check: "HEIGHT WIDTH CLASSES PEAK... TORCH_VERSION" on one line.
+std::string check_path(const std::string& skeleton) {
+  return skeleton.substr(0, skeleton.size() - 3) + ".check";  // "<digest>.pt" -> ".check"
+}
+
+std::optional<CheckRecord> parse_check(const std::string& line) {
+  std::istringstream in(line);
+  CheckRecord r;
+  std::string version;
+  in >> r.input.height >> r.input.width >> r.classes;
+  for (uint64_t& p : r.peak_bytes) in >> p;
+  in >> version;
+  if (!in || version != TORCH_VERSION || r.classes == 0) return std::nullopt;
+  return r;
 }
 
 }  // namespace
@@ -85,6 +104,51 @@ ModulePtr TorchWeightStore::reload(ModelId id, LoadParts* parts) {
     skeleton = it->second.skeleton;
   }
   return load_shared(skeleton, blobs_, &architectures_, parts).module;
+}
+
+std::optional<CheckRecord> TorchWeightStore::recorded_check(ModelId id,
+                                                          const WarmInput& input) const {
+  std::string skeleton;
+  {
+    std::lock_guard guard(mu_);
+    auto it = held_.find(id);
+    if (it == held_.end()) return std::nullopt;
+    skeleton = it->second.skeleton;
+  }
+  std::ifstream in(check_path(skeleton));
+  char text[256];  // a record is one short line: a longer file is not one
+  in.read(text, sizeof text);
+  const std::string line(text, static_cast<size_t>(in.gcount()));
+  if (line.empty() || line.back() != '\n' || line.find('\n') + 1 != line.size())
+    return std::nullopt;
+  std::optional<CheckRecord> r = parse_check(line);
+  if (!r || r->input.height != input.height || r->input.width != input.width)
+    return std::nullopt;
+  return r;
+}
+
+void TorchWeightStore::record_check(ModelId id, const CheckRecord& check) {
+  store::Holders::Lock lock(holders_);  // one writer at a time; the first record stays
+  std::string skeleton;
+  {
+    std::lock_guard guard(mu_);
+    auto it = held_.find(id);
+    if (it == held_.end()) return;
+    skeleton = it->second.skeleton;
+  }
+  const std::string path = check_path(skeleton);
+  std::error_code ec;
+  if (fs::exists(path, ec)) return;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << check.input.height << " " << check.input.width << " " << check.classes;
+    for (uint64_t p : check.peak_bytes) out << " " << p;
+    out << " " << TORCH_VERSION << "\n";
+    if (!out) return;  // not recorded: a later registration runs its own check
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
 }
 
 void TorchWeightStore::remove(ModelId id) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -38,6 +39,11 @@ class TorchWeightStore {
   // for a blob missing or damaged on disk.
   // Adds where the time went to `parts` when given.
   ModulePtr reload(ModelId id, LoadParts* parts = nullptr);
+  // Model `id`'s file's check at `input`, where a registration recorded one with this
+  // LibTorch; none for a missing or malformed record.
+  std::optional<CheckRecord> recorded_check(ModelId id, const WarmInput& input) const;
+  // Records model `id`'s check (once per file; the first record stays).
+  void record_check(ModelId id, const CheckRecord& check);
   // Forgets model `id` and deletes what no model of any process holds any more.
   void remove(ModelId id);
   store::WeightBytes bytes_of(ModelId id) const;

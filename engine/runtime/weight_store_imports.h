@@ -32,6 +32,17 @@ struct WarmInput {
 };
 std::string warm_input_path(const std::string& skeleton);
 
+// What a registration's check forward found for a model file at one input size: the width
+// of its logits and the peak bytes its forwards at the check's batches (kCheckBatches)
+// allocated. Kept beside the file's skeleton (skeletons/<digest>.check, with the LibTorch
+// version that ran it), so that registering the same bytes again at that size, in any
+// process on the store, needs no forward.
+struct CheckRecord {
+  WarmInput input;
+  uint32_t classes = 0;
+  std::array<uint64_t, kCheckBatches.size()> peak_bytes{};  // in kCheckBatches' order
+};
+
 struct ImportedArchitectures {
   size_t skeletons = 0;      // skeleton files found
   size_t architectures = 0;  // distinct code imported (one skeleton each)

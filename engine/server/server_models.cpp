@@ -72,6 +72,9 @@ json HttpServer::Impl::model_json(const std::string& name, bool full, size_t lab
                     {"evict_frees_bytes",
                      {{"host", st->host_frees_bytes}, {"device", st->device_frees_bytes}}}};
     j["contexts"] = st->contexts;
+    // How registration checked it: its own forward passes, or the weight store's record of
+    // the same file's check at the same input size.
+    j["check"] = st->check_recorded ? "recorded" : "forward";
     j["slo_ms"] = st->slo ? json(*st->slo * 1e3) : json();
     j["resident"] = {{"host", st->resident_host}, {"device", st->resident_device}};
     j["loading"] = st->loading;

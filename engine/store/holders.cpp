@@ -117,6 +117,7 @@ size_t Holders::collect(BlobStore& blobs) {
     fs::remove(p, ec);  // no model of any process holds it
     fs::remove(fs::path(dir_) / "skeletons" / (digest + ".blobs"), ec);
     fs::remove(fs::path(dir_) / "skeletons" / (digest + ".input"), ec);  // its warm-up input
+    fs::remove(fs::path(dir_) / "skeletons" / (digest + ".check"), ec);  // its check's record
     fs::remove(marks, ec);
   }
   return blobs.remove_except(keep);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 
 #include "runtime_test_util.h"
 #include "tests/support/temp_dir.h"
@@ -78,7 +79,7 @@ TEST_CASE("a model answers the same with and without the weight store", "[runtim
   Engine again(with_store(dir.path()));
   again.register_model(tiny_spec("tiny_variant_1"));
   CHECK(logits(again, "tiny_variant_1") == want);
-  CHECK(files_under(dir / "skeletons") == 3);  // the skeleton, its blob list, its warm-up input
+  CHECK(files_under(dir / "skeletons") == 4);  // the skeleton, its blob list, warm-up input, check
 }
 
 TEST_CASE("removing a variant deletes only the blobs no other model uses",
@@ -90,7 +91,7 @@ TEST_CASE("removing a variant deletes only the blobs no other model uses",
   REQUIRE(files_under(dir / "blobs") == 5);
   REQUIRE(engine.unregister_model("tiny_variant_0"));
   CHECK(files_under(dir / "blobs") == 3);  // its head went; the backbone stays for variant 1
-  CHECK(files_under(dir / "skeletons") == 3);  // variant 1's skeleton, blob list, warm-up input
+  CHECK(files_under(dir / "skeletons") == 4);  // variant 1's skeleton, blob list, warm-up input, check
   auto st = engine.model("tiny_variant_1");
   REQUIRE(st);
   CHECK(st->weights.unique == kBackboneBytes + kHeadBytes);  // everything is its own now
@@ -114,7 +115,7 @@ TEST_CASE("a blob another engine on the store still holds is kept when one delet
     REQUIRE(second.unregister_model("tiny_variant_3"));
     CHECK(files_under(dir / "blobs") == 3);  // variant 3's head went; first's blobs stayed
   }
-  CHECK(files_under(dir / "skeletons") == 3);  // variant 2's skeleton, blob list, warm-up input
+  CHECK(files_under(dir / "skeletons") == 4);  // variant 2's skeleton, blob list, warm-up input, check
   // A fresh engine on the store loads variant 2 through the skeleton the first one holds.
   Engine third(with_store(dir.path()));
   third.register_model(tiny_spec("tiny_variant_2"));
@@ -142,4 +143,46 @@ TEST_CASE("a variant whose head has other shapes than its family's keeps its own
   again.register_model(tiny_spec("tiny_variant_0"));
   again.register_model(tiny_spec("tiny_variant_narrow"));
   CHECK(logits(again, "tiny_variant_narrow") == want);
+}
+
+TEST_CASE("a file checked once on a store is not checked again, by any engine on it",
+          "[runtime][weights][check]") {
+  servelab::testutil::TempDir dir;
+  Engine first(with_store(dir.path()));
+  first.register_model(tiny_spec("tiny_variant_1"));
+  auto checked = first.model("tiny_variant_1");
+  REQUIRE(checked);
+  CHECK_FALSE(checked->check_recorded);  // the first registration runs the forwards
+  const std::vector<float> want = logits(first, "tiny_variant_1");
+  fs::path record;
+  for (const auto& e : fs::directory_iterator(dir / "skeletons"))
+    if (e.path().extension() == ".check") record = e.path();
+  REQUIRE_FALSE(record.empty());
+
+  // Another engine on the store (as another process would) takes the record, and measures
+  // the model as the forwards did; the model answers the same.
+  Engine second(with_store(dir.path()));
+  second.register_model(tiny_spec("tiny_variant_1"));
+  auto recorded = second.model("tiny_variant_1");
+  REQUIRE(recorded);
+  CHECK(recorded->check_recorded);
+  CHECK(recorded->workspace_bytes == checked->workspace_bytes);
+  CHECK(recorded->size_bytes == checked->size_bytes);
+  CHECK(logits(second, "tiny_variant_1") == want);
+
+  // The record's classes still meet the registration's labels.
+  ModelSpec wrong = tiny_spec("tiny_variant_1", "wrong_labels");
+  wrong.labels.pop_back();
+  CHECK_THROWS_AS(second.register_model(wrong), ModelError);
+
+  // Another input size, or a damaged record: the forwards run again.
+  ModelSpec bigger = tiny_spec("tiny_variant_1", "bigger");
+  bigger.preprocess.input_width = bigger.preprocess.input_height = 40;
+  second.register_model(bigger);
+  CHECK_FALSE(second.model("bigger")->check_recorded);
+  std::ofstream(record, std::ios::trunc) << "32 32 not-a-number\n";
+  Engine third(with_store(dir.path()));
+  third.register_model(tiny_spec("tiny_variant_1"));
+  CHECK_FALSE(third.model("tiny_variant_1")->check_recorded);
+  CHECK(logits(third, "tiny_variant_1") == want);
 }

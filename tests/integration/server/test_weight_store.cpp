@@ -119,6 +119,9 @@ TEST_CASE("two servers on one weight store hold its weights in memory once",
   CHECK(b.rss == alone.rss);           // the second maps the same weights...
   CHECK(a.pss + b.pss <= alone.rss + 4);  // ...and the two together hold them once (+ rounding)
   CHECK(a.pss < alone.pss);
+  // The first registration ran the check's forwards; the second took their record.
+  CHECK(json::parse(HttpClient(port_a).get("/models/tiny_variant_0").body)["check"] == "forward");
+  CHECK(json::parse(HttpClient(port_b).get("/models/tiny_variant_0").body)["check"] == "recorded");
 }
 
 namespace {
