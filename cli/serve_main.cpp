@@ -16,6 +16,7 @@
 #include "cli/subcommands.h"
 #include "config/bounds.h"
 #include "engine/runtime/allocator.h"
+#include "engine/runtime/preprocess.h"
 #include "engine/server/admin_auth.h"
 #include "engine/server/http_server.h"
 #include "cli/serve_option_checks.h"
@@ -258,6 +259,7 @@ int serve_main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   if (processes == 1) return serve_until_stopped(so, eo, stop_signals, "");
+  runtime::warm_image_decoders();  // the replicas share the decoders' set-up
   if (!eo.weight_store.empty()) import_before_fork(eo);
   return run_replicas(processes, stop_signals, [&](const Replica& r) {
     server::ServerOptions rso = so;

@@ -3,11 +3,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 namespace servelab::runtime {
+
+void warm_image_decoders() {
+  const cv::Mat pixels(8, 8, CV_8UC3, cv::Scalar(0, 128, 255));
+  for (const char* format : {".jpg", ".png"}) {
+    std::vector<uchar> bytes;
+    if (cv::imencode(format, pixels, bytes)) (void)cv::imdecode(bytes, cv::IMREAD_COLOR);
+  }
+}
 
 Input preprocess_image(const std::string& bytes, const Preprocess& pp, bool normalize) {
   if (bytes.empty()) throw ImageError("empty image");

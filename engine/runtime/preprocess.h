@@ -22,6 +22,11 @@ struct ImageError : std::invalid_argument {
 // false fills Input::hwc (uint8 RGB crop). Grayscale and RGBA images become RGB.
 Input preprocess_image(const std::string& bytes, const Preprocess& pp, bool normalize = true);
 
+// Readies the image decoders (OpenCV's codecs and what they load and set up on first use,
+// GDAL's drivers among them) by decoding a tiny JPEG and PNG, so that processes forked after
+// it share what that built and no first request pays it. Starts no thread.
+void warm_image_decoders();
+
 // Checks a preprocessing spec (input sides 1..1024, resize <= 1024, std >= 1e-6, finite
 // mean); throws ImageError.
 void validate_preprocess(const Preprocess& pp);

@@ -10,4 +10,6 @@ Input preprocess_image(const std::string&, const Preprocess&, bool) {
                    "(LibTorch alone, without OpenCV); send tensors instead");
 }
 
+void warm_image_decoders() {}  // nothing to decode with
+
 }  // namespace servelab::runtime
