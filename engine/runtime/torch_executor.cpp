@@ -33,11 +33,11 @@
 #include "engine/runtime/allocator.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/graph_optimizer.h"
-#include "engine/runtime/torch_check.h"
 #include "engine/runtime/torch_batch.h"
+#include "engine/runtime/torch_check.h"
 #include "engine/runtime/torch_tiers.h"
-#include "engine/runtime/workspace_probe.h"
 #include "engine/runtime/weight_store_imports.h"
+#include "engine/runtime/workspace_probe.h"
 #ifndef SERVELAB_CORE_ONLY
 #include "engine/runtime/torch_weight_store.h"
 #endif
@@ -238,7 +238,6 @@ class TorchExecutor final : public Executor {
     for (size_t i = 0; i < inputs.size(); ++i)
       outputs[i].assign(data + i * classes, data + (i + 1) * classes);
   }
-
 
 #ifndef SERVELAB_CORE_ONLY
   void open_weight_store(const WeightStoreOptions& w) {

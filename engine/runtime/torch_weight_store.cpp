@@ -15,26 +15,32 @@ namespace fs = std::filesystem;
 namespace {
 std::string key(ModelId id) { return std::to_string(id); }
 
-// Writes `skeleton`'s warm-up input (weight_store_imports.h) unless it has one. Under the
-// store's lock; a file that cannot be written only costs a later import its warm-up.
-void note_warm_input(const std::string& skeleton, const WarmInput& input) {
-  if (input.height <= 0 || input.width <= 0) return;
-  const std::string path = warm_input_path(skeleton);
+// Writes `line` as the file at `path` unless there is one (temporary file, then rename).
+// Under the store's lock; a file that cannot be written is left out: what it records is a
+// shortcut for a later registration or import, which does without it.
+void write_once(const std::string& path, const std::string& line) {
   std::error_code ec;
   if (fs::exists(path, ec)) return;
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << input.height << " " << input.width << "\n";
+    out << line << "\n";
     if (!out) return;
   }
   fs::rename(tmp, path, ec);
   if (ec) fs::remove(tmp, ec);
 }
 
+// Writes `skeleton`'s warm-up input (weight_store_imports.h) unless it has one.
+void note_warm_input(const std::string& skeleton, const WarmInput& input) {
+  if (input.height <= 0 || input.width <= 0) return;
+  write_once(warm_input_path(skeleton),
+             std::to_string(input.height) + " " + std::to_string(input.width));
+}
+
 // skeletons/<digest>.check: "HEIGHT WIDTH CLASSES PEAK... TORCH_VERSION" on one line.
 std::string check_path(const std::string& skeleton) {
-  return skeleton.substr(0, skeleton.size() - 3) + ".check";  // "<digest>.pt" -> ".check"
+  return fs::path(skeleton).replace_extension(".check").string();
 }
 
 std::optional<CheckRecord> parse_check(const std::string& line) {
@@ -95,27 +101,24 @@ ModulePtr TorchWeightStore::add(ModelId id, const std::string& name, const std::
   return shared.module;
 }
 
+std::optional<std::string> TorchWeightStore::skeleton_of(ModelId id) const {
+  std::lock_guard guard(mu_);
+  auto it = held_.find(id);
+  if (it == held_.end()) return std::nullopt;
+  return it->second.skeleton;
+}
+
 ModulePtr TorchWeightStore::reload(ModelId id, LoadParts* parts) {
-  std::string skeleton;
-  {
-    std::lock_guard guard(mu_);
-    auto it = held_.find(id);
-    if (it == held_.end()) throw std::runtime_error("model was removed");
-    skeleton = it->second.skeleton;
-  }
-  return load_shared(skeleton, blobs_, &architectures_, parts).module;
+  const std::optional<std::string> skeleton = skeleton_of(id);
+  if (!skeleton) throw std::runtime_error("model was removed");
+  return load_shared(*skeleton, blobs_, &architectures_, parts).module;
 }
 
 std::optional<CheckRecord> TorchWeightStore::recorded_check(ModelId id,
                                                           const WarmInput& input) const {
-  std::string skeleton;
-  {
-    std::lock_guard guard(mu_);
-    auto it = held_.find(id);
-    if (it == held_.end()) return std::nullopt;
-    skeleton = it->second.skeleton;
-  }
-  std::ifstream in(check_path(skeleton));
+  const std::optional<std::string> skeleton = skeleton_of(id);
+  if (!skeleton) return std::nullopt;
+  std::ifstream in(check_path(*skeleton));
   char text[256];  // a record is one short line: a longer file is not one
   in.read(text, sizeof text);
   const std::string line(text, static_cast<size_t>(in.gcount()));
@@ -129,26 +132,13 @@ std::optional<CheckRecord> TorchWeightStore::recorded_check(ModelId id,
 
 void TorchWeightStore::record_check(ModelId id, const CheckRecord& check) {
   store::Holders::Lock lock(holders_);  // one writer at a time; the first record stays
-  std::string skeleton;
-  {
-    std::lock_guard guard(mu_);
-    auto it = held_.find(id);
-    if (it == held_.end()) return;
-    skeleton = it->second.skeleton;
-  }
-  const std::string path = check_path(skeleton);
-  std::error_code ec;
-  if (fs::exists(path, ec)) return;
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << check.input.height << " " << check.input.width << " " << check.classes;
-    for (uint64_t p : check.peak_bytes) out << " " << p;
-    out << " " << TORCH_VERSION << "\n";
-    if (!out) return;  // not recorded: a later registration runs its own check
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
+  const std::optional<std::string> skeleton = skeleton_of(id);
+  if (!skeleton) return;
+  std::ostringstream line;
+  line << check.input.height << " " << check.input.width << " " << check.classes;
+  for (uint64_t p : check.peak_bytes) line << " " << p;
+  line << " " << TORCH_VERSION;
+  write_once(check_path(*skeleton), line.str());
 }
 
 void TorchWeightStore::remove(ModelId id) {

@@ -60,6 +60,7 @@ class TorchWeightStore {
     std::string name, digest, skeleton;
   };
   std::string skeleton_path(const std::string& digest) const;
+  std::optional<std::string> skeleton_of(ModelId id) const;  // none once removed
 
   std::string dir_;
   store::BlobStore blobs_;
