@@ -75,8 +75,13 @@ class TorchExecutor final : public Executor {
   // switch is thread-local too). On the one default stream, a worker's wait for its logits
   // (the device-to-host copy) also waited for the kernels another worker had queued before
   // that copy. Weights need no ordering against these streams: a load synchronizes the device.
+  // Threads: OpenMP keeps its thread count per thread, and a thread LibTorch did not start
+  // reads OpenMP's default (every core) until LibTorch's own parallel code first runs on it;
+  // oneDNN's convolutions and OpenBLAS's matrix products ask OpenMP directly, so without this
+  // each worker would run them on a team of every core, beside the other workers.
   void prepare_thread() override {
     torch::jit::setGraphExecutorOptimize(false);
+    at::init_num_threads();
     if (!use_cuda_) return;
     const auto* cuda = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
     cuda->exchangeStream(cuda->getStreamFromGlobalPool(cuda->getDevice()));
@@ -85,6 +90,7 @@ class TorchExecutor final : public Executor {
   ModelMeasure add(ModelId id, const ModelSpec& spec, uint32_t max_batch,
                    uint32_t contexts) override {
     OptimizerOff no_opt;  // the check forward runs on the caller's thread, as workers would
+    at::init_num_threads();
     auto model = std::make_shared<TorchModel>();
     model->file = spec.file;
     model->pp = spec.preprocess;

@@ -172,3 +172,31 @@ TEST_CASE("a batch whose forward fails fails all its requests, others still succ
   CHECK(r.status == RequestStatus::Ok);
   CHECK(engine.model("fails_large_batch")->counters.failed == 8);
 }
+
+namespace {
+size_t thread_count() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& t : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+}  // namespace
+
+// OpenMP keeps its thread count per thread: a worker that LibTorch did not start would run
+// oneDNN's convolutions and OpenBLAS's products on a team of every core (a thread more per
+// worker on this 2-core machine) whatever `intra_op_threads` says.
+TEST_CASE("with one intra-op thread, forwards start no threads beside the engine's",
+          "[runtime]") {
+  Engine engine(options(2));
+  ModelSpec spec = tiny_spec("tiny_cnn", "mobilenet");
+  spec.file = models_dir() + "/mobilenet_v3_small.pt";
+  spec.labels = read_labels(models_dir() + "/mobilenet_v3_small.labels.txt");
+  spec.preprocess.input_width = spec.preprocess.input_height = 224;
+  spec.preprocess.resize = 0;
+  const size_t before = thread_count();
+  engine.register_model(spec);  // its check forwards run on this thread
+  std::string jpg = read_file(models_dir() + "/images/gradient.jpg");
+  Collector c;
+  for (int i = 0; i < 6; ++i) REQUIRE(engine.classify("mobilenet", jpg, 1, c.callback()) == 0);
+  for (const ClassifyResult& r : c.wait(6)) REQUIRE(r.status == RequestStatus::Ok);
+  CHECK(thread_count() == before);
+}
