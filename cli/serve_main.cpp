@@ -218,6 +218,18 @@ void import_before_fork(const runtime::EngineOptions& eo) {
               << " warmed, for the replicas to share\n";
 }
 
+// In a replica: the parent's warm-up passes again, before it listens (weight_store_imports.h).
+void rewarm_after_fork(const runtime::EngineOptions& eo, const Replica& r) {
+  std::ostringstream line;
+  line << "servelab serve: replica " << r.index << ": ";
+  try {
+    line << runtime::rewarm_imported_architectures(eo.weight_store) << " warm-up pass(es) run again\n";
+  } catch (const std::exception& e) {  // its first requests pay instead
+    line << "not warmed again: " << e.what() << "\n";
+  }
+  std::cerr << line.str();
+}
+
 }  // namespace
 
 int serve_main(int argc, char** argv) {
@@ -266,7 +278,10 @@ int serve_main(int argc, char** argv) {
     runtime::EngineOptions reo = eo;
     rso.port = static_cast<uint16_t>(r.port(so.port));
     rso.store_dir = r.store_dir(so.store_dir);
-    if (!reo.weight_store.empty()) reo.weight_store_holder = weight_store_holder(rso.store_dir);
+    if (!reo.weight_store.empty()) {
+      reo.weight_store_holder = weight_store_holder(rso.store_dir);
+      rewarm_after_fork(reo, r);
+    }
     const std::string suffix =
         " (replica " + std::to_string(r.index) + " of " + std::to_string(r.count) + ")";
     return serve_until_stopped(rso, reo, stop_signals, suffix);

@@ -25,6 +25,17 @@ std::map<std::string, ModulePtr>& imported() {
   return *by_code;
 }
 
+// The pass each warmed architecture ran (a skeleton of it and its input), by code key, for a
+// forked process to run again (rewarm_imported_architectures).
+struct WarmPass {
+  std::string skeleton;
+  WarmInput input;
+};
+std::map<std::string, WarmPass>& warmed() {
+  static auto* by_code = new std::map<std::string, WarmPass>;  // as imported()
+  return *by_code;
+}
+
 // The store's skeleton files by code key, in name order (the same choice on every start).
 // Files that cannot be read as skeletons go to `skipped`.
 std::map<std::string, std::vector<std::string>> skeletons_by_code(
@@ -103,6 +114,7 @@ ImportedArchitectures import_weight_store_architectures(const std::string& dir, 
       if (input.height == 0) continue;
       try {
         warm(imported()[code], code, skeleton, input, blobs);
+        warmed()[code] = WarmPass{skeleton, input};
         ++out.warmed;
       } catch (const std::exception& e) {
         const std::string why = e.what();
@@ -113,6 +125,21 @@ ImportedArchitectures import_weight_store_architectures(const std::string& dir, 
   }
   give_back_freed_memory();  // what the imports and passes built for a while
   return out;
+}
+
+size_t rewarm_imported_architectures(const std::string& dir) {
+  store::BlobStore blobs(dir + "/blobs");
+  std::lock_guard lock(imported_mu);
+  size_t passes = 0;
+  for (const auto& [code, pass] : warmed()) {
+    try {
+      warm(imported()[code], code, pass.skeleton, pass.input, blobs);
+      ++passes;
+    } catch (const std::exception&) {  // the skeleton went since: its first request pays
+    }
+  }
+  give_back_freed_memory();
+  return passes;
 }
 
 void keep_imported_architectures(ArchitectureCache& cache) {

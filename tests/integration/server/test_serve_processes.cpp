@@ -168,6 +168,10 @@ TEST_CASE("serve --processes: the weight store's architectures are imported and 
   CHECK(p.err().find("1 architecture(s) of the 1 skeleton(s) in the weight store imported, 1 "
                      "warmed") != std::string::npos);
   CHECK(thread_count(p.pid()) == 1);  // the first process forked with no other thread
+  // Each replica ran the pass again (its own pages, before its first request).
+  for (int k = 0; k < 2; ++k)
+    CHECK(p.err().find("replica " + std::to_string(k) + ": 1 warm-up pass(es) run again") !=
+          std::string::npos);
 
   // A replica serves the stored variant and another of its architecture.
   HttpClient second(ports[1]);
