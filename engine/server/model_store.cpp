@@ -78,7 +78,8 @@ StoredFile ModelStore::write_atomically(const std::string& name, Fill&& fill) {
       write_all(out.fd, p, n, tmp);
       bytes += n;
     });
-    if (::fsync(out.fd) != 0) throw std::runtime_error("model store: fsync: " + errno_text());
+    // The write-back starts now and runs while the caller loads the model; make_durable waits.
+    ::sync_file_range(out.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     ::close(out.fd);
     out.fd = -1;
     if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
@@ -88,10 +89,17 @@ StoredFile ModelStore::write_atomically(const std::string& name, Fill&& fill) {
     ::unlink(tmp.c_str());
     throw;
   }
+  return StoredFile{final_path, sha.hex_digest(), bytes};
+}
+
+void ModelStore::make_durable(const StoredFile& file) {
+  Fd f;
+  f.fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd < 0 || ::fsync(f.fd) != 0)
+    throw std::runtime_error("model store: fsync of '" + file.path + "': " + errno_text());
   Fd d;
   d.fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (d.fd >= 0) ::fsync(d.fd);  // makes the rename durable; best effort
-  return StoredFile{final_path, sha.hex_digest(), bytes};
 }
 
 StoredFile ModelStore::put(const std::string& name, std::string_view data) {

@@ -1,6 +1,7 @@
 // The model store: a directory holding one TorchScript file per registered model plus the
-// registry database. Files enter it atomically (temp file, fsync, rename, fsync of the
-// directory) and are checksummed with SHA-256 on the way in.
+// registry database. Files enter it atomically (temp file, rename; then fsync of the file and
+// of the directory by make_durable, before anything records them) and are checksummed with
+// SHA-256 on the way in.
 // Thread-safety: methods may be called from any thread; callers serialize writes to the same
 // model name (the server holds its registration lock).
 #pragma once
@@ -42,11 +43,17 @@ class ModelStore {
   // Where model `name` lives; throws StoreError for an invalid name (model_name_problem).
   std::string path_of(const std::string& name) const;
 
-  // Writes `data` as model `name`, replacing any previous file atomically.
+  // Writes `data` as model `name`, replacing any previous file atomically. The file's
+  // write-back has started but is not waited for: call make_durable before the file is
+  // recorded anywhere (a crash before that can leave it torn under its name, where it has no
+  // registry row: the next start sets it aside as a stray file).
   StoredFile put(const std::string& name, std::string_view data);
-  // Copies a server-side file into the store as model `name`. Throws StoreError when the
-  // source cannot be opened or read.
+  // Copies a server-side file into the store as model `name`, as put does. Throws StoreError
+  // when the source cannot be opened or read.
   StoredFile copy_from(const std::string& name, const std::string& source_path);
+  // Waits until `file` (from put or copy_from) and its name are on disk. Throws
+  // std::runtime_error if they cannot be.
+  void make_durable(const StoredFile& file);
   // Files of the store that no model in `names` owns: model files (*.pt) of other names and
   // temp files left by an interrupted write. Other files (the registry database, the lock)
   // and folders are never listed. Paths are absolute.

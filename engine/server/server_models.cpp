@@ -149,6 +149,13 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
     store.remove(r.name);
     throw;
   }
+  try {
+    store.make_durable(file);  // its write-back ran during the load
+  } catch (...) {
+    engine->unregister_model(r.name);
+    store.remove(r.name);
+    throw;
+  }
   RegistryRow row;
   row.name = r.name;
   row.file = file.path;

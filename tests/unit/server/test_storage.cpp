@@ -64,6 +64,11 @@ TEST_CASE("model store writes atomically and checksums", "[server][store]") {
     CHECK_FALSE(fs::exists(store.path_of("m3")));
     CHECK(count_files(store.dir()) == 1);
   }
+  SECTION("a written file is made durable; one removed since cannot be") {
+    CHECK_NOTHROW(store.make_durable(f));
+    store.remove("m1");
+    CHECK_THROWS_WITH(store.make_durable(f), Catch::Contains("fsync of '" + f.path));
+  }
   store.remove("m1");
   store.remove("never-existed");
   CHECK_FALSE(fs::exists(f.path));
