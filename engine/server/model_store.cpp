@@ -78,9 +78,7 @@ StoredFile ModelStore::write_atomically(const std::string& name, Fill&& fill) {
       write_all(out.fd, p, n, tmp);
       bytes += n;
     });
-    // The write-back starts now and runs while the caller loads the model; make_durable waits.
-    ::sync_file_range(out.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-    ::close(out.fd);
+    ::close(out.fd);  // not yet on disk: make_durable
     out.fd = -1;
     if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
       throw std::runtime_error("model store: rename to '" + final_path + "': " + errno_text());

@@ -43,10 +43,10 @@ class ModelStore {
   // Where model `name` lives; throws StoreError for an invalid name (model_name_problem).
   std::string path_of(const std::string& name) const;
 
-  // Writes `data` as model `name`, replacing any previous file atomically. The file's
-  // write-back has started but is not waited for: call make_durable before the file is
-  // recorded anywhere (a crash before that can leave it torn under its name, where it has no
-  // registry row: the next start sets it aside as a stray file).
+  // Writes `data` as model `name`, replacing any previous file atomically. The file is not
+  // yet on disk: call make_durable (on any thread) before it is recorded anywhere (a crash
+  // before that can leave it torn under its name, where it has no registry row: the next
+  // start sets it aside as a stray file).
   StoredFile put(const std::string& name, std::string_view data);
   // Copies a server-side file into the store as model `name`, as put does. Throws StoreError
   // when the source cannot be opened or read.

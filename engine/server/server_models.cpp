@@ -1,6 +1,7 @@
 // Model administration: register (store, check, registry row), delete, list. The restore at
 // start-up is in server_restore.cpp.
 #include <algorithm>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -131,6 +132,10 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   } catch (const StoreError& e) {
     throw HttpError(400, e.what());
   }
+  // The file's write-back runs on a thread of its own while the model loads and is checked;
+  // it is waited for (and its failure refuses the registration) before the row is written.
+  std::future<void> durable =
+      std::async(std::launch::async, [this, file] { store.make_durable(file); });
   runtime::ModelSpec spec;
   spec.name = r.name;
   spec.file = file.path;
@@ -143,14 +148,16 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   try {
     st = engine->register_model(spec);  // loads and checks before we answer (Rafiqi 3.1)
   } catch (const runtime::ModelError& e) {
+    durable.wait();
     store.remove(r.name);
     throw HttpError(e.http_status, e.what());
   } catch (...) {
+    durable.wait();
     store.remove(r.name);
     throw;
   }
   try {
-    store.make_durable(file);  // its write-back ran during the load
+    durable.get();
   } catch (...) {
     engine->unregister_model(r.name);
     store.remove(r.name);
