@@ -134,8 +134,13 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   }
   // The file's write-back runs on a thread of its own while the model loads and is checked;
   // it is waited for (and its failure refuses the registration) before the row is written.
-  std::future<void> durable =
-      std::async(std::launch::async, [this, file] { store.make_durable(file); });
+  std::future<void> durable;
+  try {
+    durable = std::async(std::launch::async, [this, file] { store.make_durable(file); });
+  } catch (...) {  // no thread to be had
+    store.remove(r.name);
+    throw;
+  }
   runtime::ModelSpec spec;
   spec.name = r.name;
   spec.file = file.path;
