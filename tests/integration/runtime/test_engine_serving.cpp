@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "runtime_test_util.h"
+#include "tests/support/thread_count.h"
 
 using namespace servelab;
 using namespace servelab::runtime;
@@ -173,14 +174,6 @@ TEST_CASE("a batch whose forward fails fails all its requests, others still succ
   CHECK(engine.model("fails_large_batch")->counters.failed == 8);
 }
 
-namespace {
-size_t thread_count() {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& t : std::filesystem::directory_iterator("/proc/self/task")) ++n;
-  return n;
-}
-}  // namespace
-
 // OpenMP keeps its thread count per thread: a worker that LibTorch did not start would run
 // oneDNN's convolutions and OpenBLAS's products on a team of every core (a thread more per
 // worker on this 2-core machine) whatever `intra_op_threads` says.
@@ -190,12 +183,12 @@ TEST_CASE("with one intra-op thread, forwards start no threads beside the engine
   ModelSpec spec = tiny_spec("tiny_variant_0");
   // Convolutions over a 224 x 224 image: work enough for oneDNN to split it over a team.
   spec.preprocess.input_width = spec.preprocess.input_height = 224;
-  const size_t before = thread_count();
+  const size_t before = testutil::thread_count();
   engine.register_model(spec);  // its check forwards run on this thread
   std::string jpg = read_file(models_dir() + "/images/gradient.jpg");
   Collector c;
   for (int i = 0; i < 6; ++i)
     REQUIRE(engine.classify("tiny_variant_0", jpg, 1, c.callback()) == 0);
   for (const ClassifyResult& r : c.wait(6)) REQUIRE(r.status == RequestStatus::Ok);
-  CHECK(thread_count() == before);
+  CHECK(testutil::thread_count() == before);
 }

@@ -13,6 +13,7 @@
 
 #include "tests/integration/server/serve_process.h"
 #include "tests/integration/server/server_fixture.h"
+#include "tests/support/thread_count.h"
 
 using namespace servelab::testing;
 namespace fs = std::filesystem;
@@ -66,12 +67,6 @@ bool wait_gone(pid_t pid, std::chrono::seconds limit) {
   while (!gone(pid) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(20ms);
   return gone(pid);
-}
-
-size_t thread_count(pid_t pid) {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) ++n;
-  return n;
 }
 
 std::vector<std::string> args_for(const fs::path& store) {
@@ -167,7 +162,7 @@ TEST_CASE("serve --processes: the weight store's architectures are imported and 
   REQUIRE(ports[1] != 0);
   CHECK(p.err().find("1 architecture(s) of the 1 skeleton(s) in the weight store imported, 1 "
                      "warmed") != std::string::npos);
-  CHECK(thread_count(p.pid()) == 1);  // the first process forked with no other thread
+  CHECK(servelab::testutil::thread_count(p.pid()) == 1);  // the first process forked with no other thread
   // Each replica ran the pass again (its own pages, before its first request).
   for (int k = 0; k < 2; ++k)
     CHECK(p.err().find("replica " + std::to_string(k) + ": 1 warm-up pass(es) run again") !=
