@@ -132,15 +132,25 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   } catch (const StoreError& e) {
     throw HttpError(400, e.what());
   }
+  // Undone if anything below fails: the engine's model (once registered), then the file.
+  struct Undo {
+    HttpServer::Impl& server;
+    const std::string& name;
+    bool registered = false, armed = true;
+    ~Undo() {
+      if (!armed) return;
+      try {
+        if (registered) server.engine->unregister_model(name);
+      } catch (...) {  // the registration's own error is the one answered
+      }
+      server.store.remove(name);  // does not throw: a file it cannot remove stays
+    }
+  } undo{*this, r.name};
   // The file's write-back runs on a thread of its own while the model loads and is checked;
-  // it is waited for (and its failure refuses the registration) before the row is written.
-  std::future<void> durable;
-  try {
-    durable = std::async(std::launch::async, [this, file] { store.make_durable(file); });
-  } catch (...) {  // no thread to be had
-    store.remove(r.name);
-    throw;
-  }
+  // it is waited for (and its failure refuses the registration) before the row is written,
+  // and on a failure before the file is removed (the future is destroyed before `undo`).
+  std::future<void> durable =
+      std::async(std::launch::async, [this, file] { store.make_durable(file); });
   runtime::ModelSpec spec;
   spec.name = r.name;
   spec.file = file.path;
@@ -153,21 +163,10 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   try {
     st = engine->register_model(spec);  // loads and checks before we answer (Rafiqi 3.1)
   } catch (const runtime::ModelError& e) {
-    durable.wait();
-    store.remove(r.name);
     throw HttpError(e.http_status, e.what());
-  } catch (...) {
-    durable.wait();
-    store.remove(r.name);
-    throw;
   }
-  try {
-    durable.get();
-  } catch (...) {
-    engine->unregister_model(r.name);
-    store.remove(r.name);
-    throw;
-  }
+  undo.registered = true;
+  durable.get();
   RegistryRow row;
   row.name = r.name;
   row.file = file.path;
@@ -181,13 +180,8 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   row.contexts = r.contexts;
   row.slo_ms = r.slo_ms;
   row.weights = st.weights;
-  try {
-    if (!registry.insert(row)) throw HttpError(409, already_registered(r.name));
-  } catch (...) {
-    engine->unregister_model(r.name);
-    store.remove(r.name);
-    throw;
-  }
+  if (!registry.insert(row)) throw HttpError(409, already_registered(r.name));
+  undo.armed = false;
   refresh_registry_weights();
   clear_unavailable(r.name);
   {
