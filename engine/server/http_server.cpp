@@ -109,12 +109,19 @@ HttpResponse classify_response(const std::string& model, const runtime::Classify
   return json_response(200, j.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
+// The digest records of a weight store (its `sources` folder); none without one.
+std::optional<store::SourceDigests> digest_records(const std::string& weight_store) {
+  if (weight_store.empty()) return std::nullopt;
+  return std::optional<store::SourceDigests>(std::in_place, weight_store + "/sources");
+}
+
 }  // namespace
 
 HttpServer::Impl::Impl(ServerOptions opts, runtime::EngineOptions engine_opts)
     : options(std::move(opts)),
       request_ids(options.max_request_ids),
       store(options.store_dir),
+      source_digests(digest_records(engine_opts.weight_store)),
       store_lock(store.dir()),
       registry(store.db_path()),
       group_queue_limit(engine_opts.control.queue_bound ? engine_opts.control.queue_bound

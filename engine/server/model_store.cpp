@@ -1,6 +1,7 @@
 #include "engine/server/model_store.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,9 +10,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/store/digest.h"
+#include "engine/store/source_digests.h"
 
 namespace servelab::server {
 using store::Sha256;
@@ -24,6 +28,9 @@ std::string errno_text() { return std::strerror(errno); }
 // Owns a POSIX file descriptor.
 struct Fd {
   int fd = -1;
+  Fd() = default;
+  Fd(Fd&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
+  Fd& operator=(Fd&&) = delete;
   ~Fd() {
     if (fd >= 0) ::close(fd);
   }
@@ -40,6 +47,61 @@ void write_all(int fd, const char* p, size_t n, const std::string& path) {
 }
 
 std::atomic<uint64_t> g_temp_counter{0};
+
+// Opens a server-side model file for reading; O_NONBLOCK so that a FIFO named by a client
+// cannot hang the open (it is then refused as not a regular file).
+Fd open_source(const std::string& path) {
+  Fd in;
+  in.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (in.fd < 0 && errno != ENOENT && errno != ENOTDIR)
+    throw StoreError("cannot open model file '" + path + "': " + errno_text());
+  struct stat st {};
+  if (in.fd < 0 || ::fstat(in.fd, &st) != 0 || !S_ISREG(st.st_mode))
+    throw StoreError("model file '" + path + "' does not exist or is not a regular file");
+  return in;
+}
+
+store::FileIdentity identity_of(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw StoreError("cannot read model file '" + path + "'");
+  return store::FileIdentity::of(st);
+}
+
+// Reads `in` from its start to its end, hashing what it copies to `out`.
+Written hash_and_copy(int in, int out, const std::string& path, const std::string& tmp) {
+  Sha256 sha;
+  std::vector<char> buf(1 << 16);
+  uint64_t bytes = 0;
+  for (;;) {
+    const ssize_t n = ::pread(in, buf.data(), buf.size(), off_t(bytes));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw StoreError("error reading model file '" + path + "': " + errno_text());
+    if (n == 0) break;
+    sha.update(buf.data(), size_t(n));
+    write_all(out, buf.data(), size_t(n), tmp);
+    bytes += uint64_t(n);
+  }
+  return Written{sha.hex_digest(), bytes};
+}
+
+// Copies `in` from its start to its end without a pass through this process (the kernel
+// copies between the page caches, or shares the blocks where the file system can); falls
+// back to reading and writing where the kernel cannot. Returns the bytes copied.
+uint64_t copy_in_kernel(int in, int out, const std::string& path, const std::string& tmp) {
+  loff_t from = 0, to = 0;
+  for (;;) {
+    const ssize_t n = ::copy_file_range(in, &from, out, &to, size_t{1} << 30, 0);
+    if (n > 0) continue;
+    if (n == 0) return uint64_t(to);
+    if (errno == EINTR) continue;
+    if (to == 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                    errno == EOPNOTSUPP)) {
+      return hash_and_copy(in, out, path, tmp).bytes;  // the digest is the record's
+    }
+    throw std::runtime_error("model store: copy of '" + path + "' to '" + tmp + "': " +
+                             errno_text());
+  }
+}
 
 }  // namespace
 
@@ -61,8 +123,8 @@ std::string ModelStore::path_of(const std::string& name) const {
   return (fs::path(dir_) / (name + ".pt")).string();
 }
 
-template <class Fill>
-StoredFile ModelStore::write_atomically(const std::string& name, Fill&& fill) {
+template <class Write>
+StoredFile ModelStore::write_atomically(const std::string& name, Write&& write) {
   std::string final_path = path_of(name);
   std::string tmp = (fs::path(dir_) / (".tmp-" + name + "-" + std::to_string(::getpid()) + "-" +
                                        std::to_string(g_temp_counter++)))
@@ -70,24 +132,20 @@ StoredFile ModelStore::write_atomically(const std::string& name, Fill&& fill) {
   Fd out;
   out.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (out.fd < 0) throw std::runtime_error("model store: create '" + tmp + "': " + errno_text());
-  Sha256 sha;
-  uint64_t bytes = 0;
+  StoredFile file;
   try {
-    fill([&](const char* p, size_t n) {
-      sha.update(p, n);
-      write_all(out.fd, p, n, tmp);
-      bytes += n;
-    });
+    Written w = write(out.fd, tmp);
     ::close(out.fd);  // not yet on disk: make_durable
     out.fd = -1;
     if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
       throw std::runtime_error("model store: rename to '" + final_path + "': " + errno_text());
     }
+    file = StoredFile{final_path, std::move(w.sha256), w.bytes};
   } catch (...) {
     ::unlink(tmp.c_str());
     throw;
   }
-  return StoredFile{final_path, sha.hex_digest(), bytes};
+  return file;
 }
 
 void ModelStore::make_durable(const StoredFile& file) {
@@ -101,24 +159,34 @@ void ModelStore::make_durable(const StoredFile& file) {
 }
 
 StoredFile ModelStore::put(const std::string& name, std::string_view data) {
-  return write_atomically(name, [&](auto&& sink) { sink(data.data(), data.size()); });
+  return write_atomically(name, [&](int out, const std::string& tmp) {
+    Sha256 sha;
+    sha.update(data.data(), data.size());
+    write_all(out, data.data(), data.size(), tmp);
+    return Written{sha.hex_digest(), data.size()};
+  });
 }
 
-StoredFile ModelStore::copy_from(const std::string& name, const std::string& source_path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(source_path, ec)) {
-    throw StoreError("model file '" + source_path + "' does not exist or is not a regular file");
-  }
-  std::ifstream in(source_path, std::ios::binary);
-  if (!in) throw StoreError("cannot open model file '" + source_path + "'");
-  return write_atomically(name, [&](auto&& sink) {
-    std::vector<char> buf(1 << 16);
-    while (in) {
-      in.read(buf.data(), std::streamsize(buf.size()));
-      if (in.gcount() > 0) sink(buf.data(), size_t(in.gcount()));
+StoredFile ModelStore::copy_from(const std::string& name, const std::string& source_path,
+                                 const store::SourceDigests* digests) {
+  Fd in = open_source(source_path);
+  const store::FileIdentity before = identity_of(in.fd, source_path);
+  if (digests) {
+    if (const std::optional<std::string> known = digests->find(before)) {
+      StoredFile f = write_atomically(name, [&](int out, const std::string& tmp) {
+        return Written{*known, copy_in_kernel(in.fd, out, source_path, tmp)};
+      });
+      // Changed while it was copied: hashed below, as a file without a record.
+      if (f.bytes == before.size && identity_of(in.fd, source_path) == before) return f;
     }
-    if (in.bad()) throw StoreError("error reading model file '" + source_path + "'");
+  }
+  const int64_t hashed_from = store::SourceDigests::now_ns();
+  StoredFile f = write_atomically(name, [&](int out, const std::string& tmp) {
+    return hash_and_copy(in.fd, out, source_path, tmp);
   });
+  if (digests && f.bytes == before.size && identity_of(in.fd, source_path) == before)
+    digests->remember(before, f.sha256, hashed_from);
+  return f;
 }
 
 std::vector<std::string> ModelStore::stray_files(const std::set<std::string>& names) const {

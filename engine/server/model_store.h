@@ -15,6 +15,10 @@
 
 #include "common/model_name.h"
 
+namespace servelab::store {
+class SourceDigests;
+}
+
 namespace servelab::server {
 
 // A store operation that failed because of its input (unreadable source file, bad name);
@@ -26,6 +30,12 @@ struct StoreError : std::runtime_error {
 // Model names are also file names: servelab::model_name_problem (common/model_name.h) checks
 // them.
 using servelab::model_name_problem;
+
+// What a write into the store produced: the file's digest and size.
+struct Written {
+  std::string sha256;
+  uint64_t bytes = 0;
+};
 
 struct StoredFile {
   std::string path;    // absolute path of the file in the store
@@ -48,9 +58,12 @@ class ModelStore {
   // before that can leave it torn under its name, where it has no registry row: the next
   // start sets it aside as a stray file).
   StoredFile put(const std::string& name, std::string_view data);
-  // Copies a server-side file into the store as model `name`, as put does. Throws StoreError
-  // when the source cannot be opened or read.
-  StoredFile copy_from(const std::string& name, const std::string& source_path);
+  // Copies a server-side file into the store as model `name`, as put does. With `digests`,
+  // a file whose digest they hold (store/source_digests.h) is copied by the kernel without
+  // being hashed, and a file hashed here is recorded in them. Throws StoreError when the
+  // source cannot be opened or read, or is not a regular file.
+  StoredFile copy_from(const std::string& name, const std::string& source_path,
+                       const store::SourceDigests* digests = nullptr);
   // Waits until `file` (from put or copy_from) and its name are on disk. Throws
   // std::runtime_error if they cannot be.
   void make_durable(const StoredFile& file);
@@ -66,9 +79,10 @@ class ModelStore {
   void remove(const std::string& name);
 
  private:
-  // Writes chunks produced by `fill` to a temp file and renames it into place.
-  template <class Fill>
-  StoredFile write_atomically(const std::string& name, Fill&& fill);
+  // `write(fd, temp_path)` fills a temp file and returns its Written; the file is then
+  // renamed into place.
+  template <class Write>
+  StoredFile write_atomically(const std::string& name, Write&& write);
   std::string dir_;
 };
 

@@ -22,6 +22,7 @@
 #include "engine/server/request_ids.h"
 #include "engine/server/route_table.h"
 #include "engine/server/store_lock.h"
+#include "engine/store/source_digests.h"
 
 namespace servelab::server {
 
@@ -34,6 +35,9 @@ struct HttpServer::Impl {
   HttpMetrics metrics;
   RequestIds request_ids;  // requests in flight with an X-Request-Id (server_cancel.cpp)
   ModelStore store;
+  // Digests of server-side model files by their identity, kept in the weight store for every
+  // server on it (store/source_digests.h); none without a weight store.
+  std::optional<store::SourceDigests> source_digests;
   StoreLock store_lock;  // taken before the registry is opened, held for the server's life
   Registry registry;
   RouteTable routes;

@@ -128,7 +128,8 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   StoredFile file;
   try {
     file = r.model_bytes ? store.put(r.name, *r.model_bytes)
-                         : store.copy_from(r.name, server_side_path(r.source_path));
+                         : store.copy_from(r.name, server_side_path(r.source_path),
+                                           source_digests ? &*source_digests : nullptr);
   } catch (const StoreError& e) {
     throw HttpError(400, e.what());
   }

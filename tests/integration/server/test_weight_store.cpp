@@ -1,6 +1,8 @@
 // `servelab serve --weight-store DIR`: variants of one backbone report what they share, and
 // servers on one machine that name the same DIR hold its weights in memory once (TrIMS's
 // sharing across processes), shown by the proportional set size (PSS) of their mappings.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +12,8 @@
 #include <sstream>
 
 #include "engine/server/registry.h"
+#include "engine/store/digest.h"
+#include "engine/store/source_digests.h"
 #include "tests/integration/server/http_client.h"
 #include "tests/integration/server/serve_process.h"
 #include "tests/integration/server/server_fixture.h"
@@ -60,7 +64,7 @@ MappedKb mapped_under(pid_t pid, const fs::path& dir) {
 
 void register_and_classify(uint16_t port, const std::string& model) {
   HttpClient c(port);
-  auto up = c.post_form("/register", register_form(model, model));
+  auto up = c.post_json("/register", register_json(model, model));  // the file, by its path
   INFO(up.body);
   REQUIRE(up.status == 201);
   auto r = c.request("POST", "/classify/" + model, read_file(image_file("gradient.jpg")),
@@ -97,13 +101,25 @@ TEST_CASE("two servers on one weight store hold its weights in memory once",
   const fs::path weights = dir.path / "weights";
   auto args = [&](const std::string& store) {
     return std::vector<std::string>{"--port", "0", "--store", (dir.path / store).string(),
-                                    "--weight-store", weights.string()};
+                                    "--weight-store", weights.string(), "--model-root",
+                                    models_dir()};
   };
   ServeProcess first(args("store-a"), dir.path / "a");
   const uint16_t port_a = first.wait_port(std::chrono::seconds(120));
   INFO(first.err());
   REQUIRE(port_a != 0);
+  const int64_t registered_from = servelab::store::SourceDigests::now_ns();
   register_and_classify(port_a, "tiny_variant_0");
+  // The file's digest is recorded under its identity, for the second server to take, when the
+  // file had settled (as a file exported before the tests has).
+  struct stat st {};
+  REQUIRE(::stat(model_file("tiny_variant_0").c_str(), &st) == 0);
+  const auto id = servelab::store::FileIdentity::of(st);
+  if (std::max(id.modified_ns, id.changed_ns) + servelab::store::SourceDigests::kSettledNs <
+      registered_from) {
+    CHECK(servelab::store::SourceDigests((weights / "sources").string()).find(id) ==
+          servelab::store::Sha256::hex_file(model_file("tiny_variant_0")));
+  }
   const MappedKb alone = mapped_under(first.pid(), weights);
   // Alone, the first server's mappings of the store are its weights, all resident.
   CHECK(alone.rss * 1024 >= static_cast<long>(kBackboneBytes + kHeadBytes));

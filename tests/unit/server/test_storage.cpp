@@ -1,4 +1,5 @@
 // Model store (atomic writes, checksums) and the SQLite registry, on a temporary directory.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -8,6 +9,7 @@
 #include "engine/server/model_store.h"
 #include "engine/server/registry.h"
 #include "engine/store/digest.h"
+#include "engine/store/source_digests.h"
 #include "tests/integration/server/http_client.h"
 
 using namespace servelab::server;
@@ -61,6 +63,10 @@ TEST_CASE("model store writes atomically and checksums", "[server][store]") {
   SECTION("a missing or non-regular source is a StoreError and leaves nothing") {
     CHECK_THROWS_AS(store.copy_from("m3", (tmp.path / "nope.pt").string()), StoreError);
     CHECK_THROWS_AS(store.copy_from("m3", tmp.path.string()), StoreError);
+    // A FIFO is refused at once (its open does not wait for a writer).
+    const std::string fifo = (tmp.path / "fifo.pt").string();
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK_THROWS_WITH(store.copy_from("m3", fifo), Catch::Contains("not a regular file"));
     CHECK_FALSE(fs::exists(store.path_of("m3")));
     CHECK(count_files(store.dir()) == 1);
   }
@@ -72,6 +78,43 @@ TEST_CASE("model store writes atomically and checksums", "[server][store]") {
   store.remove("m1");
   store.remove("never-existed");
   CHECK_FALSE(fs::exists(f.path));
+}
+
+TEST_CASE("a file hashed once is copied on its recorded digest until its identity changes",
+          "[server][store]") {
+  using servelab::store::FileIdentity;
+  using servelab::store::SourceDigests;
+  TempDir tmp;
+  ModelStore store((tmp.path / "store").string());
+  SourceDigests digests((tmp.path / "sources").string(), /*settled_ns=*/0);
+  const std::string src = (tmp.path / "src.pt").string();
+  std::string bytes(300'000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 % 253);
+  std::ofstream(src, std::ios::binary) << bytes;
+
+  const StoredFile first = store.copy_from("a", src, &digests);
+  CHECK(first.sha256 == Sha256::hex(bytes));
+  struct stat st {};
+  REQUIRE(::stat(src.c_str(), &st) == 0);
+  const FileIdentity id = FileIdentity::of(st);
+  REQUIRE(digests.find(id) == first.sha256);
+
+  // A record planted with another digest is what the next copy answers: it was not hashed.
+  const std::string planted(64, 'b');
+  digests.remember(id, planted, SourceDigests::now_ns());
+  const StoredFile second = store.copy_from("b", src, &digests);
+  CHECK(second.sha256 == planted);
+  CHECK(second.bytes == bytes.size());
+  CHECK(servelab::testing::read_file(second.path) == bytes);
+
+  // Written again: another identity, hashed again, and recorded.
+  bytes += "more";
+  std::ofstream(src, std::ios::binary | std::ios::trunc) << bytes;
+  const StoredFile third = store.copy_from("c", src, &digests);
+  CHECK(third.sha256 == Sha256::hex(bytes));
+  CHECK(servelab::testing::read_file(third.path) == bytes);
+  // Without records, the file is hashed.
+  CHECK(store.copy_from("d", (tmp.path / "src.pt").string()).sha256 == Sha256::hex(bytes));
 }
 
 TEST_CASE("registry keeps rows across reopen", "[server][registry]") {
