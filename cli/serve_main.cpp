@@ -271,9 +271,11 @@ int serve_main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   if (processes == 1) return serve_until_stopped(so, eo, stop_signals, "");
-  runtime::warm_image_decoders();  // the replicas share the decoders' set-up
-  if (!eo.weight_store.empty()) import_before_fork(eo);
-  return run_replicas(processes, stop_signals, [&](const Replica& r) {
+  const auto prepare = [&] {
+    runtime::warm_image_decoders();  // the replicas share the decoders' set-up
+    if (!eo.weight_store.empty()) import_before_fork(eo);
+  };
+  return run_replicas(processes, stop_signals, prepare, [&](const Replica& r) {
     server::ServerOptions rso = so;
     runtime::EngineOptions reo = eo;
     rso.port = static_cast<uint16_t>(r.port(so.port));
