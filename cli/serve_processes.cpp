@@ -96,6 +96,16 @@ int supervise(std::vector<Child>& children, const sigset_t& signals) {
   return failed ? 1 : 0;
 }
 
+// fork copies only the calling thread: another one's locks would stay held in the child.
+// False (and says so) when another thread runs.
+bool alone_before_fork() {
+  const size_t threads = thread_count();
+  if (threads <= 1) return true;
+  std::fprintf(stderr, "servelab serve: cannot start replicas: %zu threads run before the "
+               "fork (only one may)\n", threads);
+  return false;
+}
+
 }  // namespace
 
 std::string Replica::store_dir(const std::string& store) const {
@@ -136,12 +146,7 @@ int fork_replicas(unsigned count, pid_t supervisor, int to, const sigset_t& stop
   }
   std::fflush(stdout);  // nothing buffered is written twice
   std::fflush(stderr);
-  // fork copies only the calling thread: another one's locks would stay held in the replicas.
-  if (const size_t threads = thread_count(); threads > 1) {
-    std::fprintf(stderr, "servelab serve: cannot start replicas: %zu threads run before the "
-                 "fork (only one may)\n", threads);
-    return 1;
-  }
+  if (!alone_before_fork()) return 1;
   const pid_t forker = ::getpid();
   for (unsigned k = 0; k < count; ++k) {
     const pid_t pid = ::fork();
@@ -171,11 +176,7 @@ int run_replicas(unsigned count, const sigset_t& stop_signals, const std::functi
   sigset_t parent_signals = stop_signals;
   sigaddset(&parent_signals, SIGCHLD);
   pthread_sigmask(SIG_BLOCK, &parent_signals, nullptr);
-  if (const size_t threads = thread_count(); threads > 1) {
-    std::fprintf(stderr, "servelab serve: cannot start replicas: %zu threads run before the "
-                 "fork (only one may)\n", threads);
-    return 1;
-  }
+  if (!alone_before_fork()) return 1;
   // Replicas whose forking process exits become the supervisor's children.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   int pids_pipe[2];

@@ -64,12 +64,7 @@ std::string BlobStore::content_id(std::string_view header, const void* data, siz
   return sha.hex_digest();
 }
 
-bool BlobStore::valid_id(std::string_view id) {
-  if (id.size() != 64) return false;
-  for (char c : id)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
+bool BlobStore::valid_id(std::string_view id) { return is_sha256_hex(id); }
 
 std::string BlobStore::path_of(const std::string& id) const {
   if (!valid_id(id)) throw BlobError("'" + id.substr(0, 80) + "' is not a blob id");

@@ -62,4 +62,11 @@ std::string Sha256::hex_file(const std::string& path) {
 
 uint64_t xxh3_64(const void* data, size_t len) { return XXH3_64bits(data, len); }
 
+bool is_sha256_hex(std::string_view s) {
+  if (s.size() != 64) return false;
+  for (const char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
 }  // namespace servelab::store

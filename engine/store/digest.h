@@ -34,6 +34,9 @@ class Sha256 {
   std::unique_ptr<Ctx> ctx_;
 };
 
+// Whether `s` has the form of a hex_digest(): 64 lowercase hex digits.
+bool is_sha256_hex(std::string_view s);
+
 // XXH3 64-bit hash of a byte range (seed 0).
 uint64_t xxh3_64(const void* data, size_t len);
 

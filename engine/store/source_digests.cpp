@@ -1,8 +1,9 @@
 #include "engine/store/source_digests.h"
 
+#include "engine/store/digest.h"
+
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -17,14 +18,6 @@ namespace fs = std::filesystem;
 namespace {
 
 std::atomic<uint64_t> g_temp_counter{0};
-
-bool valid_sha256(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (const char c : s)
-    if (!std::isxdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c)))
-      return false;
-  return true;
-}
 
 }  // namespace
 
@@ -68,13 +61,13 @@ std::optional<std::string> SourceDigests::find(const FileIdentity& id) const {
   std::string sha;
   if (!(in >> seen.size >> seen.modified_ns >> seen.changed_ns >> hashed_from >> sha))
     return std::nullopt;
-  if (seen != id || !settled(seen, hashed_from) || !valid_sha256(sha)) return std::nullopt;
+  if (seen != id || !settled(seen, hashed_from) || !is_sha256_hex(sha)) return std::nullopt;
   return sha;
 }
 
 void SourceDigests::remember(const FileIdentity& id, const std::string& sha256,
                              int64_t hashed_from_ns) const {
-  if (!settled(id, hashed_from_ns) || !valid_sha256(sha256)) return;
+  if (!settled(id, hashed_from_ns) || !is_sha256_hex(sha256)) return;
   const std::string path = path_of(id);
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
                           std::to_string(g_temp_counter++);
