@@ -115,6 +115,12 @@ std::optional<store::SourceDigests> digest_records(const std::string& weight_sto
   return std::optional<store::SourceDigests>(std::in_place, weight_store + "/sources");
 }
 
+// The model files shared by the model stores on a weight store (its `files` folder).
+std::optional<store::SharedFiles> shared_model_files(const std::string& weight_store) {
+  if (weight_store.empty()) return std::nullopt;
+  return std::optional<store::SharedFiles>(std::in_place, weight_store + "/files");
+}
+
 }  // namespace
 
 HttpServer::Impl::Impl(ServerOptions opts, runtime::EngineOptions engine_opts)
@@ -122,6 +128,7 @@ HttpServer::Impl::Impl(ServerOptions opts, runtime::EngineOptions engine_opts)
       request_ids(options.max_request_ids),
       store(options.store_dir),
       source_digests(digest_records(engine_opts.weight_store)),
+      shared_files(shared_model_files(engine_opts.weight_store)),
       store_lock(store.dir()),
       registry(store.db_path()),
       group_queue_limit(engine_opts.control.queue_bound ? engine_opts.control.queue_bound
@@ -302,6 +309,9 @@ RestoreReport HttpServer::start() {
     s.routes.dispatch(std::move(req), std::move(counted), route.get());
   });
   s.transport->start();
+  // What the start-up freed and kept (restored models' loads; a replica's warm-up buffers,
+  // kept for its first batch) goes back if no request comes.
+  s.transport->trim_when_idle();
   return report;
 }
 

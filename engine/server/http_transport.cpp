@@ -84,6 +84,8 @@ HttpTransport::HttpTransport(TransportOptions options, Handler handler)
 
 HttpTransport::~HttpTransport() { stop(); }
 
+void HttpTransport::trim_when_idle() { impl_->shared.trimmer->went_idle(); }
+
 void HttpTransport::start() {
   auto& im = *impl_;
   beast::error_code ec;

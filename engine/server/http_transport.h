@@ -62,6 +62,9 @@ class HttpTransport {
   // message when the address cannot be bound.
   void start();
   uint16_t port() const;
+  // Gives the freed heap back once no request has come for the idle trim's delay (none when
+  // it is zero), as after an answer: for what the owner's start-up freed. Any thread.
+  void trim_when_idle();
   // The io_context the IO threads run, for work that shares them (the cluster front end's
   // forwarder, on a strand of its own). It lives as long as the transport; before start()
   // no thread runs it, so its owner may run it on its own thread meanwhile.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/store/digest.h"
+#include "engine/store/shared_files.h"
 #include "engine/store/source_digests.h"
 
 namespace servelab::server {
@@ -123,12 +124,29 @@ std::string ModelStore::path_of(const std::string& name) const {
   return (fs::path(dir_) / (name + ".pt")).string();
 }
 
+std::string ModelStore::temp_path(const std::string& name) const {
+  return (fs::path(dir_) / (".tmp-" + name + "-" + std::to_string(::getpid()) + "-" +
+                            std::to_string(g_temp_counter++)))
+      .string();
+}
+
+std::optional<StoredFile> ModelStore::link_shared(const std::string& name, const std::string& sha256,
+                                                  uint64_t bytes, const store::SharedFiles& shared) {
+  std::string final_path = path_of(name);
+  const std::string tmp = temp_path(name);
+  if (!shared.link_copy(sha256, bytes, tmp)) return std::nullopt;
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    const std::string why = errno_text();
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("model store: rename to '" + final_path + "': " + why);
+  }
+  return StoredFile{std::move(final_path), sha256, bytes};
+}
+
 template <class Write>
 StoredFile ModelStore::write_atomically(const std::string& name, Write&& write) {
   std::string final_path = path_of(name);
-  std::string tmp = (fs::path(dir_) / (".tmp-" + name + "-" + std::to_string(::getpid()) + "-" +
-                                       std::to_string(g_temp_counter++)))
-                        .string();
+  std::string tmp = temp_path(name);
   Fd out;
   out.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (out.fd < 0) throw std::runtime_error("model store: create '" + tmp + "': " + errno_text());
@@ -168,11 +186,14 @@ StoredFile ModelStore::put(const std::string& name, std::string_view data) {
 }
 
 StoredFile ModelStore::copy_from(const std::string& name, const std::string& source_path,
-                                 const store::SourceDigests* digests) {
+                                 const store::SourceDigests* digests,
+                                 const store::SharedFiles* shared) {
   Fd in = open_source(source_path);
   const store::FileIdentity before = identity_of(in.fd, source_path);
   if (digests) {
     if (const std::optional<std::string> known = digests->find(before)) {
+      if (shared)
+        if (std::optional<StoredFile> f = link_shared(name, *known, before.size, *shared)) return *f;
       StoredFile f = write_atomically(name, [&](int out, const std::string& tmp) {
         return Written{*known, copy_in_kernel(in.fd, out, source_path, tmp)};
       });

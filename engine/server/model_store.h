@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,7 @@
 #include "common/model_name.h"
 
 namespace servelab::store {
+class SharedFiles;
 class SourceDigests;
 }
 
@@ -60,10 +62,12 @@ class ModelStore {
   StoredFile put(const std::string& name, std::string_view data);
   // Copies a server-side file into the store as model `name`, as put does. With `digests`,
   // a file whose digest they hold (store/source_digests.h) is copied by the kernel without
-  // being hashed, and a file hashed here is recorded in them. Throws StoreError when the
-  // source cannot be opened or read, or is not a regular file.
+  // being hashed, or, with `shared` holding a copy of that digest (store/shared_files.h),
+  // linked to that copy without being read; a file hashed here is recorded in `digests`.
+  // Throws StoreError when the source cannot be opened or read, or is not a regular file.
   StoredFile copy_from(const std::string& name, const std::string& source_path,
-                       const store::SourceDigests* digests = nullptr);
+                       const store::SourceDigests* digests = nullptr,
+                       const store::SharedFiles* shared = nullptr);
   // Waits until `file` (from put or copy_from) and its name are on disk. Throws
   // std::runtime_error if they cannot be.
   void make_durable(const StoredFile& file);
@@ -83,6 +87,10 @@ class ModelStore {
   // renamed into place.
   template <class Write>
   StoredFile write_atomically(const std::string& name, Write&& write);
+  // Model `name` as a new link to the shared copy of `sha256`, if there is one of `bytes`.
+  std::optional<StoredFile> link_shared(const std::string& name, const std::string& sha256,
+                                        uint64_t bytes, const store::SharedFiles& shared);
+  std::string temp_path(const std::string& name) const;
   std::string dir_;
 };
 

@@ -22,6 +22,7 @@
 #include "engine/server/request_ids.h"
 #include "engine/server/route_table.h"
 #include "engine/server/store_lock.h"
+#include "engine/store/shared_files.h"
 #include "engine/store/source_digests.h"
 
 namespace servelab::server {
@@ -38,6 +39,9 @@ struct HttpServer::Impl {
   // Digests of server-side model files by their identity, kept in the weight store for every
   // server on it (store/source_digests.h); none without a weight store.
   std::optional<store::SourceDigests> source_digests;
+  // Model files shared by link with the other model stores on the weight store
+  // (store/shared_files.h); none without a weight store.
+  std::optional<store::SharedFiles> shared_files;
   StoreLock store_lock;  // taken before the registry is opened, held for the server's life
   Registry registry;
   RouteTable routes;

@@ -129,7 +129,8 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   try {
     file = r.model_bytes ? store.put(r.name, *r.model_bytes)
                          : store.copy_from(r.name, server_side_path(r.source_path),
-                                           source_digests ? &*source_digests : nullptr);
+                                           source_digests ? &*source_digests : nullptr,
+                                           shared_files ? &*shared_files : nullptr);
   } catch (const StoreError& e) {
     throw HttpError(400, e.what());
   }
@@ -183,6 +184,7 @@ HttpResponse HttpServer::Impl::register_model(HttpRequest& req) {
   row.weights = st.weights;
   if (!registry.insert(row)) throw HttpError(409, already_registered(r.name));
   undo.armed = false;
+  if (shared_files) shared_files->offer(file.sha256, file.path);  // durable: waited for above
   refresh_registry_weights();
   clear_unavailable(r.name);
   {
@@ -218,6 +220,7 @@ HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
   bool in_engine = engine->unregister_model(name);
   if (!in_engine && !in_registry) throw HttpError(404, "unknown model '" + name + "'");
   store.remove(name);
+  if (shared_files) shared_files->prune();  // the copy this store linked, if none other does
   clear_unavailable(name);
   refresh_registry_weights();
   log("deleted '" + name + "'");

@@ -97,6 +97,7 @@ RestoreReport HttpServer::Impl::restore() {
   }
   restore_groups(&report);
   report.weight_store = engine->tidy_weight_store();
+  if (shared_files) shared_files->prune();  // copies of models no store holds any more
   refresh_registry_weights();
   if (report.weight_store.marks || report.weight_store.blobs)
     log("weight store: released " + std::to_string(report.weight_store.marks) +

@@ -115,8 +115,10 @@ TEST_CASE("two servers on one weight store hold its weights in memory once",
   struct stat st {};
   REQUIRE(::stat(model_file("tiny_variant_0").c_str(), &st) == 0);
   const auto id = servelab::store::FileIdentity::of(st);
-  if (std::max(id.modified_ns, id.changed_ns) + servelab::store::SourceDigests::kSettledNs <
-      registered_from) {
+  const bool settled = std::max(id.modified_ns, id.changed_ns) +
+                           servelab::store::SourceDigests::kSettledNs <
+                       registered_from;
+  if (settled) {
     CHECK(servelab::store::SourceDigests((weights / "sources").string()).find(id) ==
           servelab::store::Sha256::hex_file(model_file("tiny_variant_0")));
   }
@@ -130,6 +132,12 @@ TEST_CASE("two servers on one weight store hold its weights in memory once",
   INFO(second.err());
   REQUIRE(port_b != 0);
   register_and_classify(port_b, "tiny_variant_0");
+  if (settled) {  // the second store's file is a link to the first's: one file on the disk
+    struct stat in_a {}, in_b {};
+    REQUIRE(::stat((dir.path / "store-a" / "tiny_variant_0.pt").c_str(), &in_a) == 0);
+    REQUIRE(::stat((dir.path / "store-b" / "tiny_variant_0.pt").c_str(), &in_b) == 0);
+    CHECK(in_a.st_ino == in_b.st_ino);
+  }
   const MappedKb a = mapped_under(first.pid(), weights);
   const MappedKb b = mapped_under(second.pid(), weights);
   CHECK(b.rss == alone.rss);           // the second maps the same weights...

@@ -9,6 +9,7 @@
 #include "engine/server/model_store.h"
 #include "engine/server/registry.h"
 #include "engine/store/digest.h"
+#include "engine/store/shared_files.h"
 #include "engine/store/source_digests.h"
 #include "tests/integration/server/http_client.h"
 
@@ -115,6 +116,42 @@ TEST_CASE("a file hashed once is copied on its recorded digest until its identit
   CHECK(servelab::testing::read_file(third.path) == bytes);
   // Without records, the file is hashed.
   CHECK(store.copy_from("d", (tmp.path / "src.pt").string()).sha256 == Sha256::hex(bytes));
+}
+
+TEST_CASE("a file whose digest has a shared copy is linked to that copy, not read",
+          "[server][store]") {
+  using servelab::store::FileIdentity;
+  using servelab::store::SharedFiles;
+  using servelab::store::SourceDigests;
+  TempDir tmp;
+  ModelStore first((tmp.path / "first").string()), second((tmp.path / "second").string());
+  SourceDigests digests((tmp.path / "sources").string(), /*settled_ns=*/0);
+  SharedFiles shared((tmp.path / "files").string());
+  const std::string src = (tmp.path / "src.pt").string();
+  const std::string bytes(200'000, 'x');
+  std::ofstream(src, std::ios::binary) << bytes;
+
+  const StoredFile a = first.copy_from("m", src, &digests, &shared);  // hashed and recorded
+  CHECK(a.sha256 == Sha256::hex(bytes));
+  first.make_durable(a);
+  shared.offer(a.sha256, a.path);  // as the server does once the file is durable
+  // The shared copy is what the second store's file is: the same inode, the source unread
+  // (a copy of the source would have its bytes; the shared copy was changed to tell them apart).
+  std::fstream(a.path, std::ios::binary | std::ios::in | std::ios::out) << "CHANGED";
+  const StoredFile b = second.copy_from("m", src, &digests, &shared);
+  CHECK(b.sha256 == a.sha256);
+  CHECK(b.bytes == bytes.size());
+  struct stat sa {}, sb {};
+  REQUIRE(::stat(a.path.c_str(), &sa) == 0);
+  REQUIRE(::stat(b.path.c_str(), &sb) == 0);
+  CHECK(sb.st_ino == sa.st_ino);
+  CHECK(servelab::testing::read_file(b.path).substr(0, 7) == "CHANGED");
+  // Without the shared copy (no store links it), the source is copied again.
+  first.remove("m");
+  second.remove("m");
+  CHECK(shared.prune() == 1);
+  const StoredFile c = second.copy_from("m", src, &digests, &shared);
+  CHECK(servelab::testing::read_file(c.path) == bytes);
 }
 
 TEST_CASE("registry keeps rows across reopen", "[server][registry]") {
