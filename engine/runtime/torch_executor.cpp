@@ -108,9 +108,10 @@ class TorchExecutor final : public Executor {
       bool armed = true;
       ~Forget() { if (armed) self->weights_remove(id); }
     } forget{this, id};
-    // What the load read and built for a while (the file, the tensors hashed for the weight
-    // store) goes back to the system.
-    give_back_freed_memory();
+    // What a load from the file read and built for a while goes back to the system (the
+    // weight store does so when it reads the file); a load from the store's skeleton builds
+    // little, and the freed buffers kept for batches (a replica's warm-up's) stay.
+    if (!weights_) give_back_freed_memory();
     ModelMeasure m;
     m.param_bytes = tensor_bytes(*module);
     // The check, or the store's record of the same file's check at this input size.

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/runtime/allocator.h"
 #include "engine/runtime/weight_store_imports.h"
 #include "engine/store/digest.h"
 
@@ -81,7 +82,8 @@ ModulePtr TorchWeightStore::add(ModelId id, const std::string& name, const std::
       shared = {};  // damaged: shared again below from the model file, which rewrites it
     }
   }
-  if (!shared.module) {
+  const bool read_file = !shared.module;
+  if (read_file) {
     torch::jit::Module m = torch::jit::load(file, torch::kCPU);
     m.eval();
     shared = share_weights(m, blobs_, skeleton);
@@ -93,6 +95,7 @@ ModulePtr TorchWeightStore::add(ModelId id, const std::string& name, const std::
     else
       architectures_.put(shared.code_key, shared.module);
   }
+  if (read_file) give_back_freed_memory();  // the file and its tensors, read and hashed
   holders_.hold(digest, name, shared.blobs);
   note_warm_input(skeleton, input);
   std::lock_guard guard(mu_);
