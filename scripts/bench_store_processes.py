@@ -98,7 +98,25 @@ def first_answers(count, rounds=3):
           f"{med['store_replica'] / med['file_cold']:.3f}")
 
 
+def other_servers():
+    """Pids of `servelab` processes already running: PSS splits the shared libraries' pages
+    between every process that maps them, so they would lower each measured server's PSS."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                exe = os.path.basename(f.read().split(b"\0")[0].decode(errors="replace"))
+        except OSError:
+            continue
+        if exe in ("servelab", "servelab-engine"):
+            pids.append(int(pid))
+    return pids
+
+
 SERVELAB, MODELS, FAMILY, COUNT = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+if other_servers():
+    sys.exit(f"bench_store_processes: other servelab processes run ({other_servers()[:8]}); "
+             "they share the libraries' pages and would lower every PSS measured: stop them")
 IMAGE = read_image()
 AT_REST_S = 21  # past the default idle trim's check (one to two 10 s delays after the last answer)
 plain = case("pss_one_server_no_store_bytes", 1, False, COUNT)

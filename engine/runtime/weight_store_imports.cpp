@@ -81,8 +81,10 @@ void warm(const ModulePtr& architecture, const std::string& code, const std::str
   OptimizerOff no_opt;
   at::set_num_threads(1);
   c10::InferenceMode guard;
-  for (int64_t batch : kCheckBatches)
-    copy.module->forward({torch::zeros({batch, 3, input.height, input.width})});
+  for (size_t i = 0; i < kCheckBatches.size(); ++i) {
+    if (i > 0) give_back_freed_memory();  // kept: the last pass's buffers (the first batch's)
+    copy.module->forward({torch::zeros({kCheckBatches[i], 3, input.height, input.width})});
+  }
 }
 
 }  // namespace
@@ -138,7 +140,7 @@ size_t rewarm_imported_architectures(const std::string& dir) {
     } catch (const std::exception&) {  // the skeleton went since: its first request pays
     }
   }
-  // The passes' freed buffers are kept: the first request's batch reuses them instead of
+  // The last pass's freed buffers are kept: the first request's batch reuses them instead of
   // faulting its own in. The server's idle trim gives them back if none comes.
   return passes;
 }

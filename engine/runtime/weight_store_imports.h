@@ -63,9 +63,9 @@ ImportedArchitectures import_weight_store_architectures(const std::string& dir, 
 // passes again, so that the pages they write (execution plans and kernel caches shared
 // copy-on-write with the parent) and the library code they run (whose page tables a fork
 // does not copy) are this process's own before its first request rather than during it. The
-// passes' freed buffers are kept for the first request's batch (the server's idle trim gives
-// them back). Returns the passes run; a skeleton gone since is skipped. Same thread-safety as
-// above.
+// last pass's freed buffers (batch 1's, the first request's batch) are kept for that request
+// (the server's idle trim gives them back); the batch-2 pass's go back before it. Returns the
+// passes run; a skeleton gone since is skipped. Same thread-safety as above.
 size_t rewarm_imported_architectures(const std::string& dir);
 
 // Holds every imported architecture in `cache` (for each weight store opened afterwards).
