@@ -130,16 +130,21 @@ std::string ModelStore::temp_path(const std::string& name) const {
       .string();
 }
 
-std::optional<StoredFile> ModelStore::link_shared(const std::string& name, const std::string& sha256,
-                                                  uint64_t bytes, const store::SharedFiles& shared) {
+// Renames a finished temp file to `final_path`; on failure removes it and throws.
+void ModelStore::publish(const std::string& tmp, const std::string& final_path) {
+  if (::rename(tmp.c_str(), final_path.c_str()) == 0) return;
+  const std::string why = errno_text();
+  ::unlink(tmp.c_str());
+  throw std::runtime_error("model store: rename to '" + final_path + "': " + why);
+}
+
+std::optional<StoredFile> ModelStore::link_shared(const std::string& name,
+                                                  const std::string& sha256, uint64_t bytes,
+                                                  const store::SharedFiles& shared) {
   std::string final_path = path_of(name);
   const std::string tmp = temp_path(name);
   if (!shared.link_copy(sha256, bytes, tmp)) return std::nullopt;
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
-    const std::string why = errno_text();
-    ::unlink(tmp.c_str());
-    throw std::runtime_error("model store: rename to '" + final_path + "': " + why);
-  }
+  publish(tmp, final_path);
   return StoredFile{std::move(final_path), sha256, bytes};
 }
 
@@ -155,14 +160,12 @@ StoredFile ModelStore::write_atomically(const std::string& name, Write&& write) 
     Written w = write(out.fd, tmp);
     ::close(out.fd);  // not yet on disk: make_durable
     out.fd = -1;
-    if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
-      throw std::runtime_error("model store: rename to '" + final_path + "': " + errno_text());
-    }
     file = StoredFile{final_path, std::move(w.sha256), w.bytes};
   } catch (...) {
     ::unlink(tmp.c_str());
     throw;
   }
+  publish(tmp, final_path);
   return file;
 }
 
@@ -193,7 +196,8 @@ StoredFile ModelStore::copy_from(const std::string& name, const std::string& sou
   if (digests) {
     if (const std::optional<std::string> known = digests->find(before)) {
       if (shared)
-        if (std::optional<StoredFile> f = link_shared(name, *known, before.size, *shared)) return *f;
+        if (std::optional<StoredFile> f = link_shared(name, *known, before.size, *shared))
+          return *f;
       StoredFile f = write_atomically(name, [&](int out, const std::string& tmp) {
         return Written{*known, copy_in_kernel(in.fd, out, source_path, tmp)};
       });

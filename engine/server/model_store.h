@@ -91,6 +91,7 @@ class ModelStore {
   std::optional<StoredFile> link_shared(const std::string& name, const std::string& sha256,
                                         uint64_t bytes, const store::SharedFiles& shared);
   std::string temp_path(const std::string& name) const;
+  static void publish(const std::string& tmp, const std::string& final_path);
   std::string dir_;
 };
 

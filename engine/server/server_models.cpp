@@ -216,11 +216,13 @@ HttpResponse HttpServer::Impl::delete_model(const std::string& name) {
     std::lock_guard<std::mutex> deleted_lock(deleted_mu);
     deleted.insert(name);
   }
+  const std::optional<RegistryRow> row = registry.find(name);
   bool in_registry = registry.remove(name);
   bool in_engine = engine->unregister_model(name);
   if (!in_engine && !in_registry) throw HttpError(404, "unknown model '" + name + "'");
   store.remove(name);
-  if (shared_files) shared_files->prune();  // the copy this store linked, if none other does
+  // The shared copy of its file, if this store linked it and no other store does.
+  if (shared_files && row) shared_files->release(row->checksum);
   clear_unavailable(name);
   refresh_registry_weights();
   log("deleted '" + name + "'");

@@ -230,10 +230,10 @@ TEST_CASE("an idle server gives its kept memory back and counts it in /metrics",
   CHECK(trims >= 1);
 
   // A server that has served nothing gives back what its start-up freed: the first reading,
-  // two seconds in, finds the trim of the check the start scheduled (and no other: no request
-  // came before it).
-  Served unused({"--idle-trim-ms", "300"});
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // three seconds in (thirty delays), finds the trim of the check the start scheduled (and no
+  // other: no request came before it).
+  Served unused({"--idle-trim-ms", "100"});
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   CHECK(metric(unused.port, idle_trims) == 1);
 
   Served keeping({"--idle-trim-ms", "0"});

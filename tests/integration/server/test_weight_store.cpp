@@ -146,6 +146,15 @@ TEST_CASE("two servers on one weight store hold its weights in memory once",
   // The first registration ran the check's forwards; the second took their record.
   CHECK(json::parse(HttpClient(port_a).get("/models/tiny_variant_0").body)["check"] == "forward");
   CHECK(json::parse(HttpClient(port_b).get("/models/tiny_variant_0").body)["check"] == "recorded");
+  // The model file's shared copy stays while a store links it, and goes with the last one.
+  auto shared_copies = [&] {
+    return std::distance(fs::directory_iterator(weights / "files"), fs::directory_iterator{});
+  };
+  CHECK(shared_copies() == 1);
+  REQUIRE(HttpClient(port_a).request("DELETE", "/models/tiny_variant_0").status == 200);
+  CHECK(shared_copies() == 1);
+  REQUIRE(HttpClient(port_b).request("DELETE", "/models/tiny_variant_0").status == 200);
+  CHECK(shared_copies() == 0);
 }
 
 namespace {
