@@ -93,6 +93,9 @@ struct SimulationSection {
   MachineSection machine;
   Time client_timeout = kNever;
   Time cancel_delay = 0;
+  // Bound the executing tier's offline optimum on each server's access sequence (summary
+  // "cache_optimum"), where that tier is limited.
+  bool cache_optimum = true;
 };
 
 }  // namespace servelab::config

@@ -162,7 +162,8 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
   refuse_term_switches(n, w);
   check_keys(n, w,
              {"noise", "seed", "preload", "load_source", "max_time_s", "event_list", "io_threads", "cost_scale",
-              "speed_trace", "jitter", "machine", "client_timeout_s", "cancel_delay_s"});
+              "speed_trace", "jitter", "machine", "client_timeout_s", "cancel_delay_s",
+              "cache_optimum"});
   if (!n.IsMap()) return s;
   parse_speed(n, w, s);
   if (n["seed"]) s.seed = as_uint(n["seed"], w.child("seed"));
@@ -178,6 +179,8 @@ SimulationSection parse_simulation_section(const YAML::Node& n, const Where& w) 
   }
   // The name is the simulator's to check (sim::check_names).
   if (n["event_list"]) s.event_list = as_string(n["event_list"], w.child("event_list"));
+  if (const YAML::Node& o = n["cache_optimum"])
+    s.cache_optimum = as_bool(o, w.child("cache_optimum"));
   parse_cancellation(n, w, s);
   return s;
 }
@@ -282,6 +285,7 @@ YAML::Node emit_simulation_section(const SimulationSection& s) {
   n["cancel_delay_s"] = s.cancel_delay;
   if (s.jitter >= 0) n["jitter"] = s.jitter;
   n["machine"] = emit_machine(s.machine);
+  if (!s.cache_optimum) n["cache_optimum"] = false;
   return n;
 }
 

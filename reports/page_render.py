@@ -3,6 +3,7 @@ simulator's errors) and the whole page, in Markdown and in HTML, from the sectio
 page.figure_section builds."""
 import html as htmlmod
 
+import cache_optimum
 from page import claim_blocks, intro_lines, verdict_lines
 from results_db import METRIC_LABELS
 
@@ -129,6 +130,8 @@ def render(exp, sections):
     for sec in sections:
         md += _figure_md(sec)
         h += _figure_html(sec)
+    md += cache_optimum.markdown(exp)
+    h += cache_optimum.html(exp)
     # Only a page whose tables hold sim-vs-real errors explains them (not a simulation-only
     # page, nor a figure whose sim mode is a prediction with no error column).
     if any(h.endswith(" err") for sec in sections for h in sec["header"]):

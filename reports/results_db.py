@@ -50,7 +50,16 @@ METRIC_LABELS = {
     "models_run": "models run",
     "backup_extra_load": "extra load (copies sent / requests)",
     "backup_wasted_s": "wasted work (server s)",
+    # The executing tier against its offline optimum (summary.json "cache_optimum").
+    "optimum_loads": "loads into the executing tier",
+    "optimum_lower": "fewest loads possible (lower bound)",
+    "optimum_upper": "fewest loads possible (upper bound)",
+    "loads_over_optimum": "loads over the optimum",
 }
+# summary.json's "cache_optimum" fields, as columns (runs without it: NaN).
+CACHE_OPTIMUM_COLUMNS = {"optimum_loads": "loads", "optimum_lower": "optimum_lower",
+                         "optimum_upper": "optimum_upper",
+                         "loads_over_optimum": "loads_over_optimum"}
 # Columns that results.db files of older versions lack, read from each run's stored summary
 # JSON instead (missing there too: NaN, as for a run without model groups).
 # background_cores: other processes' CPU during a real run (summary.json of real runs only).
@@ -121,6 +130,11 @@ def load(results_dir):
             for r in rows:
                 v = json.loads(r.get("summary") or "{}").get(key)
                 r[col] = v if isinstance(v, (int, float)) else None
+    for col, key in CACHE_OPTIMUM_COLUMNS.items():
+        metric_cols.append(col)
+        for r in rows:
+            v = (json.loads(r.get("summary") or "{}").get("cache_optimum") or {}).get(key)
+            r[col] = v if isinstance(v, (int, float)) else None
     # Sim runs with --match-speed also hold their summary on the unscaled profile.
     for r in rows:
         unscaled = json.loads(r.get("summary") or "{}").get("unscaled")

@@ -5,6 +5,9 @@
 // from below by MIN with as many slots as the smallest models that fit (no cache of the real
 // sizes ever holds more models than that), and from above by a feasible schedule, MIN that
 // evicts by furthest next use until the missing model fits.
+// A cache may start holding models (a run's preloaded ones): the bounds start from them, as
+// the policy did. Cost: O(n log k) for n accesses and k models held at once, a binary heap
+// over dense per-model arrays (ids index them: keep ids small).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -25,10 +28,22 @@ struct OptimumBounds {
   bool exact() const { return lower == upper; }
 };
 
-// Bounds on the fewest misses of a cache of `capacity` bytes over `sequence`, model m taking
-// sizes[m] bytes (every model must fit on its own: a larger one throws std::invalid_argument).
+// What the cache may hold at once: bytes, and at most `models` models.
+struct CacheRoom {
+  uint64_t bytes = UINT64_MAX;
+  uint32_t models = UINT32_MAX;
+};
+
+// Bounds on the fewest misses of a cache of `room` over `sequence`, model m taking sizes[m]
+// bytes, starting with `initial` (distinct models that fit `room` together) held. Every model
+// accessed must fit on its own, and every id have a size: std::invalid_argument otherwise.
 // Equal sizes give lower == upper (MIN).
 OptimumBounds offline_optimum(std::span<const uint32_t> sequence,
-                              const std::vector<uint64_t>& sizes, uint64_t capacity);
+                              const std::vector<uint64_t>& sizes, CacheRoom room,
+                              std::span<const uint32_t> initial = {});
+inline OptimumBounds offline_optimum(std::span<const uint32_t> sequence,
+                                     const std::vector<uint64_t>& sizes, uint64_t capacity) {
+  return offline_optimum(sequence, sizes, CacheRoom{capacity, UINT32_MAX});
+}
 
 }  // namespace servelab

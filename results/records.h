@@ -52,6 +52,15 @@ struct RequestRecord {
   double wasted = 0;            // seconds
 };
 
+// How far the run's eviction policy was from the best any policy could do on the same
+// accesses (results/offline_cache.h), in the executing tier, summed over the servers: the
+// batches' models in the order they ran (runs of one model counted once), the loads the
+// policy made into the tier, and the optimum's bounds on the fewest loads (equal when exact).
+struct CacheOptimum {
+  std::string tier;
+  uint64_t accesses = 0, loads = 0, lower = 0, upper = 0;
+};
+
 struct RunRecords {
   std::vector<std::string> model_names;
   std::vector<RequestRecord> requests;
@@ -61,6 +70,7 @@ struct RunRecords {
   uint64_t loads = 0, evictions = 0, hits = 0, misses = 0;  // when known (simulator, engine)
   double mean_batch_size = 0;   // over batches, when known
   bool backups = false;         // backups were on: the backup columns and summary "backups"
+  std::optional<CacheOptimum> cache_optimum;  // the simulator's, where its tier is limited
 };
 
 // summary.json: requests, completed, failed (by status), throughput_rps (completed divided by the
@@ -78,7 +88,10 @@ struct RunRecords {
 // whose accuracy is known, present only when some are (runs with model groups); "accuracy_requests"
 // says how many that was. Where RunRecords::backups is set, "backups" sums the records' backup
 // fields over the whole run: sent, won_by_backup, copies_cancelled, copies_wasted (losing
-// copies that ran), wasted_seconds, and extra_load (copies sent per request).
+// copies that ran), wasted_seconds, and extra_load (copies sent per request). Where
+// RunRecords::cache_optimum is set, "cache_optimum" gives its fields (tier, accesses, loads,
+// optimum_lower, optimum_upper) and loads_over_optimum: loads / optimum_lower (1: the
+// policy was optimal; where the bounds differ, the optimum lies between them).
 nlohmann::json summarize(const RunRecords& run);
 
 // Receives a run's records one at a time, in id order, each final: the streaming form of

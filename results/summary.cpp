@@ -140,6 +140,16 @@ struct BackupTally {
   }
 };
 
+nlohmann::json optimum_json(const CacheOptimum& o) {
+  return {{"tier", o.tier},
+          {"accesses", o.accesses},
+          {"loads", o.loads},
+          {"optimum_lower", o.lower},
+          {"optimum_upper", o.upper},
+          {"loads_over_optimum",
+           number(o.lower == 0 ? (o.loads == 0 ? 1.0 : kNaN) : double(o.loads) / double(o.lower))}};
+}
+
 }  // namespace
 
 double percentile(std::vector<double> values, double p) {
@@ -220,6 +230,7 @@ nlohmann::json SummaryBuilder::summary(const RunRecords& counters) {
   j["misses"] = counters.misses;
   j["mean_batch_size"] = number(counters.mean_batch_size);
   if (counters.backups) j["backups"] = st.backups.summary();
+  if (counters.cache_optimum) j["cache_optimum"] = optimum_json(*counters.cache_optimum);
   if (warmup_ > 0) {
     j["warmup_s"] = warmup_;
     j["warmup_requests"] = st.whole.seen - st.whole.counted;

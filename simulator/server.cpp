@@ -26,6 +26,14 @@ MachineTerms machine_terms(const SimulationSetup& s) {
   return t;
 }
 
+// Whether the run bounds the executing tier's optimum: asked for, a tier that is limited,
+// and models the controller loads (private copies are no cache).
+bool traces_cache(const SimulationSetup& s) {
+  const TierBudget& b = s.control.budgets[int(s.control.exec_tier)];
+  const bool limited = b.bytes != UINT64_MAX || b.models != UINT32_MAX;
+  return s.cache_optimum && limited && !s.private_loads;
+}
+
 }  // namespace
 
 std::shared_ptr<const MachineTables> machine_tables(const SimulationSetup& setup) {
@@ -52,6 +60,12 @@ void Server::add_models(const std::function<bool(ModelId)>& hosts) {
     const Tier placed = ctl_.add_model_where_it_fits(id, info, ctx_.setup.preload_tier);
     contract_.add_model(id, m.name, placed);
   }
+  if (!traces_cache(ctx_.setup)) return;
+  cache_trace_ = std::make_unique<CacheTrace>();
+  const int exec = int(ctx_.setup.control.exec_tier);
+  for (ModelId id = 0; id < ctx_.setup.models.size(); ++id)
+    if ((!hosts || hosts(id)) && ctl_.model_state(id).resident[exec])
+      cache_trace_->initial.push_back(id);
 }
 
 void Server::arrive(RequestId id, Time now) {
@@ -176,6 +190,7 @@ void Server::dispatch(const Batch& b, Time now) {
   ++busy_workers_;
   ++batches_;
   batched_requests_ += b.requests.size();
+  if (cache_trace_) cache_trace_->access(b.model);
   ++ctx_.in_flight;  // until the batch is done (its private load included)
   if (ctx_.setup.private_loads) {
     const Time loaded = post_on_loader({b.model, Tier::Disk, ctx_.setup.control.exec_tier}, now);
@@ -211,6 +226,7 @@ void Server::occupy_loader(const EvictAction& e, Time now) {
 
 void Server::load(const LoadAction& l, Time now) {
   ++ctx_.in_flight;
+  if (cache_trace_ && l.to == ctx_.setup.control.exec_tier) ++cache_trace_->loads;
   ctx_.sim.schedule<&Server::on_load_done>(post_on_loader(l, now), this, LoadDone{l.model, l.to});
 }
 

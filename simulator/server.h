@@ -22,6 +22,7 @@
 #include "engine/control/contract_monitor.h"
 #include "engine/control/controller.h"
 #include "calibration/terms/machine_model.h"
+#include "simulator/cache_trace.h"
 #include "simulator/run_context.h"
 
 namespace servelab::sim {
@@ -82,6 +83,8 @@ class Server {
   uint64_t arrived() const { return arrived_; }  // requests that reached its controller
   Time compute_seconds() const { return compute_seconds_; }  // its workers' batches, summed
   const ContractMonitor& contract() const { return contract_; }
+  // The executing tier's trace (SimulationSetup::cache_optimum); null when not recorded.
+  const CacheTrace* cache_trace() const { return cache_trace_.get(); }
   // engine.weights: private: when the batch whose outcomes are being reported began to
   // compute, its own load done (the engine's answer counts that load as a load wait).
   Time private_compute_start() const { return private_compute_start_; }
@@ -138,6 +141,7 @@ class Server {
   uint64_t arrived_ = 0;
   Time compute_seconds_ = 0;  // from each batch's compute start to its end, over all batches
   bool notify_dequeues_ = false;
+  std::unique_ptr<CacheTrace> cache_trace_;
 
   Time loader_busy_until_ = 0;  // the loader's jobs posted so far (loads, costed evictions) end then
   Time timer_at_ = kNever;  // the earliest timer event that is still current

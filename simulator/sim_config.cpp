@@ -46,6 +46,7 @@ void copy_simulation_section(const config::SimulationSection& in, SimulationSetu
   s.jitter = in.jitter;
   s.client_timeout = in.client_timeout;
   s.cancel_delay = in.cancel_delay;
+  s.cache_optimum = in.cache_optimum;
 }
 
 // simulation.load_source: every model's Disk -> Host load as measured from that source.

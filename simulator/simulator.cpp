@@ -6,6 +6,7 @@
 #include <random>
 
 #include "common/huge_pages.h"
+#include "results/offline_cache.h"
 #include "simulator/cluster.h"
 #include "simulator/run_context.h"
 #include "simulator/shared_cores.h"
@@ -56,6 +57,30 @@ void collect_counters(const Cluster& cluster, SimulationResult& result) {
     for (const std::string& v : s->contract().violations()) result.violations.push_back(v);
   }
   rec.mean_batch_size = batches ? double(batched) / double(batches) : 0;
+}
+
+// Each traced server's executing tier against its offline optimum, summed over the servers
+// (each had its own accesses: the sum of their optima bounds the cluster's).
+void bound_cache_optimum(const Cluster& cluster, const SimulationSetup& setup,
+                         results::RunRecords& rec) {
+  const Tier exec = setup.control.exec_tier;
+  const TierBudget& budget = setup.control.budgets[int(exec)];
+  std::vector<uint64_t> sizes;
+  for (const SimModel& m : setup.models) sizes.push_back(m.profile.size_bytes);
+  results::CacheOptimum sum{tier_name(exec)};
+  bool any = false;
+  for (const auto& s : cluster.servers()) {
+    const CacheTrace* trace = s->cache_trace();
+    if (!trace) continue;
+    any = true;
+    const OptimumBounds b =
+        offline_optimum(trace->accesses, sizes, {budget.bytes, budget.models}, trace->initial);
+    sum.accesses += trace->accesses.size();
+    sum.loads += trace->loads;
+    sum.lower += b.lower;
+    sum.upper += b.upper;
+  }
+  if (any) rec.cache_optimum = sum;
 }
 
 }  // namespace
@@ -128,6 +153,7 @@ SimulationResult simulate(const SimulationSetup& setup, Schedule& schedule,
   result.end_time = sim.now();
   result.lost = ctx.window.end() - cluster.completed();
   collect_counters(cluster, result);
+  bound_cache_optimum(cluster, setup, result.records);
   if (!cluster.placement().everywhere()) result.hosts = cluster.placement().hosts;
   return result;
 }

@@ -121,6 +121,10 @@ struct SimulationSetup {
   // computes; the copy is gone at the batch's end. The tiers then hold nothing the
   // controller must load (build_setup requires them unbounded and preloaded).
   bool private_loads = false;
+  // simulation.cache_optimum: each server whose executing tier is limited records the models
+  // of the batches it runs, in order, and the run bounds the fewest loads any eviction policy
+  // could have made there (results/offline_cache.h; RunRecords::cache_optimum).
+  bool cache_optimum = true;
 };
 
 // The names a run's records use for the workload's indices: the models, then the groups.

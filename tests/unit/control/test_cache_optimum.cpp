@@ -98,6 +98,77 @@ TEST_CASE("unequal sizes bound the optimum from both sides, by hand", "[cache][o
   CHECK_THROWS_AS(offline_optimum(seq, {3, 1, 1}, 2), std::invalid_argument);
 }
 
+TEST_CASE("a cache that starts full: the optimum starts from what it holds, by hand",
+          "[cache][optimum]") {
+  // Two slots holding 0 and 1; sequence 2 0 1 0. 2 misses and evicts 1 (next used at 2,
+  // after 0's at 1); 0 hits; 1 misses and evicts 2 (never used again); 0 hits: 2 misses.
+  // From empty the same sequence misses 3 (2, 0, 1).
+  const std::vector<uint32_t> seq = {2, 0, 1, 0}, held = {0, 1};
+  const std::vector<uint64_t> unit(3, 1);
+  CHECK(offline_optimum(seq, unit, CacheRoom{2, UINT32_MAX}, held).lower == 2);
+  CHECK(offline_optimum(seq, unit, CacheRoom{2, UINT32_MAX}).lower == 3);
+  // A held model that is never used again goes first.
+  const std::vector<uint32_t> idle = {2, 0};
+  CHECK(offline_optimum(idle, unit, CacheRoom{2, UINT32_MAX}, held).lower == 1);
+  CHECK_THROWS_AS(offline_optimum(seq, unit, CacheRoom{1, UINT32_MAX}, held),
+                  std::invalid_argument);
+}
+
+TEST_CASE("a limit on the models held counts as slots", "[cache][optimum]") {
+  const std::vector<uint64_t> small(8, 1);
+  const OptimumBounds b = offline_optimum(kTextbook, small, CacheRoom{1000, 3});
+  CHECK(b.exact());
+  CHECK(b.lower == 9);
+}
+
+namespace {
+
+// The fewest misses over every schedule that loads on a miss and may then keep any subset of
+// what it holds that leaves room: exhaustive, for small cases (models < 8).
+uint64_t exhaustive_optimum(const std::vector<uint32_t>& seq, const std::vector<uint64_t>& sizes,
+                            uint64_t capacity) {
+  auto bytes = [&](uint32_t set) {
+    uint64_t b = 0;
+    for (uint32_t m = 0; m < sizes.size(); ++m)
+      if (set >> m & 1) b += sizes[m];
+    return b;
+  };
+  auto best = [&](auto&& self, size_t i, uint32_t held) -> uint64_t {
+    if (i == seq.size()) return 0;
+    const uint32_t m = seq[i];
+    if (held >> m & 1) return self(self, i + 1, held);
+    uint64_t fewest = UINT64_MAX;
+    for (uint32_t keep = held;; keep = (keep - 1) & held) {  // every subset of held
+      if (bytes(keep) + sizes[m] <= capacity)
+        fewest = std::min(fewest, 1 + self(self, i + 1, keep | 1u << m));
+      if (keep == 0) break;
+    }
+    return fewest;
+  };
+  return best(best, 0, 0);
+}
+
+}  // namespace
+
+TEST_CASE("the bounds hold the exhaustive optimum of small random cases", "[cache][optimum]") {
+  std::mt19937_64 rng(20261201);
+  for (int trial = 0; trial < 200; ++trial) {
+    const uint32_t models = 3 + rng() % 3;
+    std::vector<uint64_t> sizes(models);
+    for (uint64_t& s : sizes) s = 1 + rng() % 3;
+    const uint64_t capacity = *std::max_element(sizes.begin(), sizes.end()) + rng() % 4;
+    std::vector<uint32_t> seq(8 + rng() % 6);
+    for (uint32_t& m : seq) m = rng() % models;
+    const uint64_t exact = exhaustive_optimum(seq, sizes, capacity);
+    const OptimumBounds b = offline_optimum(seq, sizes, capacity);
+    INFO("trial " << trial);
+    CHECK(b.lower <= exact);
+    CHECK(exact <= b.upper);
+    const std::vector<uint64_t> equal(models, sizes[0]);
+    CHECK(offline_optimum(seq, equal, capacity).lower == exhaustive_optimum(seq, equal, capacity));
+  }
+}
+
 TEST_CASE("lru's miss ratio under Zipf requests matches King's closed form, MIN no worse",
           "[cache][optimum][king]") {
   const size_t n = 6, slots = 2;

@@ -145,3 +145,44 @@ TEST_CASE("loads allowed in flight together still queue on the one loader",
   CHECK(starts[1] == Approx(0.100));
   CHECK(r.records.requests[0].finish != Approx(r.records.requests[1].finish));
 }
+
+// The textbook reference string (Silberschatz, Galvin and Gagne, ch. 9: with 3 frames OPT
+// faults 9 times, LRU 12, FIFO 15), run through the simulator one request at a time from a
+// cold device: each policy's loads and the optimum the run states beside them.
+TEST_CASE("a run states its policy's loads beside the offline optimum of its accesses",
+          "[simulator][ground-truth][cache][optimum]") {
+  const std::vector<uint32_t> textbook = {7, 0, 1, 2, 0, 3, 0, 4, 2, 3,
+                                          0, 3, 2, 1, 2, 0, 1, 7, 0, 1};
+  for (auto [policy, loads] : {std::pair<const char*, uint64_t>{"lru", 12}, {"fifo", 15}}) {
+    CAPTURE(policy);
+    SimulationSetup s = test::cache_setup(8, 3, test::constant_profile(0.008, 0, 0.05));
+    s.control.eviction = {policy, {}};
+    s.preload_tier = Tier::Host;  // nothing on the device
+    SimulationResult r = simulate(s, test::closed_loop(textbook));
+    REQUIRE(r.violations.empty());
+    REQUIRE(r.records.cache_optimum);
+    const results::CacheOptimum& o = *r.records.cache_optimum;
+    CHECK(o.tier == "device");
+    CHECK(o.accesses == 20);
+    CHECK(o.loads == loads);
+    CHECK(o.lower == 9);
+    CHECK(o.upper == 9);
+    const nlohmann::json j = results::summarize(r.records)["cache_optimum"];
+    CHECK(j["loads_over_optimum"].get<double>() == Approx(double(loads) / 9));
+  }
+  SECTION("preloaded models count as held at the start, for the optimum as for the policy") {
+    SimulationSetup s = test::cache_setup(8, 3, test::constant_profile(0.008, 0, 0.05));
+    SimulationResult r = simulate(s, test::closed_loop({0, 1, 2, 0, 1, 2}));  // 0-2 preloaded
+    REQUIRE(r.records.cache_optimum);
+    CHECK(r.records.cache_optimum->loads == 0);
+    CHECK(r.records.cache_optimum->lower == 0);
+  }
+  SECTION("not stated where the tier is unlimited or the config turns it off") {
+    SimulationSetup s = test::cache_setup(8, 3, test::constant_profile(0.008, 0, 0.05));
+    s.cache_optimum = false;
+    CHECK_FALSE(simulate(s, test::closed_loop(textbook)).records.cache_optimum);
+    s.cache_optimum = true;
+    s.control.budgets[int(Tier::Device)].models = UINT32_MAX;
+    CHECK_FALSE(simulate(s, test::closed_loop(textbook)).records.cache_optimum);
+  }
+}
