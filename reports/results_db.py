@@ -131,6 +131,8 @@ def load(results_dir):
                 v = json.loads(r.get("summary") or "{}").get(key)
                 r[col] = v if isinstance(v, (int, float)) else None
     for col, key in CACHE_OPTIMUM_COLUMNS.items():
+        if col in metric_cols:  # a results.db that has them as columns (scripts/store_results.py)
+            continue
         metric_cols.append(col)
         for r in rows:
             v = (json.loads(r.get("summary") or "{}").get("cache_optimum") or {}).get(key)

@@ -172,6 +172,21 @@ def point_metrics(shared, private):
     }
 
 
+def optimum_metrics(run_dir):
+    """The store's GPU tier against its offline optimum, as the run's summary.json states it
+    (its cache_optimum: LRU's loads, the fewest possible), as the page's columns; {} where
+    it states none."""
+    try:
+        with open(os.path.join(run_dir, "summary.json")) as f:
+            o = json.load(f).get("cache_optimum")
+    except OSError:
+        return {}
+    if not o:
+        return {}
+    return {"optimum_loads": o["loads"], "optimum_lower": o["optimum_lower"],
+            "optimum_upper": o["optimum_upper"], "loads_over_optimum": o["loads_over_optimum"]}
+
+
 def run_one(args, run_config, tmp, params, seed, requests, private):
     """{mode: completed requests} of one run of a point: simulated on Table 3's models, or
     real on copies of one model (and, unless --no-predict, the simulator's prediction)."""
@@ -222,9 +237,11 @@ def main(argv=None):
                 shared, private = (run_one(args, run_config, tmp, params, seed, requests, p)
                                    for p in (False, True))
                 for mode in shared:
+                    metrics = point_metrics(shared[mode], private[mode])
+                    if not args.real:  # the simulated run with the store
+                        metrics.update(optimum_metrics(os.path.join(tmp, "shared")))
                     runs.append({"params": params, "mode": mode, "repetition": rep,
-                                 "wall_s": time.time() - t0,
-                                 "metrics": point_metrics(shared[mode], private[mode])})
+                                 "wall_s": time.time() - t0, "metrics": metrics})
     out = os.path.join(args.out_dir, spec["name"])
     store_results.write_results(out, spec, runs)
     print(f"trims_workload: {len(runs)} points x seeds in {time.time() - started:.0f} s -> "
