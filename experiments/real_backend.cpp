@@ -19,6 +19,7 @@
 #include "engine/server/http_server.h"
 #include "engine/server/model_manifest.h"
 #include "engine/server/register_request.h"
+#include "results/offline_cache.h"
 #include "experiments/backends.h"
 #include "experiments/real_cluster.h"
 #include "calibration/profiler.h"
@@ -73,6 +74,17 @@ void warm_up(server::HttpServer& srv, loadgen::LoadOptions lo, const config::Run
   loadgen::run_load(lo, w);
   const double pause = std::max(wu.min_pause_s, wu.pause_quanta * rc.engine.control.quantum);
   std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+}
+
+// The engine's executing tier against its offline optimum over the measured run (the
+// simulator's simulation.cache_optimum, the same switch), where the tier is limited.
+std::optional<results::CacheOptimum> cache_optimum_of(const std::optional<CacheTrace>& trace,
+                                                      const config::RunConfig& rc) {
+  if (!trace || !trace->limited() || !rc.simulation.cache_optimum || rc.engine.private_weights)
+    return std::nullopt;
+  results::CacheOptimum o{tier_name(trace->tier)};
+  add_cache_optimum(*trace, trace->sizes, o);
+  return o;
 }
 
 class RealBackend : public Backend {
@@ -159,7 +171,9 @@ class RealBackend : public Backend {
       lo.before_start = [&srv, q] { sleep_until_tick(srv.engine(), q); };
     }
     loadgen::LoadStats stats;
+    srv.engine().start_cache_trace();
     results::RunRecords records = loadgen::run_load(lo, w, &stats);
+    records.cache_optimum = cache_optimum_of(srv.engine().take_cache_trace(), rc);
     ModelCounters after = totals(srv.engine());
     records.loads = after.loads - before.loads;
     records.evictions = after.evictions - before.evictions;

@@ -178,4 +178,14 @@ OptimumBounds offline_optimum(std::span<const uint32_t> sequence,
   return b;
 }
 
+void add_cache_optimum(const CacheTrace& trace, const std::vector<uint64_t>& sizes,
+                       results::CacheOptimum& sum) {
+  const CacheRoom room{trace.room.bytes, trace.room.models};
+  const OptimumBounds b = offline_optimum(trace.accesses, sizes, room, trace.initial);
+  sum.accesses += trace.accesses.size();
+  sum.loads += trace.loads;
+  sum.lower += b.lower;
+  sum.upper += b.upper;
+}
+
 }  // namespace servelab

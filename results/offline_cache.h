@@ -16,6 +16,9 @@
 #include <span>
 #include <vector>
 
+#include "engine/control/cache_trace.h"
+#include "results/records.h"
+
 namespace servelab {
 
 // Misses (loads) of Belady's MIN with `slots` equal-size slots over `sequence` (model ids),
@@ -45,5 +48,11 @@ inline OptimumBounds offline_optimum(std::span<const uint32_t> sequence,
                                      const std::vector<uint64_t>& sizes, uint64_t capacity) {
   return offline_optimum(sequence, sizes, CacheRoom{capacity, UINT32_MAX});
 }
+
+// A recorded tier (a simulated server's, the engine's) against its optimum: its accesses and
+// loads, and the bounds over its accesses from its initial models in its room, the models
+// taking `sizes` (by ModelId). Added into `sum` (a cluster's servers add up).
+void add_cache_optimum(const CacheTrace& trace, const std::vector<uint64_t>& sizes,
+                       results::CacheOptimum& sum);
 
 }  // namespace servelab

@@ -26,14 +26,6 @@ MachineTerms machine_terms(const SimulationSetup& s) {
   return t;
 }
 
-// Whether the run bounds the executing tier's optimum: asked for, a tier that is limited,
-// and models the controller loads (private copies are no cache).
-bool traces_cache(const SimulationSetup& s) {
-  const TierBudget& b = s.control.budgets[int(s.control.exec_tier)];
-  const bool limited = b.bytes != UINT64_MAX || b.models != UINT32_MAX;
-  return s.cache_optimum && limited && !s.private_loads;
-}
-
 }  // namespace
 
 std::shared_ptr<const MachineTables> machine_tables(const SimulationSetup& setup) {
@@ -60,11 +52,20 @@ void Server::add_models(const std::function<bool(ModelId)>& hosts) {
     const Tier placed = ctl_.add_model_where_it_fits(id, info, ctx_.setup.preload_tier);
     contract_.add_model(id, m.name, placed);
   }
-  if (!traces_cache(ctx_.setup)) return;
-  cache_trace_ = std::make_unique<CacheTrace>();
-  const int exec = int(ctx_.setup.control.exec_tier);
+  start_cache_trace(hosts);
+}
+
+// The executing tier's trace (SimulationSetup::cache_optimum): asked for, a limited tier, and
+// models the controller loads (private copies are no cache). Its start: the models placed.
+void Server::start_cache_trace(const std::function<bool(ModelId)>& hosts) {
+  const Tier exec = ctx_.setup.control.exec_tier;
+  auto trace = std::make_unique<CacheTrace>();
+  trace->tier = exec;
+  trace->room = ctx_.setup.control.budgets[int(exec)];
+  if (!ctx_.setup.cache_optimum || !trace->limited() || ctx_.setup.private_loads) return;
+  cache_trace_ = std::move(trace);
   for (ModelId id = 0; id < ctx_.setup.models.size(); ++id)
-    if ((!hosts || hosts(id)) && ctl_.model_state(id).resident[exec])
+    if ((!hosts || hosts(id)) && ctl_.model_state(id).resident[int(exec)])
       cache_trace_->initial.push_back(id);
 }
 

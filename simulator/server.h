@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "engine/control/action_carrier.h"
+#include "engine/control/cache_trace.h"
 #include "engine/control/contract_monitor.h"
 #include "engine/control/controller.h"
 #include "calibration/terms/machine_model.h"
-#include "simulator/cache_trace.h"
 #include "simulator/run_context.h"
 
 namespace servelab::sim {
@@ -111,6 +111,7 @@ class Server {
   };
 
   struct Carrier;
+  void start_cache_trace(const std::function<bool(ModelId)>& hosts);
   void carry_out(Time now);
   void dispatch(const Batch& b, Time now);
   void compute(WorkerId worker, Time now);

@@ -63,22 +63,15 @@ void collect_counters(const Cluster& cluster, SimulationResult& result) {
 // (each had its own accesses: the sum of their optima bounds the cluster's).
 void bound_cache_optimum(const Cluster& cluster, const SimulationSetup& setup,
                          results::RunRecords& rec) {
-  const Tier exec = setup.control.exec_tier;
-  const TierBudget& budget = setup.control.budgets[int(exec)];
   std::vector<uint64_t> sizes;
   for (const SimModel& m : setup.models) sizes.push_back(m.profile.size_bytes);
-  results::CacheOptimum sum{tier_name(exec)};
+  results::CacheOptimum sum{tier_name(setup.control.exec_tier)};
   bool any = false;
   for (const auto& s : cluster.servers()) {
-    const CacheTrace* trace = s->cache_trace();
-    if (!trace) continue;
-    any = true;
-    const OptimumBounds b =
-        offline_optimum(trace->accesses, sizes, {budget.bytes, budget.models}, trace->initial);
-    sum.accesses += trace->accesses.size();
-    sum.loads += trace->loads;
-    sum.lower += b.lower;
-    sum.upper += b.upper;
+    if (const CacheTrace* trace = s->cache_trace()) {
+      add_cache_optimum(*trace, sizes, sum);
+      any = true;
+    }
   }
   if (any) rec.cache_optimum = sum;
 }

@@ -131,10 +131,16 @@ Engine::~Engine() {
 struct Engine::Impl::Carrier {
   Impl& e;
   void evict(const EvictAction& a) { e.evict(a); }
-  void load(const LoadAction& l) { e.load(l); }
+  void load(const LoadAction& l) {
+    if (e.cache_trace && l.to == e.exec_tier) ++e.cache_trace->loads;
+    e.load(l);
+  }
   // A refused batch (its worker busy, say) still runs after the worker's current job: the
   // violation is logged, and its requests are answered rather than lost.
-  void dispatch(Batch& b, bool /*contract_ok*/) { e.run_batch(std::move(b)); }
+  void dispatch(Batch& b, bool /*contract_ok*/) {
+    if (e.cache_trace) e.cache_trace->access(b.model);
+    e.run_batch(std::move(b));
+  }
   void complete(const RequestOutcome& o) { e.finish(o); }
 };
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/control/cache_trace.h"
 #include "engine/control/controller.h"
 #include "engine/control/cost_profile.h"
 #include "engine/runtime/load_parts.h"
@@ -171,6 +172,15 @@ class Engine {
   // model of any process holds, half-written files).
   store::Tidied tidy_weight_store();
   std::vector<ModelStatus> models() const;
+
+  // The executing tier's cache trace (engine/control/cache_trace.h), for the offline optimum
+  // of what its eviction policy did: start_cache_trace() begins one (the models resident in
+  // the tier now are its start; a trace already begun starts afresh); take_cache_trace()
+  // ends it and returns it with each model's bytes in the tier, or nothing where none was
+  // begun or the tier shares weight parts (a weight store on the host tier: what a model
+  // takes there depends on the others it holds).
+  void start_cache_trace();
+  std::optional<CacheTrace> take_cache_trace();
 
   // Queues one classification. `done` is called exactly once, from an engine thread (never
   // inside this call for accepted requests), with the result. Errors are reported through

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "engine/control/action_carrier.h"
+#include "engine/control/cache_trace.h"
 #include "engine/control/contract_monitor.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/executor.h"
@@ -148,6 +149,7 @@ struct Engine::Impl {
   ActionBuffers actions;  // the controller's (ctl_mu; action_carrier.h)
   EngineMetrics metrics;
   size_t violations_logged = 0;
+  std::unique_ptr<CacheTrace> cache_trace;  // the executing tier's, while one is recorded
   std::vector<std::function<void(Time)>> running;  // the inbox events being run
   std::vector<RequestOutcome> held_answers;  // answered on a caller's thread: for an engine thread
   // Ok answers finished on an engine thread, given (their `done` called) by that thread once

@@ -2,6 +2,7 @@
 // removal, status and metrics.
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include "engine/runtime/engine_impl.h"
 #include "engine/runtime/preprocess.h"
@@ -190,6 +191,41 @@ std::vector<ModelStatus> Engine::models() const {
     for (const auto& e : entries) out.push_back(s.status_of(*e));
     return out;
   });
+}
+
+void Engine::start_cache_trace() {
+  Impl& s = *impl_;
+  std::vector<ModelId> ids;
+  {
+    std::shared_lock lock(s.reg_mu);
+    for (const auto& e : s.by_id)
+      if (e) ids.push_back(e->id);
+  }
+  s.query([&](Time) {
+    auto trace = std::make_unique<CacheTrace>();
+    trace->tier = s.exec_tier;
+    trace->room = s.opts.control.budgets[int(s.exec_tier)];
+    for (ModelId id : ids)
+      if (s.ctl->model_state(id).resident[int(s.exec_tier)]) trace->initial.push_back(id);
+    s.cache_trace = std::move(trace);
+  });
+}
+
+std::optional<CacheTrace> Engine::take_cache_trace() {
+  Impl& s = *impl_;
+  std::vector<uint64_t> sizes;
+  {
+    std::shared_lock lock(s.reg_mu);
+    sizes.assign(s.by_id.size(), 0);
+    for (const auto& e : s.by_id)
+      if (e) sizes[e->id] = e->size_bytes;
+  }
+  std::unique_ptr<CacheTrace> trace =
+      s.query([&](Time) { return std::exchange(s.cache_trace, nullptr); });
+  const bool shares_parts = s.exec_tier == Tier::Host && !s.opts.weight_store.empty();
+  if (!trace || shares_parts) return std::nullopt;
+  trace->sizes = std::move(sizes);
+  return std::move(*trace);
 }
 
 std::string Engine::metrics_text() const {

@@ -285,3 +285,46 @@ workload: {requests: 10, arrival: {type: closed, concurrency: 1}, access: {type:
   // A probe's 16 misses measured exactly the base's 4 on average: not on a real machine.
   CHECK(now->served_miss_load != Approx(was->served_miss_load).epsilon(1e-12));
 }
+
+// The textbook reference string (Silberschatz et al., ch. 9) one request at a time over eight
+// copies of tiny_cnn with room for three on the host, the first three registered there and
+// warmed in model order: by hand, LRU loads 12 times and the offline optimum from those
+// three 7. The real engine's run states both, and so does its simulation.
+TEST_CASE("a real run states its cache's loads beside the offline optimum, as its simulation",
+          "[experiments][real][optimum]") {
+  servelab::testutil::TempDir tmp_dir("servelab-real-optimum");
+  const fs::path dir = tmp_dir.path();
+  const std::string profile = (dir / "profile.yaml").string();
+  ex::ensure_profile_with(profile, reduced_probe({1}));
+  {
+    std::ofstream trace(dir / "trace.csv");
+    trace << "model\n";
+    for (int m : {7, 0, 1, 2, 0, 3, 0, 4, 2, 3, 0, 3, 2, 1, 2, 0, 1, 7, 0, 1}) trace << m << "\n";
+  }
+  ex::ExperimentSpec spec = ex::parse_experiment(YAML::Load(R"(
+name: real-optimum-test
+modes: [sim, real]
+models: {count: 8, prefix: t, profile_model: tiny_cnn}
+engine: {workers: 1, max_batch: 1, exec_tier: host, tiers: {host: {models: 3}}}
+policies: {batching: {name: none}, eviction: {name: lru}, scheduling: {name: oldest-first}}
+workload:
+  requests: 20
+  arrival: {type: closed, concurrency: 1}
+  access: {type: trace, file: )" + (dir / "trace.csv").string() + R"(, column: model}
+)"), (dir / "experiment.yaml").string());
+  CalibratedRuns runs(dir, profile);
+  runs.options.calibrate_each = false;
+  ex::RunOutcome out = runs.run(spec);
+  REQUIRE(out.failed == 0);
+  for (const char* run : {"p000-sim-r0", "p000-real-r0"}) {
+    CAPTURE(run);
+    const nlohmann::json s = read_json(dir / "out" / "runs" / run / "summary.json");
+    REQUIRE(s.contains("cache_optimum"));
+    const nlohmann::json& o = s["cache_optimum"];
+    CHECK(o["tier"] == "host");
+    CHECK(o["accesses"] == 20);
+    CHECK(o["loads"] == 12);
+    CHECK(o["optimum_lower"] == 7);
+    CHECK(o["optimum_upper"] == 7);
+  }
+}
