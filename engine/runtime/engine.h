@@ -178,7 +178,8 @@ class Engine {
   // the tier now are its start; a trace already begun starts afresh); take_cache_trace()
   // ends it and returns it with each model's bytes in the tier, or nothing where none was
   // begun or the tier shares weight parts (a weight store on the host tier: what a model
-  // takes there depends on the others it holds).
+  // takes there depends on the others it holds). A trace keeps a model id per batch: begin
+  // one for a bounded run (real mode's measured run), not for a server's lifetime.
   void start_cache_trace();
   std::optional<CacheTrace> take_cache_trace();
 
