@@ -70,7 +70,7 @@ struct RunRecords {
   uint64_t loads = 0, evictions = 0, hits = 0, misses = 0;  // when known (simulator, engine)
   double mean_batch_size = 0;   // over batches, when known
   bool backups = false;         // backups were on: the backup columns and summary "backups"
-  std::optional<CacheOptimum> cache_optimum;  // the simulator's, where its tier is limited
+  std::optional<CacheOptimum> cache_optimum;  // where the executing tier is limited (both modes)
 };
 
 // summary.json: requests, completed, failed (by status), throughput_rps (completed divided by the

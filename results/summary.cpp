@@ -141,13 +141,13 @@ struct BackupTally {
 };
 
 nlohmann::json optimum_json(const CacheOptimum& o) {
+  const double over = o.lower > 0 ? double(o.loads) / double(o.lower) : o.loads == 0 ? 1 : kNaN;
   return {{"tier", o.tier},
           {"accesses", o.accesses},
           {"loads", o.loads},
           {"optimum_lower", o.lower},
           {"optimum_upper", o.upper},
-          {"loads_over_optimum",
-           number(o.lower == 0 ? (o.loads == 0 ? 1.0 : kNaN) : double(o.loads) / double(o.lower))}};
+          {"loads_over_optimum", number(over)}};
 }
 
 }  // namespace
