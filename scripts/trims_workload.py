@@ -173,9 +173,9 @@ def point_metrics(shared, private):
 
 
 def optimum_metrics(run_dir):
-    """The store's GPU tier against its offline optimum, as the run's summary.json states it
-    (its cache_optimum: LRU's loads, the fewest possible), as the page's columns; {} where
-    it states none."""
+    """The tier the models run from (the GPU's at paper scale, the host's on this machine)
+    against its offline optimum, as the run's summary.json states it (its cache_optimum:
+    LRU's loads, the fewest possible), as the page's columns; {} where it states none."""
     try:
         with open(os.path.join(run_dir, "summary.json")) as f:
             o = json.load(f).get("cache_optimum")
@@ -238,8 +238,9 @@ def main(argv=None):
                                    for p in (False, True))
                 for mode in shared:
                     metrics = point_metrics(shared[mode], private[mode])
-                    if not args.real:  # the simulated run with the store
-                        metrics.update(optimum_metrics(os.path.join(tmp, "shared")))
+                    shared_dir = (os.path.join(tmp, "shared", "runs", f"p000-{mode}-r0")
+                                  if args.real else os.path.join(tmp, "shared"))
+                    metrics.update(optimum_metrics(shared_dir))  # the run with sharing
                     runs.append({"params": params, "mode": mode, "repetition": rep,
                                  "wall_s": time.time() - t0, "metrics": metrics})
     out = os.path.join(args.out_dir, spec["name"])

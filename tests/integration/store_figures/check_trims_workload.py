@@ -59,6 +59,9 @@ def check_one_model(servelab, tmp):
             "gpu_hit_ratio": (REQUESTS - 1) / REQUESTS}
     for metric, value in want.items():
         assert math.isclose(got[metric], value, rel_tol=1e-6), (name, metric, got[metric], value)
+    # The store starts empty: one load into the GPU tier, the one any policy makes.
+    assert exp.value("sim", pid, "optimum_loads")[0] == 1, exp.stats
+    assert exp.value("sim", pid, "optimum_lower")[0] == 1, exp.stats
     print(f"one model ({name}): speedup {got['speedup']:.3f}, batch {got['batch_speedup']:.3f}")
 
 
@@ -152,8 +155,9 @@ def check_real(servelab, tmp):
     """The figure on this machine (--real): copies of tiny_cnn (make-models --tiny) on the
     real engine, with the simulator's prediction on a fixture profile. Asserted: the form,
     every private request's own load (real and simulated), that 4 models in a tier of 8 are
-    all hits (registration leaves them resident; the simulation starts alike), and that each
-    seed draws its own requests; no timing."""
+    all hits (registration leaves them resident; the simulation starts alike) and load nothing,
+    as the optimum, that with 16 LRU loads no less than the optimum, and that each seed draws
+    its own requests; no timing."""
     out = os.path.join(tmp, "real")
     profile = os.path.join(tmp, "tiny-profile.yaml")  # servelab run may add to a profile
     shutil.copy(os.path.join(HERE, "tiny-profile.yaml"), profile)
@@ -168,6 +172,11 @@ def check_real(servelab, tmp):
         for mode in ("real", "sim"):
             assert exp.value(mode, pid, "private_load_ratio")[:2] == (1.0, 0.0), (mode, point)
             assert exp.value(mode, pid, "speedup")[0] > 0, (mode, point)
+            loads, fewest = (exp.value(mode, pid, m)[0] for m in ("optimum_loads", "optimum_lower"))
+            if point["params"]["models_fraction"] == 0.25:
+                assert loads == fewest == 0, (mode, point, loads, fewest)  # all resident
+            else:  # 16 copies in a tier of 8: no policy loads fewer than the optimum
+                assert loads >= fewest > 0, (mode, point, loads, fewest)
             if point["params"]["models_fraction"] == 0.25:
                 assert exp.value(mode, pid, "gpu_hit_ratio")[0] == 1.0, (mode, point)
             elif mode == "sim":  # 16 copies in a tier of 8: each seed draws its own
