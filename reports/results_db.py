@@ -124,22 +124,22 @@ def load(results_dir):
     rows = [dict(r) for r in con.execute(
         "SELECT runs.*, summaries.* FROM runs JOIN summaries USING (run_id) "
         "WHERE runs.status = 'ok' ORDER BY runs.run_id")]
-    for col, key in SUMMARY_COLUMNS.items():
-        if col not in metric_cols:
-            metric_cols.append(col)
-            for r in rows:
-                v = json.loads(r.get("summary") or "{}").get(key)
-                r[col] = v if isinstance(v, (int, float)) else None
-    for col, key in CACHE_OPTIMUM_COLUMNS.items():
-        if col in metric_cols:  # a results.db that has them as columns (scripts/store_results.py)
+    # Each run's stored summary JSON, parsed once: the columns this results.db lacks (an older
+    # schema; the optimum's, which only scripts/store_results.py writes as columns) come from it.
+    summaries = [json.loads(r.get("summary") or "{}") for r in rows]
+    from_summary = {col: (lambda s, k=key: s.get(k)) for col, key in SUMMARY_COLUMNS.items()}
+    from_summary.update({col: (lambda s, k=key: (s.get("cache_optimum") or {}).get(k))
+                         for col, key in CACHE_OPTIMUM_COLUMNS.items()})
+    for col, read in from_summary.items():
+        if col in metric_cols:
             continue
         metric_cols.append(col)
-        for r in rows:
-            v = (json.loads(r.get("summary") or "{}").get("cache_optimum") or {}).get(key)
+        for r, summary in zip(rows, summaries):
+            v = read(summary)
             r[col] = v if isinstance(v, (int, float)) else None
     # Sim runs with --match-speed also hold their summary on the unscaled profile.
-    for r in rows:
-        unscaled = json.loads(r.get("summary") or "{}").get("unscaled")
+    for r, summary in zip(rows, summaries):
+        unscaled = summary.get("unscaled")
         if isinstance(unscaled, dict):
             for metric, value in flat_metrics(unscaled).items():
                 r["unscaled_" + metric] = value

@@ -111,12 +111,11 @@ size_t id_count(std::span<const uint32_t> a, std::span<const uint32_t> b) {
   return top;
 }
 
-// The sizes of the distinct models accessed or held at the start, checked: each has a size
-// and each accessed one fits alone; the initial ones fit together.
+// The sizes of the distinct models accessed or held at the start (ids: one past the largest),
+// checked: each has a size and each accessed one fits alone; the initial ones fit together.
 std::vector<uint64_t> present_sizes(std::span<const uint32_t> sequence,
-                                    std::span<const uint32_t> initial,
+                                    std::span<const uint32_t> initial, size_t ids,
                                     const std::vector<uint64_t>& sizes, CacheRoom room) {
-  const size_t ids = id_count(sequence, initial);
   if (ids > sizes.size())
     throw std::invalid_argument("model " + std::to_string(ids - 1) + " has no size");
   std::vector<bool> seen(ids, false);
@@ -154,14 +153,15 @@ uint64_t belady_misses(std::span<const uint32_t> sequence, size_t slots) {
 OptimumBounds offline_optimum(std::span<const uint32_t> sequence,
                               const std::vector<uint64_t>& sizes, CacheRoom room,
                               std::span<const uint32_t> initial) {
-  std::vector<uint64_t> present = present_sizes(sequence, initial, sizes, room);
+  const size_t ids = id_count(sequence, initial);
+  std::vector<uint64_t> present = present_sizes(sequence, initial, ids, sizes, room);
   // The most models any cache of these sizes can hold at once: the smallest ones first.
   std::sort(present.begin(), present.end());
   size_t most = 0;
   uint64_t sum = 0;
   while (most < present.size() && sum + present[most] <= room.bytes) sum += present[most++];
   most = std::max<size_t>(std::min<size_t>(most, room.models), 1);
-  const NextUses uses = next_uses(sequence, id_count(sequence, initial));
+  const NextUses uses = next_uses(sequence, ids);
   OptimumBounds b;
   b.lower = furthest_next_use(sequence, uses, initial, [](uint32_t) { return uint64_t{1}; },
                               [most](uint64_t, size_t held, uint64_t) { return held < most; });
