@@ -1,5 +1,7 @@
 #include "cli/serve_processes.h"
 
+#include "cli/supervisor_pages.h"
+
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
@@ -211,6 +213,7 @@ int run_replicas(unsigned count, const sigset_t& stop_signals, const std::functi
     while (::wait(nullptr) > 0) {}
     return 1;
   }
+  unmap_unwritten_file_pages();  // the start-up's pages, which only this process maps
   return supervise(children, parent_signals);
 }
 

@@ -105,6 +105,17 @@ TEST_CASE("serve --processes: each replica is a server of its own and shares the
   INFO("replica 1: Shared_Dirty " << shared << " KiB, Private_Dirty " << own << " KiB");
   CHECK(shared > own);
 
+  // The first process, which only waits for the replicas, has unmapped the pages of the
+  // libraries' files its start-up touched (LibTorch's static initializers) and no replica
+  // maps (cli/supervisor_pages.h): it holds fewer file pages than a replica that serves.
+  const auto file_kb = [](pid_t pid) { return rollup_kb(pid, "Rss") - rollup_kb(pid, "Anonymous"); };
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (file_kb(p.pid()) >= file_kb(replicas[1]) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(50ms);
+  INFO("file pages resident: first process " << file_kb(p.pid()) << " KiB, replica 1 "
+                                             << file_kb(replicas[1]) << " KiB");
+  CHECK(file_kb(p.pid()) < file_kb(replicas[1]));
+
   // SIGTERM to the first process stops both replicas; all ended with 0.
   REQUIRE(p.stop(60s));
   for (pid_t r : replicas) CHECK(wait_gone(r, 10s));
