@@ -22,10 +22,13 @@ ContractMonitor::ModelState* ContractMonitor::model(ModelId id) {
 }
 
 void ContractMonitor::add_model(ModelId id, std::string name, Tier placed) {
-  if (id >= models_.size()) models_.resize(id + 1);
+  if (id >= models_.size()) {
+    models_.resize(id + 1);
+    names_.resize(id + 1);
+  }
   ModelState& m = models_[id];
   m = ModelState{};
-  m.name = std::move(name);
+  names_[id] = std::move(name);
   m.known = true;
   for (int t = int(Tier::Disk); t <= int(placed); ++t) m.resident[t] = true;
 }
@@ -45,7 +48,7 @@ bool ContractMonitor::on_dispatch(const Batch& b) {
   if (!worker_free || !m || b.requests.empty()) [[unlikely]]
     return refuse_dispatch(b, worker_free);
   if (!m->resident[int(exec_tier_)]) [[unlikely]]
-    violation("batch " + std::to_string(b.id) + " of model " + m->name +
+    violation("batch " + std::to_string(b.id) + " of model " + names_[b.model] +
               " dispatched while not resident in the executing tier");
   workers_[b.worker] = {true, b.model};
   ++m->running;
@@ -86,8 +89,9 @@ void ContractMonitor::on_evict(const EvictAction& e) {
   ModelState* m = model(e.model);
   if (!m) return;  // removed while the eviction was on its way
   if (e.tier == exec_tier_) {
-    if (m->running > 0) violation("model " + m->name + " evicted while a batch uses it");
-    if (!m->resident[int(e.tier)]) violation("model " + m->name + " evicted while not resident");
+    const std::string& name = names_[e.model];
+    if (m->running > 0) violation("model " + name + " evicted while a batch uses it");
+    if (!m->resident[int(e.tier)]) violation("model " + name + " evicted while not resident");
   }
   m->resident[int(e.tier)] = false;
 }

@@ -42,8 +42,10 @@ class ContractMonitor {
   uint64_t violation_count() const { return count_; }
 
  private:
+  // What a dispatch and its batch's end check and change, a few bytes a model (a simulated
+  // cluster of many servers keeps one a server and model); the names, for messages only,
+  // apart.
   struct ModelState {
-    std::string name;
     bool known = false;
     uint32_t running = 0;  // batches of it on workers
     std::array<bool, kTierCount> resident{};
@@ -61,6 +63,7 @@ class ContractMonitor {
   uint32_t max_loads_;
   std::vector<WorkerState> workers_;
   std::vector<ModelState> models_;
+  std::vector<std::string> names_;  // by model id
   uint32_t loads_in_flight_ = 0;
   std::vector<std::string> violations_;
   uint64_t count_ = 0;

@@ -80,6 +80,11 @@ void TierCache::left(ModelId m, Time now) {
   eviction_->on_unload(m, now);
 }
 
-void TierCache::accessed(ModelId m, Time now) { eviction_->on_access(m, now); }
+// A tier with room for everything never evicts, so its policy's order is never asked for; a
+// use then touches none of the policy's per-model state (a cache line per model and tier,
+// which a simulated cluster of many servers would miss on every request).
+void TierCache::accessed(ModelId m, Time now) {
+  if (!holds_everything()) eviction_->on_access(m, now);
+}
 
 }  // namespace servelab

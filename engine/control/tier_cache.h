@@ -25,6 +25,10 @@ class TierCache {
   const TierBudget& budget() const { return budget_; }
   uint64_t used_bytes() const { return used_bytes_; }
   uint32_t used_models() const { return used_models_; }
+  // True when the tier has no limit (TierBudget's defaults): nothing is ever evicted from it.
+  bool holds_everything() const {
+    return budget_.bytes == UINT64_MAX && budget_.models == UINT32_MAX;
+  }
   // True when a model of `bytes` could never fit, even in an empty tier.
   bool too_big(uint64_t bytes) const;
   // True when `bytes` more (one more model) fit now without evicting anything.
@@ -46,7 +50,8 @@ class TierCache {
   void hold(const ModelInfo& m);
   void drop(const ModelInfo& m);
 
-  // Residency changes; keep `residents()` sorted by ModelId and tell the eviction policy.
+  // Residency changes; keep `residents()` sorted by ModelId and tell the eviction policy (of
+  // uses only where the tier can evict).
   void became_resident(ModelId m, Time now);
   void left(ModelId m, Time now);
   void accessed(ModelId m, Time now);
