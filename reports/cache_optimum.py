@@ -35,7 +35,7 @@ def rows(exp):
             bound = (_count(lower[0]) if _count(lower[0]) == _count(upper)
                      else f"{_count(lower[0])} to {_count(upper)}")
             point = exp.points[pid]
-            words = verdict._at(exp, point["params"]) or point["label"] or str(pid)
+            words = verdict.point_words(exp, point["params"]) or point["label"] or str(pid)
             out.append([words, mode, _count(loads), bound,
                         "-" if math.isnan(ratio) else f"{ratio:.2f}"])
     return out

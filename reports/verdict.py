@@ -94,7 +94,9 @@ def _label(sel, labels=None):
     return "; ".join(parts)
 
 
-def _at(exp, sel):
+def point_words(exp, sel):
+    """How a page names the point(s) `sel` selects: their parameters, in the experiment's
+    labels where it gives them."""
     return _label(sel, (getattr(exp, "spec", None) or {}).get("labels"))
 
 
@@ -154,8 +156,8 @@ def _ratio(exp, mode, check, res):
     m_over = over.pop("metric", res["metric"])
     a, b = _stat(exp, mode, of, m_of), _stat(exp, mode, over, m_over)
     res["stats"] = [a, b]
-    res["detail"] = (f"{metric_words(m_of)} at {_at(exp, of)} / {metric_words(m_over)} at "
-                     f"{_at(exp, over)} = {_fmt(a[0])} / {_fmt(b[0])}")
+    res["detail"] = (f"{metric_words(m_of)} at {point_words(exp, of)} / {metric_words(m_over)} at "
+                     f"{point_words(exp, over)} = {_fmt(a[0])} / {_fmt(b[0])}")
     res["missing"] = [(sel, m) for sel, m, st in ((of, m_of, a), (over, m_over, b))
                       if math.isnan(st[0])]
     if not (math.isnan(a[0]) or math.isnan(b[0]) or b[0] == 0):
@@ -181,7 +183,8 @@ def _flat(exp, mode, check, res):
     where = dict(check.get("where") or {})
     stats = [exp.value(mode, p, res["metric"]) for p in select(exp, where)]
     stats = [s for s in stats if not math.isnan(s[0])]
-    res["detail"] = (f"{metric_words(res['metric'])} at {_at(exp, where) or 'every point'}: "
+    res["detail"] = (f"{metric_words(res['metric'])} at "
+                     f"{point_words(exp, where) or 'every point'}: "
                      "max / min = ")
     if len(stats) >= 2 and min(s[0] for s in stats) > 0:
         hi, lo = max(stats, key=lambda s: s[0]), min(stats, key=lambda s: s[0])
@@ -199,7 +202,7 @@ def _single(exp, mode, check, res):
     at = {**dict(check.get("where") or {}), **(check.get("at") or {})}
     a = _stat(exp, mode, at, res["metric"])
     res["stats"] = [a]
-    res["detail"] = f"{metric_words(res['metric'])} at {_at(exp, at)} = {_fmt(a[0])}"
+    res["detail"] = f"{metric_words(res['metric'])} at {point_words(exp, at)} = {_fmt(a[0])}"
     res["missing"] = [(at, res["metric"])] if math.isnan(a[0]) else []
     if not math.isnan(a[0]):
         res["value"] = a[0]
@@ -224,7 +227,8 @@ def _extreme(exp, mode, check, res):
     stats = {p: s for p, s in stats.items() if not math.isnan(s[0])}
     target = [p for p in select(exp, {**where, **at}) if p in stats]
     if len(target) != 1 or len(stats) < 2:
-        res["detail"] = f"{metric_words(res['metric'])} at {_at(exp, at)}: not in the results"
+        res["detail"] = (f"{metric_words(res['metric'])} at {point_words(exp, at)}: "
+                         "not in the results")
         return
     pick = max if check["test"] == "highest" else min
     best = pick(stats, key=lambda p: stats[p][0])
@@ -247,7 +251,7 @@ def why_unmeasured(exp, mode, sel, metric):
     import json
     import os
     pids = select(exp, sel)
-    where = _at(exp, sel) or "the point"
+    where = point_words(exp, sel) or "the point"
     if len(pids) != 1:
         return f"{where} picks {len(pids)} points of these results, not 1"
     runs = [r for r in exp.runs if r.get("point_id") == pids[0] and r.get("mode") == mode]
