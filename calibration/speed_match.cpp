@@ -12,8 +12,7 @@ namespace {
 Tier load_source(const ControllerConfig& c) {
   const int below = static_cast<int>(c.exec_tier) - 1;
   if (below > static_cast<int>(Tier::Disk)) {
-    const TierBudget& b = c.budgets[below];
-    if (b.bytes == UINT64_MAX && b.models == UINT32_MAX) return static_cast<Tier>(below);
+    if (c.budgets[below].unlimited()) return static_cast<Tier>(below);
   }
   return Tier::Disk;
 }

@@ -80,7 +80,8 @@ void warm_up(server::HttpServer& srv, loadgen::LoadOptions lo, const config::Run
 // simulator's simulation.cache_optimum, the same switch), where the tier is limited.
 std::optional<results::CacheOptimum> cache_optimum_of(const std::optional<CacheTrace>& trace,
                                                       const config::RunConfig& rc) {
-  if (!trace || !trace->limited() || !rc.simulation.cache_optimum || rc.engine.private_weights)
+  if (!trace || trace->room.unlimited() || !rc.simulation.cache_optimum ||
+      rc.engine.private_weights)
     return std::nullopt;
   results::CacheOptimum o{tier_name(trace->tier)};
   add_cache_optimum(*trace, trace->sizes, o);

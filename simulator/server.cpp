@@ -59,11 +59,11 @@ void Server::add_models(const std::function<bool(ModelId)>& hosts) {
 // models the controller loads (private copies are no cache). Its start: the models placed.
 void Server::start_cache_trace(const std::function<bool(ModelId)>& hosts) {
   const Tier exec = ctx_.setup.control.exec_tier;
-  auto trace = std::make_unique<CacheTrace>();
-  trace->tier = exec;
-  trace->room = ctx_.setup.control.budgets[int(exec)];
-  if (!ctx_.setup.cache_optimum || !trace->limited() || ctx_.setup.private_loads) return;
-  cache_trace_ = std::move(trace);
+  const TierBudget& room = ctx_.setup.control.budgets[int(exec)];
+  if (!ctx_.setup.cache_optimum || room.unlimited() || ctx_.setup.private_loads) return;
+  cache_trace_ = std::make_unique<CacheTrace>();
+  cache_trace_->tier = exec;
+  cache_trace_->room = room;
   for (ModelId id = 0; id < ctx_.setup.models.size(); ++id)
     if ((!hosts || hosts(id)) && ctl_.model_state(id).resident[int(exec)])
       cache_trace_->initial.push_back(id);

@@ -22,7 +22,6 @@ struct CacheTrace {
   uint64_t loads = 0;              // loads into the executing tier
   std::vector<uint64_t> sizes;     // by ModelId: its bytes in the tier (the engine's trace)
 
-  bool limited() const { return room.bytes != UINT64_MAX || room.models != UINT32_MAX; }
   void access(ModelId m) {
     if (accesses.empty() || accesses.back() != m) accesses.push_back(m);
   }

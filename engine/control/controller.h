@@ -19,6 +19,8 @@ namespace servelab {
 struct TierBudget {
   uint64_t bytes = UINT64_MAX;
   uint32_t models = UINT32_MAX;
+  // No limit of either kind (the defaults): the tier holds every model and never evicts.
+  bool unlimited() const { return bytes == UINT64_MAX && models == UINT32_MAX; }
 };
 
 struct ControllerConfig {

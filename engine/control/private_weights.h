@@ -14,7 +14,7 @@ namespace servelab {
 inline void check_private_weights_tiers(const ControllerConfig& c) {
   for (int t = int(Tier::Host); t <= int(c.exec_tier); ++t) {
     const TierBudget& b = c.budgets[t];
-    if (b.bytes != UINT64_MAX || b.models != UINT32_MAX)
+    if (!b.unlimited())
       throw ConfigError(std::string("engine.tiers.") + tier_name(Tier(t)) +
                         ": a budget; with private weights every batch loads its own copy, so "
                         "the tiers up to the executing one must be unlimited");

@@ -84,7 +84,7 @@ void TierCache::left(ModelId m, Time now) {
 // use then touches none of the policy's per-model state (a cache line per model and tier,
 // which a simulated cluster of many servers would miss on every request).
 void TierCache::accessed(ModelId m, Time now) {
-  if (!holds_everything()) eviction_->on_access(m, now);
+  if (!budget_.unlimited()) eviction_->on_access(m, now);
 }
 
 }  // namespace servelab

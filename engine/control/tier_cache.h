@@ -25,10 +25,6 @@ class TierCache {
   const TierBudget& budget() const { return budget_; }
   uint64_t used_bytes() const { return used_bytes_; }
   uint32_t used_models() const { return used_models_; }
-  // True when the tier has no limit (TierBudget's defaults): nothing is ever evicted from it.
-  bool holds_everything() const {
-    return budget_.bytes == UINT64_MAX && budget_.models == UINT32_MAX;
-  }
   // True when a model of `bytes` could never fit, even in an empty tier.
   bool too_big(uint64_t bytes) const;
   // True when `bytes` more (one more model) fit now without evicting anything.
