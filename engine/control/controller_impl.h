@@ -37,7 +37,7 @@ struct ModelSlot {
   uint32_t held = 0;       // of those, batches waiting for a load
   uint32_t ready_size = 0;
   uint32_t arrivals_in_quantum = 0;
-  ModelQueue queue;
+  ModelQueue queue;  // its first requests inline, on the slot's hot lines
   std::unique_ptr<BatchingPolicy> batching;
   bool observes_batches = true;  // batching->observes_batches(), asked once
   bool on_events = false;        // batching->decides_on_events(), asked once

@@ -4,6 +4,8 @@
 // Value types; not thread-safe (owned by the Controller).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstddef>
 #include <utility>
@@ -13,31 +15,35 @@
 
 namespace servelab {
 
-// Ring buffer of T with amortized O(1) push_back and O(1) pop_front. Capacity doubles when
-// full and is never given back, so a steady state allocates nothing.
-template <class T>
+// Ring buffer of T with amortized O(1) push_back and O(1) pop_front. The first kInline
+// elements (zero or a power of two) live inside the queue itself, so that a short queue is
+// on the cache lines of its owner; beyond them capacity doubles on the heap and is never
+// given back, so a steady state allocates nothing.
+template <class T, size_t kInline = 0>
 class RingQueue {
+  static_assert((kInline & (kInline - 1)) == 0, "kInline: zero or a power of two");
+
  public:
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
   const T& front() const {
     assert(size_ > 0);
-    return buf_[head_];
+    return data()[head_];
   }
   const T& back() const {
     assert(size_ > 0);
-    return buf_[(head_ + size_ - 1) & mask()];
+    return data()[(head_ + size_ - 1) & mask()];
   }
   // i-th element from the front (0 = front).
   const T& operator[](size_t i) const {
     assert(i < size_);
-    return buf_[(head_ + i) & mask()];
+    return data()[(head_ + i) & mask()];
   }
 
   void push_back(const T& v) {
-    if (size_ == buf_.size()) grow();
-    buf_[(head_ + size_) & mask()] = v;
+    if (size_ == capacity()) grow();
+    data()[(head_ + size_) & mask()] = v;
     ++size_;
   }
   void pop_front() {
@@ -48,8 +54,9 @@ class RingQueue {
   // Moves the first n elements, in order, to the end of `out`.
   void take_front(size_t n, std::vector<T>& out) {
     assert(n <= size_);
+    T* d = data();
     for (size_t i = 0; i < n; ++i) {
-      out.push_back(std::move(buf_[head_]));
+      out.push_back(std::move(d[head_]));
       head_ = (head_ + 1) & mask();
     }
     size_ -= n;
@@ -57,8 +64,9 @@ class RingQueue {
   // Removes the i-th element from the front, keeping the others in order. O(size - i).
   void erase(size_t i) {
     assert(i < size_);
+    T* d = data();
     for (size_t k = i; k + 1 < size_; ++k)
-      buf_[(head_ + k) & mask()] = std::move(buf_[(head_ + k + 1) & mask()]);
+      d[(head_ + k) & mask()] = std::move(d[(head_ + k + 1) & mask()]);
     --size_;
   }
   void clear() {
@@ -67,20 +75,27 @@ class RingQueue {
   }
 
  private:
-  size_t mask() const { return buf_.size() - 1; }
+  bool on_heap() const { return !heap_.empty(); }
+  T* data() { return on_heap() ? heap_.data() : inline_.data(); }
+  const T* data() const { return on_heap() ? heap_.data() : inline_.data(); }
+  size_t capacity() const { return on_heap() ? heap_.size() : kInline; }
+  size_t mask() const { return capacity() - 1; }
   void grow() {
-    std::vector<T> bigger(buf_.empty() ? 8 : buf_.size() * 2);
-    for (size_t i = 0; i < size_; ++i) bigger[i] = std::move(buf_[(head_ + i) & mask()]);
-    buf_.swap(bigger);
+    std::vector<T> bigger(std::max<size_t>(capacity() * 2, 8));
+    const T* d = data();
+    for (size_t i = 0; i < size_; ++i) bigger[i] = std::move(d[(head_ + i) & mask()]);
+    heap_.swap(bigger);
     head_ = 0;
   }
 
-  std::vector<T> buf_;  // size is zero or a power of two
   size_t head_ = 0;
   size_t size_ = 0;
+  std::array<T, kInline> inline_{};
+  std::vector<T> heap_;  // size is zero or a power of two above kInline
 };
 
-// Requests of one model waiting for a batch, in arrival (push) order.
-using ModelQueue = RingQueue<Request>;
+// Requests of one model waiting for a batch, in arrival (push) order. Two inline: most
+// queues of a many-model server hold at most that, and need no line of their own.
+using ModelQueue = RingQueue<Request, 2>;
 
 }  // namespace servelab

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <random>
 #include <set>
 #include <vector>
@@ -29,6 +30,59 @@ TEST_CASE("ModelQueue is FIFO across wrap-around and growth") {
   for (const auto& r : out) CHECK(r.id == next_out++);
   CHECK(q.size() == next_in - next_out);
   if (!q.empty()) CHECK(q.back().id == next_in - 1);
+}
+
+// Every operation against std::deque, through the inline slots, the move to the heap, wrap-
+// around on both, erase in the middle, and copies and moves of a queue (a vector of model
+// slots moves its queues when it grows).
+template <class Queue>
+void check_against_deque(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Queue q;
+  std::deque<RequestId> ref;
+  RequestId next = 0;
+  auto same = [&](const Queue& a) {
+    REQUIRE(a.size() == ref.size());
+    for (size_t i = 0; i < ref.size(); ++i) REQUIRE(a[i].id == ref[i]);
+    if (!ref.empty()) REQUIRE((a.front().id == ref.front() && a.back().id == ref.back()));
+  };
+  for (int step = 0; step < 4000; ++step) {
+    const int op = int(rng() % 10);
+    if (op < 4 || ref.empty()) {
+      q.push_back(Request{next, 0, 0.0});
+      ref.push_back(next++);
+    } else if (op < 7) {
+      q.pop_front();
+      ref.pop_front();
+    } else if (op == 7) {
+      const size_t i = rng() % ref.size();
+      q.erase(i);
+      ref.erase(ref.begin() + std::ptrdiff_t(i));
+    } else if (op == 8) {
+      std::vector<Request> out;
+      const size_t n = rng() % (ref.size() + 1);
+      q.take_front(n, out);
+      for (const auto& r : out) {
+        REQUIRE(r.id == ref.front());
+        ref.pop_front();
+      }
+    } else {
+      Queue copy = q;
+      same(copy);
+      Queue moved = std::move(copy);
+      q = moved;
+    }
+    same(q);
+  }
+}
+
+TEST_CASE("RingQueue matches a deque with and without inline slots") {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    check_against_deque<RingQueue<Request>>(seed);
+    check_against_deque<RingQueue<Request, 1>>(seed);
+    check_against_deque<RingQueue<Request, 2>>(seed);
+    check_against_deque<RingQueue<Request, 8>>(seed);
+  }
 }
 
 TEST_CASE("registry lists the built-in policies, sorted") {
