@@ -41,7 +41,6 @@ void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_t
   Impl& s = *impl_;
   if (id >= s.models.size()) {
     s.models.resize(size_t(id) + 1);
-    s.stats.per_model.resize(size_t(id) + 1);
     s.in_use.resize((s.models.size() + 63) / 64);
   }
   ModelSlot& m = s.models[id];
@@ -65,9 +64,16 @@ void Controller::add_model(ModelId id, const ModelInfo& info, Tier resident_up_t
   m.info = info;
   m.max_batch = std::max<uint32_t>(1, info.max_batch ? info.max_batch : s.cfg.max_batch);
   m.contexts = std::max<uint32_t>(1, info.contexts);
-  m.batching = std::move(batching);
-  m.observes_batches = m.batching->observes_batches();
-  m.on_events = m.batching->decides_on_events();
+  m.observes_batches = batching->observes_batches();
+  m.on_events = batching->decides_on_events();
+  if (batching->stateless()) {
+    if (!s.shared_batching) s.shared_batching = std::move(batching);
+    m.own_batching.reset();
+    m.batching = s.shared_batching.get();
+  } else {
+    m.own_batching = std::move(batching);
+    m.batching = m.own_batching.get();
+  }
   m.arrivals_in_quantum = 0;
   m.quanta_seen = s.tick_index;
   m.wait_until = kNever;
@@ -216,7 +222,13 @@ Time Controller::next_wakeup() const {
   return t;
 }
 
-const ControllerStats& Controller::stats() const { return impl_->stats; }
+const ControllerStats& Controller::stats() const {
+  // The counters live in the model slots, beside what a request touches anyway.
+  auto& per_model = impl_->stats.per_model;
+  per_model.resize(impl_->models.size());
+  for (size_t m = 0; m < per_model.size(); ++m) per_model[m] = impl_->models[m].counters;
+  return impl_->stats;
+}
 
 ModelState Controller::model_state(ModelId id) const {
   ModelState st;
@@ -229,6 +241,7 @@ ModelState Controller::model_state(ModelId id) const {
   st.loading = m.loading[1] || m.loading[2] || m.waiting_load;
   st.ref_count = m.ref_count;
   st.queued = uint32_t(m.queue.size());
+  st.counters = m.counters;
   return st;
 }
 

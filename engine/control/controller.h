@@ -95,9 +95,10 @@ struct ActionBuffer {
 };
 
 struct ModelCounters {
-  uint64_t arrivals = 0, completed = 0, timeouts = 0, rejected = 0, failed = 0, cancelled = 0;
+  uint64_t arrivals = 0, completed = 0, batches = 0, hits = 0;  // first: what most requests bump
+  uint64_t timeouts = 0, rejected = 0, failed = 0, cancelled = 0;
   uint64_t dropped = 0;  // past their deadline, dropped before compute (drop_late)
-  uint64_t batches = 0, hits = 0, misses = 0, loads = 0, evictions = 0;
+  uint64_t misses = 0, loads = 0, evictions = 0;
 };
 
 struct ControllerStats {
@@ -118,6 +119,7 @@ struct ModelState {
   bool loading = false;
   uint32_t ref_count = 0;                      // batches assigned and not yet done
   uint32_t queued = 0;
+  ModelCounters counters;
 };
 
 class Controller {
@@ -163,6 +165,8 @@ class Controller {
   // timeout); kNever when nothing is pending. Calling on_timer early or late is harmless.
   Time next_wakeup() const;
 
+  // Totals and per-model counters as of now (the per-model ones copied out of the model
+  // slots at each call: O(models)). Like every method, on the controller's one thread.
   const ControllerStats& stats() const;
   ModelState model_state(ModelId id) const;
   uint32_t free_workers() const;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cstddef>
 #include <deque>
 #include <memory>
 #include <set>
@@ -20,10 +21,13 @@
 
 namespace servelab {
 
-// Everything the controller knows about one model id. The fields a request's arrival,
-// dispatch and completion touch come first, packed into the slot's first cache lines; what
-// only registration, loads and evictions read (the model's info, load timings) follows.
-struct ModelSlot {
+// Everything the controller knows about one model id, laid out for a request's way through
+// (arrival, readiness, dispatch, completion) at tens of thousands of slots, where each line
+// it touches is a cache miss: line 0 holds what every event reads, line 1 the queue's inline
+// requests, line 2 the queue's indices and the counters a request bumps. What only
+// registration, loads and evictions read (the model's info, load timings) follows.
+struct alignas(64) ModelSlot {
+  // Line 0.
   bool added = false;       // ever added (resident[Disk] is true from then on)
   bool registered = false;  // accepts arrivals; false once removed
   bool unfittable = false;  // larger than some tier on the load path: requests fail
@@ -31,28 +35,32 @@ struct ModelSlot {
   std::array<bool, kTierCount> resident{};
   std::array<bool, kTierCount> loading{};  // a load into that tier is in flight
   bool waiting_load = false;               // in Impl::load_waiters
+  bool observes_batches = true;  // batching->observes_batches(), asked once
+  bool on_events = false;        // batching->decides_on_events(), asked once
   uint32_t max_batch = 1;
   uint32_t contexts = 1;
   uint32_t ref_count = 0;  // batches assigned and not done (held ones included)
   uint32_t held = 0;       // of those, batches waiting for a load
   uint32_t ready_size = 0;
   uint32_t arrivals_in_quantum = 0;
-  ModelQueue queue;  // its first requests inline, on the slot's hot lines
-  std::unique_ptr<BatchingPolicy> batching;
-  bool observes_batches = true;  // batching->observes_batches(), asked once
-  bool on_events = false;        // batching->decides_on_events(), asked once
-  uint64_t quanta_seen = 0;  // ticks the batching policy has been given (quiet ones as a count)
-  Time wait_until = kNever;  // event mode: the batching policy asked to be asked again then
+  BatchingPolicy* batching = nullptr;  // own_batching, or the controller's shared one
   Time last_dispatch = -kNever;
+  Time wait_until = kNever;  // event mode: the batching policy asked to be asked again then
+  // Lines 1 and 2 (ModelQueue puts its inline requests first).
+  ModelQueue queue;
+  ModelCounters counters;  // Controller::stats() copies them out
+  uint64_t quanta_seen = 0;  // ticks the batching policy has been given (quiet ones as a count)
   SchedulingPolicy::Key key;  // its place in Impl::ready_keys while ready
   // Per tier, for eviction candidates: last load or use, uses since the load, the last load's
   // duration (from ModelInfo::load_seconds until one is seen) and when the current one began.
   std::array<Time, kTierCount> last_use{};
   std::array<uint64_t, kTierCount> uses{};
+  std::unique_ptr<BatchingPolicy> own_batching;  // null where the policy is stateless
   ModelInfo info;
   std::array<double, kTierCount> reload_seconds{};
   std::array<Time, kTierCount> load_started{};
 };
+static_assert(offsetof(ModelSlot, queue) == 64, "ModelSlot: the queue starts line 1");
 
 // One worker: idle, holding a batch whose load is pending, or running a batch.
 struct WorkerSlot {
@@ -86,6 +94,9 @@ struct Controller::Impl {
 
   ControllerConfig cfg;
   std::unique_ptr<SchedulingPolicy> scheduling;
+  // The batching policy every model shares where it is stateless(): one hot object instead
+  // of one cache miss a decision at tens of thousands of models.
+  std::unique_ptr<BatchingPolicy> shared_batching;
   std::array<TierCache, kTierCount> tiers;  // [Disk] unused
   std::vector<ModelSlot> models;            // indexed by ModelId
   std::vector<WorkerSlot> workers;
@@ -119,7 +130,7 @@ struct Controller::Impl {
     return quantum_mode() ? static_cast<Time>(tick_index + 1) * cfg.quantum : kNever;
   }
   ModelSlot* slot(ModelId m) { return m < models.size() ? &models[m] : nullptr; }
-  ModelCounters& counters(ModelId m) { return stats.per_model[m]; }
+  ModelCounters& counters(ModelId m) { return models[m].counters; }
 
   // controller.cpp
   bool enqueue(const Request& r, Time now, ActionBuffer& out);  // on_arrivals' one request

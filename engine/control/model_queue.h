@@ -8,6 +8,7 @@
 #include <array>
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -48,7 +49,7 @@ class RingQueue {
   }
   void pop_front() {
     assert(size_ > 0);
-    head_ = (head_ + 1) & mask();
+    head_ = uint32_t((head_ + 1) & mask());
     --size_;
   }
   // Moves the first n elements, in order, to the end of `out`.
@@ -57,9 +58,9 @@ class RingQueue {
     T* d = data();
     for (size_t i = 0; i < n; ++i) {
       out.push_back(std::move(d[head_]));
-      head_ = (head_ + 1) & mask();
+      head_ = uint32_t((head_ + 1) & mask());
     }
-    size_ -= n;
+    size_ -= uint32_t(n);
   }
   // Removes the i-th element from the front, keeping the others in order. O(size - i).
   void erase(size_t i) {
@@ -88,9 +89,9 @@ class RingQueue {
     head_ = 0;
   }
 
-  size_t head_ = 0;
-  size_t size_ = 0;
-  std::array<T, kInline> inline_{};
+  std::array<T, kInline> inline_{};  // first: an owner can align them to a cache line
+  uint32_t head_ = 0;
+  uint32_t size_ = 0;
   std::vector<T> heap_;  // size is zero or a power of two above kInline
 };
 

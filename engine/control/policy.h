@@ -71,6 +71,10 @@ class BatchingPolicy {
   // quantum mode, as in event mode: a policy that has no quantum (the GPU REST Engine serves
   // each request as it arrives). Asked once, when the model is added.
   virtual bool decides_on_events() const { return false; }
+  // True: the policy keeps no state and is built alike for every model of one spec (its
+  // decisions depend on its parameters and the view only), so a controller may give all its
+  // models one instance. Asked once, when the model is added.
+  virtual bool stateless() const { return false; }
 };
 
 // What an eviction policy sees of one candidate victim: a model resident in the tier, not in

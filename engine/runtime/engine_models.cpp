@@ -28,7 +28,6 @@ void check_name(const std::string& name) {
 
 ModelStatus Engine::Impl::status_of(const ModelEntry& e) {
   ModelState st = ctl->model_state(e.id);
-  const auto& per_model = ctl->stats().per_model;
   ModelStatus s;
   s.name = e.spec.name;
   s.file = e.spec.file;
@@ -45,7 +44,7 @@ ModelStatus Engine::Impl::status_of(const ModelEntry& e) {
   s.loading = st.loading;
   s.queued = st.queued;
   s.ref_count = st.ref_count;
-  if (e.id < per_model.size()) s.counters = per_model[e.id];
+  s.counters = st.counters;
   s.preprocess = e.spec.preprocess;
   s.slo = e.spec.slo;
   s.labels = e.spec.labels;

@@ -12,6 +12,7 @@ class NoBatching final : public BatchingPolicy {
  public:
   BatchDecision decide(const ModelView& m, Time) override { return {m.queued > 0 ? 1u : 0u}; }
   bool observes_batches() const override { return false; }
+  bool stateless() const override { return true; }
 };
 
 // NVIDIA's GPU REST Engine: one request a batch, served as soon as it arrives and a worker
@@ -20,6 +21,7 @@ class GpuRestEngine final : public BatchingPolicy {
  public:
   BatchDecision decide(const ModelView& m, Time) override { return {m.queued > 0 ? 1u : 0u}; }
   bool observes_batches() const override { return false; }
+  bool stateless() const override { return true; }
   bool decides_on_events() const override { return true; }
 };
 
@@ -40,6 +42,7 @@ class FixedBatching final : public BatchingPolicy {
     return {0, due};
   }
   bool observes_batches() const override { return false; }
+  bool stateless() const override { return true; }
 
  private:
   uint32_t size_;
@@ -57,6 +60,7 @@ class MaxDelayBatching final : public BatchingPolicy {
     return delayed_batch(m, now, cap, max_delay_);
   }
   bool observes_batches() const override { return false; }
+  bool stateless() const override { return true; }
 
  private:
   uint32_t max_batch_;  // 0: the model's max batch

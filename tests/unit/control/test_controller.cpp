@@ -236,6 +236,41 @@ TEST_CASE("arrival to a full queue is rejected, unknown model fails") {
   CHECK(c.stats().per_model[0].rejected == 1);
 }
 
+// fixed is stateless: one instance may decide for every model, and must decide each from its
+// own queue. The counters, kept beside each model's state, are each model's own.
+TEST_CASE("a stateless batching policy decides each model alone and counts each apart") {
+  Controller c(config("fixed", params({{"size", "2"}})));
+  c.add_model(0, model(), Tier::Host);
+  c.add_model(1, model(), Tier::Host);
+  MiniSim s(c, 1.0);
+  s.arrive(0.0, 1, 0);
+  s.arrive(0.1, 2, 1);
+  s.arrive(0.2, 3, 0);  // model 0 has 2: runs 0.2..1.2
+  s.arrive(0.3, 4, 1);  // model 1 has 2: runs 1.2..2.2
+  s.arrive(0.4, 5, 0);  // alone, no max_wait: stays queued
+  s.run();
+  REQUIRE(s.batches.size() == 2);
+  CHECK(s.batches[0].at == Approx(0.2));
+  CHECK(s.batches[0].batch.model == 0);
+  CHECK(s.batches[0].batch.requests.size() == 2);
+  CHECK(s.batches[1].at == Approx(1.2));
+  CHECK(s.batches[1].batch.model == 1);
+  CHECK(s.batches[1].batch.requests.size() == 2);
+  c.add_model(4, model(), Tier::Host);
+  const auto& per_model = c.stats().per_model;
+  REQUIRE(per_model.size() == 5);
+  CHECK(per_model[0].arrivals == 3);
+  CHECK(per_model[0].completed == 2);
+  CHECK(per_model[0].batches == 1);
+  CHECK(per_model[1].arrivals == 2);
+  CHECK(per_model[1].completed == 2);
+  CHECK(per_model[1].batches == 1);
+  CHECK(per_model[4].arrivals == 0);
+  CHECK(c.model_state(0).counters.arrivals == 3);
+  CHECK(c.model_state(1).counters.completed == 2);
+  CHECK(c.model_state(0).queued == 1);
+}
+
 TEST_CASE("batches never mix models and respect max_batch") {
   Controller c(config("max-delay", params({{"max_delay", "1"}})));
   c.add_model(0, model(100, 2), Tier::Host);
