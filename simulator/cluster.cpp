@@ -32,6 +32,11 @@ Cluster::Cluster(RunContext& ctx) : ctx_(ctx), groups_(ctx, *this) {
   if (servers_.size() > 1) router_ = route::make_router(s.cluster.router, s.seed ^ 0x94d049bb133111ebULL);
   placement_ = place_models(s, &ctx.schedule);  // counts only for a placement by load
   everywhere_ = placement_.everywhere();
+  if (router_ && !everywhere_ && !router_->reads_load()) {  // index-only views, built once
+    host_views_.resize(placement_.hosts.size());
+    for (size_t m = 0; m < placement_.hosts.size(); ++m)
+      for (const uint32_t k : placement_.hosts[m]) host_views_[m].push_back({k, 0, 0, 0});
+  }
   start_backups();
   for (auto& server : servers_) {
     const uint32_t k = server->index();
@@ -53,6 +58,7 @@ size_t Cluster::pick_server(RequestId id, Time now) {
   const ModelId model = ctx_.model_of(id);
   // Every server, and a router that reads no load: the views of the last request serve again
   // (indices only), without a visit to each server's state.
+  if (!host_views_.empty()) return route_over(id, model, host_views_[model], now);
   if (!everywhere_) {  // the model's hosts, in ascending index order
     views_.clear();
     for (const uint32_t k : placement_.hosts[model]) {
@@ -64,13 +70,18 @@ size_t Cluster::pick_server(RequestId id, Time now) {
     for (const auto& s : servers_)
       views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
   }
-  size_t k = router_->route(id, model, views_, now);
-  if (k >= views_.size()) {
+  return route_over(id, model, views_, now);
+}
+
+size_t Cluster::route_over(RequestId id, ModelId model, std::span<const route::ServerView> views,
+                           Time now) {
+  size_t k = router_->route(id, model, views, now);
+  if (k >= views.size()) {
     ctx_.violation("router picked server " + std::to_string(k) + " of " +
-                   std::to_string(views_.size()));
+                   std::to_string(views.size()));
     k = 0;
   }
-  return views_[k].index;
+  return views[k].index;
 }
 
 void Cluster::submit(RequestId id, Time now) {

@@ -57,6 +57,9 @@ class Cluster final : public RequestSink, public OutcomeSink {
   static constexpr RunContext::State kOpen = RunContext::Open, kDone = RunContext::Done,
                                      kGivenUp = RunContext::GivenUp;
   size_t pick_server(RequestId id, Time now);
+  // The server index the router picks among `views` (a violation and the first if it errs).
+  size_t route_over(RequestId id, ModelId model, std::span<const route::ServerView> views,
+                    Time now);
   Server& server_of(RequestId id) { return *servers_[ctx_.window.server(id)]; }
   void on_member_outcome(Server& server, const RequestOutcome& o, Time now);
   void record_member_outcome(Server& server, const RequestOutcome& o, Time now);
@@ -85,6 +88,9 @@ class Cluster final : public RequestSink, public OutcomeSink {
   bool everywhere_ = true;      // every model on every server: route over all servers
   std::unique_ptr<route::Router> router_;
   std::vector<route::ServerView> views_;       // scratch for the router
+  // A placement and a router that reads no load: each model's hosts as views, by ModelId
+  // (empty otherwise), so that a request visits none of its hosts' state.
+  std::vector<std::vector<route::ServerView>> host_views_;
   bool backups_ = false;                       // a backup delay is set
   std::unordered_map<RequestId, Copies> copies_;
   // Percentile delays: each model's latencies so far, by ModelId; empty otherwise.
