@@ -32,10 +32,15 @@ Cluster::Cluster(RunContext& ctx) : ctx_(ctx), groups_(ctx, *this) {
   if (servers_.size() > 1) router_ = route::make_router(s.cluster.router, s.seed ^ 0x94d049bb133111ebULL);
   placement_ = place_models(s, &ctx.schedule);  // counts only for a placement by load
   everywhere_ = placement_.everywhere();
-  if (router_ && !everywhere_ && !router_->reads_load()) {  // index-only views, built once
-    host_views_.resize(placement_.hosts.size());
-    for (size_t m = 0; m < placement_.hosts.size(); ++m)
-      for (const uint32_t k : placement_.hosts[m]) host_views_[m].push_back({k, 0, 0, 0});
+  if (router_ && !router_->reads_load()) {  // index-only views, built once
+    if (everywhere_) {
+      index_views_.emplace_back();
+      for (uint32_t k = 0; k < servers_.size(); ++k) index_views_[0].push_back({k, 0, 0, 0});
+    } else {
+      index_views_.resize(placement_.hosts.size());
+      for (size_t m = 0; m < placement_.hosts.size(); ++m)
+        for (const uint32_t k : placement_.hosts[m]) index_views_[m].push_back({k, 0, 0, 0});
+    }
   }
   start_backups();
   for (auto& server : servers_) {
@@ -56,19 +61,18 @@ void Cluster::start(Clients& clients) {
 size_t Cluster::pick_server(RequestId id, Time now) {
   if (servers_.size() == 1) return 0;
   const ModelId model = ctx_.model_of(id);
-  // Every server, and a router that reads no load: the views of the last request serve again
-  // (indices only), without a visit to each server's state.
-  if (!host_views_.empty()) return route_over(id, model, host_views_[model], now);
-  if (!everywhere_) {  // the model's hosts, in ascending index order
-    views_.clear();
+  // A router that reads no load: the candidates' indices, without a visit to their state.
+  if (!index_views_.empty())
+    return route_over(id, model, index_views_[everywhere_ ? 0 : model], now);
+  views_.clear();
+  if (everywhere_) {
+    for (const auto& s : servers_)
+      views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
+  } else {  // the model's hosts, in ascending index order
     for (const uint32_t k : placement_.hosts[model]) {
       const Server& s = *servers_[k];
       views_.push_back({k, s.outstanding(), s.queued(), s.free_workers()});
     }
-  } else if (router_->reads_load() || views_.size() != servers_.size()) {
-    views_.clear();
-    for (const auto& s : servers_)
-      views_.push_back({s->index(), s->outstanding(), s->queued(), s->free_workers()});
   }
   return route_over(id, model, views_, now);
 }

@@ -88,9 +88,9 @@ class Cluster final : public RequestSink, public OutcomeSink {
   bool everywhere_ = true;      // every model on every server: route over all servers
   std::unique_ptr<route::Router> router_;
   std::vector<route::ServerView> views_;       // scratch for the router
-  // A placement and a router that reads no load: each model's hosts as views, by ModelId
-  // (empty otherwise), so that a request visits none of its hosts' state.
-  std::vector<std::vector<route::ServerView>> host_views_;
+  // A router that reads no load: the candidates as index-only views, built once: every
+  // server (one list) or, with a placement, each model's hosts (by ModelId). Empty otherwise.
+  std::vector<std::vector<route::ServerView>> index_views_;
   bool backups_ = false;                       // a backup delay is set
   std::unordered_map<RequestId, Copies> copies_;
   // Percentile delays: each model's latencies so far, by ModelId; empty otherwise.
