@@ -8,6 +8,7 @@ stored summaries, and returns sentences for the page:
   batch, and what it was at the mean batch size each series ran at its highest load. Batching
   raises throughput only where a batch costs less per image than a single request.
 - load_cost: a model load against a batch of one, and the loads per request the runs paid.
+- offered_load, burst_floor, service_floor: a cluster's (evidence_cluster.py).
 """
 import csv
 import math
@@ -238,7 +239,9 @@ def load_cost(exp, fig, modes, points=None):
     return lines
 
 
-KINDS = {"batch_cost": batch_cost, "load_cost": load_cost}
+import evidence_cluster  # noqa: E402  (its kinds use the readers above)
+
+KINDS = {"batch_cost": batch_cost, "load_cost": load_cost, **evidence_cluster.KINDS}
 
 
 def figure_evidence(exp, fig, modes, points=None):

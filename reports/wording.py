@@ -94,9 +94,25 @@ def label_of(labels, path, v):
     pairs = entries.items() if isinstance(entries, dict) else entries
     want = _load(v)
     for value, words in pairs:
-        if _load(value) == want or str(value) == str(v):
+        if _load(value) == want or str(value) == str(v) or _same_scalar(value, v):
             return str(words)
     return None
+
+
+def _same_scalar(a, b):
+    """A label's key and a swept value as results.db stores it (text: "false", "0.002") name
+    the same scalar; a flag never equals a number (True == 1 in Python)."""
+    def scalar(x):
+        if not isinstance(x, str):
+            return x
+        try:
+            return yaml.safe_load(x)
+        except yaml.YAMLError:
+            return x
+    a, b = scalar(a), scalar(b)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return not isinstance(a, (dict, list)) and a == b
 
 
 def value_words(path, v, other, labels):
