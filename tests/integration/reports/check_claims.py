@@ -2,7 +2,7 @@
 """Test: every figure of the shipped experiments states the paper's claim with its source (a
 section and figure of the paper) and checks that the report can judge (known tests, bounds,
 selections that pick points of the experiment's sweep) whose words name the quantity they
-compute (reports/wording.py)."""
+compute (reports/wording.py), and measured reasons (`evidence:`) of kinds the report knows."""
 import glob
 import os
 import sys
@@ -12,6 +12,7 @@ import yaml
 here = os.path.dirname(os.path.abspath(__file__))
 src = os.path.abspath(os.path.join(here, "..", "..", ".."))
 sys.path.insert(0, os.path.join(src, "reports"))
+import evidence  # noqa: E402
 import verdict  # noqa: E402
 import wording  # noqa: E402
 
@@ -27,6 +28,9 @@ for path in sorted(p for d in papers for p in glob.glob(os.path.join(src, "exper
         if not fig.get("checks"):
             errors.append(f"{os.path.basename(path)}: figure {fig.get('id')} has no checks")
         errors += [f"{os.path.basename(path)}: {p}" for p in verdict.problems(spec, fig)]
+        errors += [f"{os.path.basename(path)}: figure {fig.get('id')}: unknown evidence "
+                   f"'{kind}' (known: {', '.join(evidence.KINDS)})"
+                   for kind in fig.get("evidence") or [] if kind not in evidence.KINDS]
         source = str(fig.get("source") or "")
         if "figure" not in source.lower() or "section" not in source.lower():
             errors.append(f"{os.path.basename(path)}: figure {fig.get('id')}: its 'source' "
