@@ -3,8 +3,9 @@ cost profile the runs used, their config and their stored summaries:
 
 - offered_load: the work the servers were given over what they can do, per setting: the
   arrival rate times a request's service (the profile's mean) and the work its losing copies
-  did (wasted work per request), over servers x workers. Above 1 the queues grow for the whole
-  run, so that setting's latency is the run's length, not its policy's.
+  did (wasted work per request), over servers x workers (or the cores they share, fewer).
+  Above 1 the queues grow for the whole run, so that setting's latency is the run's length,
+  not its policy's.
 - burst_floor: bursts of B requests onto S x W one-at-a-time workers: whatever the router, at
   least B - S x W requests of each burst start after another of the same burst on their
   worker, so they take two service times less the burst's spread. That puts a floor under
@@ -57,6 +58,19 @@ def _workers(config, params):
     return servers, int(_get(config, params, "engine.workers", 1) or 1)
 
 
+def _capacity(config, params):
+    """(requests the servers run at once, its words): servers x workers, or the cores they
+    share where the run's config gives them (`cluster.cores`, resolved to a count), fewer."""
+    servers, workers = _workers(config, params)
+    slots = servers * workers
+    words = f"{servers} server{'s' if servers > 1 else ''} of {workers} worker" + \
+        ("s" if workers > 1 else "")
+    cores = _get(config, params, "cluster.cores")
+    if isinstance(cores, int) and not isinstance(cores, bool) and 0 < cores < slots:
+        return cores, f"{words}, sharing {cores} cores"
+    return slots, words
+
+
 def _names(exp, fig):
     """{point id: its name on the figure}: its series' legend and its x, in words."""
     xs, series = plots.figure_series(exp, fig)
@@ -85,8 +99,8 @@ def offered_load(exp, fig, modes, points=None):
                 continue
             wasted = exp.value(mode, pid, "backup_wasted_s")[0]
             wasted_ms = 0.0 if math.isnan(wasted) else wasted * 1e3 / requests
-            servers, workers = _workers(config, params)
-            rho = float(rate) * (service.mean + wasted_ms) / 1e3 / (servers * workers)
+            capacity, words = _capacity(config, params)
+            rho = float(rate) * (service.mean + wasted_ms) / 1e3 / capacity
             name = names.get(pid, exp.points[pid]["label"])
             cells.append(f"{name}: {rho:.2f}")
             if rho >= 1:
@@ -96,15 +110,13 @@ def offered_load(exp, fig, modes, points=None):
             continue
         text = (f"{mode}: the servers' offered load, the arrival rate times a request's service "
                 f"({service.mean:.1f} ms, the profile's mean) and the work its losing copies did "
-                f"(wasted work per request), over the servers' workers: " + "; ".join(cells) + ".")
+                f"(wasted work per request), over the requests they can run at once ({words}): "
+                + "; ".join(cells) + ".")
         if over:
             text += (" At or above 1 the servers are given more work than they can do and their "
                      "queues grow for the whole run: " + ", ".join(over) + " measure the run's "
                      "length rather than the policy, and a ratio over such a setting is no "
                      "drop of a policy's making.")
-        if _get(config, {}, "cluster.cores"):
-            text += (" The servers share the machine's cores, so their capacity is at most "
-                     "this and the load above is a lower bound.")
         lines.append(text)
     return lines
 

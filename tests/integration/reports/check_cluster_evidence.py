@@ -57,7 +57,7 @@ def check_burst_floor():
         "a burst that fits the workers sets no floor"
 
 
-def experiment(root, stats, arrival):
+def experiment(root, stats, arrival, cores=None):
     """One run dir (config.yaml naming a profile) and points over cancel x delay."""
     with open(os.path.join(root, "profile.yaml"), "w") as f:
         yaml.safe_dump({"models": {"m": {"batch_latency_ms": [
@@ -66,7 +66,8 @@ def experiment(root, stats, arrival):
     with open(os.path.join(root, "run", "config.yaml"), "w") as f:
         yaml.safe_dump({"models": ["m"], "profile": os.path.join(root, "profile.yaml"),
                         "engine": {"workers": 1, "max_batch": 1},
-                        "workload": {"arrival": arrival}, "cluster": {"servers": 16}}, f)
+                        "workload": {"arrival": arrival},
+                        "cluster": {"servers": 16, **({"cores": cores} if cores else {})}}, f)
     points = {i: {"params": params, "label": str(params)} for i, (params, _) in enumerate(stats)}
     st = {("sim", i): {k: (v, 0.0, 1) for k, v in values.items()}
           for i, (_, values) in enumerate(stats)}
@@ -92,6 +93,11 @@ def check_offered_load(root):
     floor = next(line for line in lines if "bursts of 32" in line)
     want = f"p99 latency at or above {evidence_cluster.burst_floor_ms(SERVICE, 32, 16, 2, .99):.1f}"
     assert want in floor, floor
+    # The 16 servers on 8 cores run 8 requests at once: twice the load.
+    exp = experiment(root, stats, {"type": "bursts", "rate": 1200, "burst": 32, "burst_ms": 2}, 8)
+    load = evidence.figure_evidence(exp, fig, ["sim"])[0]
+    assert "sharing 8 cores" in load and "without cancellation: 2.40" in load, load
+    assert "with cancellation: 1.22" in load and "(p99 70 ms)" in load, load
 
 
 def check_service_floor(root):
