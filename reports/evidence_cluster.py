@@ -179,6 +179,12 @@ def _failed_ratio_checks(exp, fig, mode):
             and c.get("metric") in PERCENTILE_METRICS]
 
 
+def _of_values(exp, mode, check):
+    """The values of the check's `of` side (the setting judged)."""
+    pids = verdict.select(exp, {**(check.get("where") or {}), **(check.get("of") or {})})
+    return [v for v in (exp.value(mode, p, check["metric"])[0] for p in pids) if not math.isnan(v)]
+
+
 def service_floor(exp, fig, modes, points=None):
     lines = []
     for mode in modes:
@@ -204,12 +210,18 @@ def service_floor(exp, fig, modes, points=None):
                     f"{floor:.2f} (only the faster of two copies that both run, the wasted "
                     f"work, can go under it)")
             bound = c.get("max")
-            if bound is not None and floor >= 0.9 * float(bound):
+            if bound is not None and floor > float(bound):
+                text += (f", where the claim needs at most {float(bound):g}: below what "
+                         f"removing every wait would give, out of reach of any backup whose "
+                         f"first copy to start answers.")
+            elif bound is not None and floor >= 0.9 * float(bound):
                 text += (f", where the claim needs at most {float(bound):g}: it asks for nearly "
                          f"every wait to be gone.")
             elif bound is not None:
-                text += (f"; the claim needs at most {float(bound):g}, so there was room: the "
-                         f"waits the backups left are what is missing.")
+                text += (f"; the claim needs at most {float(bound):g}, which the service time "
+                         f"leaves room for: what is missing is waiting, which the backups "
+                         f"removed less of than claimed" + (" or added to" if any(
+                             v > latency for v in _of_values(exp, mode, c)) else "") + ".")
             else:
                 text += "."
             lines.append(text)

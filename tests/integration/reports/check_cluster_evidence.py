@@ -5,7 +5,7 @@
   burst's spread.
 - The offered load is the hand-computed one (rate x (service + wasted work per request) /
   workers), and a setting at or above 1 is named as measuring the run's length.
-- The service time's floor under a failed ratio check: 8.0 / 9.5 ms for a median, with the
+- The service time's floor under a failed ratio check: 8.0 / 9.55 ms for a median, with the
   claim's bound beside it.
 - A swept flag stored as text ("false") takes its label's words."""
 import os
@@ -101,7 +101,7 @@ def check_offered_load(root):
 
 
 def check_service_floor(root):
-    stats = [({DELAY: "none", CANCEL: "true"}, {"latency_p50_ms": 9.5}),
+    stats = [({DELAY: "none", CANCEL: "true"}, {"latency_p50_ms": 9.55}),
              ({DELAY: "0", CANCEL: "true"}, {"latency_p50_ms": 8.6})]
     exp = experiment(root, stats, {"type": "poisson", "rate": 1000})
     check = {"says": "tied cuts the median by 16%", "test": "ratio", "metric": "latency_p50_ms",
@@ -109,10 +109,22 @@ def check_service_floor(root):
     fig = {"id": "f", "x": DELAY, "metrics": ["latency_p50_ms"], "checks": [check],
            "evidence": ["service_floor"]}
     lines = evidence.figure_evidence(exp, fig, ["sim"])
-    assert len(lines) == 1 and f"below {8.0 / 9.5:.2f}" in lines[0], lines
+    assert len(lines) == 1 and f"below {8.0 / 9.55:.2f}" in lines[0], lines
     assert "at most 0.84: it asks for nearly every wait to be gone" in lines[0], lines
-    check["max"] = 0.95  # 8.6 / 9.5 = 0.905 holds: no reason to give
+    check["max"] = 0.95  # 8.6 / 9.55 = 0.90 holds: no reason to give
     assert evidence.figure_evidence(exp, fig, ["sim"]) == []
+    check["max"] = 0.6  # below the floor: out of reach
+    lines = evidence.figure_evidence(exp, fig, ["sim"])
+    assert "at most 0.6: below what removing every wait would give" in lines[0], lines
+    check["max"] = 0.95
+    stats[1][1]["latency_p50_ms"] = 9.2  # 0.963 over 0.95, with room down to 0.84
+    exp = experiment(root, stats, {"type": "poisson", "rate": 1000})
+    lines = evidence.figure_evidence(exp, fig, ["sim"])
+    assert "leaves room for" in lines[0] and "added to" not in lines[0], lines
+    stats[1][1]["latency_p50_ms"] = 12.0  # the backups made the median longer
+    exp = experiment(root, stats, {"type": "poisson", "rate": 1000})
+    lines = evidence.figure_evidence(exp, fig, ["sim"])
+    assert "removed less of than claimed or added to" in lines[0], lines
 
 
 def check_flag_labels():
