@@ -73,8 +73,8 @@ class Server {
   uint64_t outstanding() const { return outstanding_; }  // arrived, not yet completed
   Time emptied_at() const { return emptied_at_; }  // when it last held no request
   size_t queued() const { return ctl_.total_queued(); }
-  uint64_t queued_of(ModelId m) const { return ctl_.model_state(m).queued; }  // subset policies
-  uint32_t running_of(ModelId m) const { return ctl_.model_state(m).ref_count; }  // its batches
+  uint64_t queued_of(ModelId m) const { return ctl_.queued(m); }    // subset policies
+  uint32_t running_of(ModelId m) const { return ctl_.running(m); }  // its batches
   uint32_t free_workers() const { return ctl_.free_workers(); }
   bool busy() const { return busy_workers_ > 0 || contract_.loads_in_flight() > 0; }
   const ControllerStats& stats() const { return ctl_.stats(); }

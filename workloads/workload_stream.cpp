@@ -140,10 +140,20 @@ WorkloadStream::WorkloadStream(WorkloadStream&&) noexcept = default;
 WorkloadStream& WorkloadStream::operator=(WorkloadStream&&) noexcept = default;
 
 std::vector<uint64_t> WorkloadStream::model_counts(size_t models) const {
+  // The schedule's draws again, in its order (a time, then its model), on this thread: no
+  // drawing thread, no chunks, only the counts kept.
   std::vector<uint64_t> counts(models, 0);
-  WorkloadStream again(spec_);
-  for (ScheduledRequest r; again.next(r);)
-    if (r.model < models) ++counts[r.model];
+  const auto times = closed_loop_ ? detail::think_time_stream(spec_.arrival, spec_.requests)
+                                  : detail::send_time_stream(spec_.arrival, spec_.requests,
+                                                             spec_.duration);
+  const auto draws = detail::model_stream(spec_.access, spec_.num_models,
+                                          detail::rows_before_window(spec_.arrival, spec_.access));
+  uint64_t produced = 0;
+  for (double t; times->next(t); ++produced) {
+    const uint32_t m = draws->next();
+    if (m < models) ++counts[m];
+  }
+  if (!closed_loop_) detail::fail_if_capped(spec_.arrival, spec_.requests, produced);
   return counts;
 }
 

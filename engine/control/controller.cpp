@@ -245,6 +245,14 @@ ModelState Controller::model_state(ModelId id) const {
   return st;
 }
 
+uint32_t Controller::queued(ModelId id) const {
+  return id < impl_->models.size() ? uint32_t(impl_->models[id].queue.size()) : 0;
+}
+
+uint32_t Controller::running(ModelId id) const {
+  return id < impl_->models.size() ? impl_->models[id].ref_count : 0;
+}
+
 uint32_t Controller::free_workers() const { return uint32_t(impl_->free_workers.size()); }
 size_t Controller::total_queued() const { return impl_->total_queued; }
 

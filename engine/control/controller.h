@@ -169,6 +169,11 @@ class Controller {
   // slots at each call: O(models)). Like every method, on the controller's one thread.
   const ControllerStats& stats() const;
   ModelState model_state(ModelId id) const;
+  // A model's queued requests and its batches assigned and not done (model_state's `queued`
+  // and `ref_count`, without building the rest): 0 for an unknown id. For policies asking
+  // per decision.
+  uint32_t queued(ModelId id) const;
+  uint32_t running(ModelId id) const;
   uint32_t free_workers() const;
   size_t total_queued() const;
 

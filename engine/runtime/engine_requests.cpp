@@ -68,7 +68,7 @@ bool Engine::Impl::refuse_if_full(const std::shared_ptr<const ModelEntry>& m, in
   // controller rejects this image-less request (counted like any rejection) and `done`
   // answers it; otherwise it never reaches the controller.
   bool refused = query([&](Time now) {
-    if (ctl->model_state(r.model).queued < bound) return false;
+    if (ctl->queued(r.model) < bound) return false;
     ctl->on_arrival(r, now, actions.out());
     return true;
   });

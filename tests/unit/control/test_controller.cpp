@@ -271,6 +271,29 @@ TEST_CASE("a stateless batching policy decides each model alone and counts each 
   CHECK(c.model_state(0).queued == 1);
 }
 
+// queued() and running() are model_state()'s queued and ref_count, read without the rest.
+TEST_CASE("queued and running read a model's queue and batches as model_state does") {
+  Controller c(config("fixed", params({{"size", "2"}})));
+  c.add_model(0, model(), Tier::Host);
+  c.add_model(2, model(), Tier::Host);
+  ActionBuffer out;
+  for (RequestId id = 1; id <= 3; ++id) c.on_arrival(Request{id, 0, 0.0}, 0.0, out);
+  c.on_arrival(Request{4, 2, 0.0}, 0.0, out);
+  REQUIRE(out.dispatches.size() == 1);  // model 0's first two; one left queued
+  CHECK(c.queued(0) == 1);
+  CHECK(c.running(0) == 1);
+  CHECK(c.queued(2) == 1);
+  CHECK(c.running(2) == 0);
+  for (ModelId m : {0u, 2u}) {
+    CHECK(c.queued(m) == c.model_state(m).queued);
+    CHECK(c.running(m) == c.model_state(m).ref_count);
+  }
+  CHECK(c.queued(1) == 0);  // never added
+  CHECK(c.running(99) == 0);  // past the table
+  c.on_batch_done(out.dispatches[0].id, true, 1.0, out);
+  CHECK(c.running(0) == 0);
+}
+
 TEST_CASE("batches never mix models and respect max_batch") {
   Controller c(config("max-delay", params({{"max_delay", "1"}})));
   c.add_model(0, model(100, 2), Tier::Host);

@@ -1,5 +1,6 @@
-// WorkloadStream hands out generate()'s schedule request by request: every registered arrival
-// process with every access pattern, under each kind of limit.
+// WorkloadStream hands out generate()'s schedule request by request, and counts its requests
+// per model: every registered arrival process with every access pattern, under each kind of
+// limit.
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
@@ -39,6 +40,13 @@ void check_same_schedule(const WorkloadSpec& spec) {
   CHECK(stream.closed_loop() == w.closed_loop);
   CHECK(stream.concurrency() == w.concurrency);
   const std::vector<double>& times = w.closed_loop ? w.think_times : w.send_times;
+  // model_counts: the schedule's requests per model, the stream's position unchanged; a
+  // bound below the models leaves the others out.
+  std::vector<uint64_t> per_model(spec.num_models, 0);
+  for (uint32_t m : w.models) ++per_model[m];
+  CHECK(stream.model_counts(spec.num_models) == per_model);
+  per_model.pop_back();
+  CHECK(stream.model_counts(spec.num_models - 1) == per_model);
   ScheduledRequest r;
   size_t i = 0;
   for (; stream.next(r); ++i) {
