@@ -29,16 +29,17 @@ PERCENTILE_WORDS = {"latency_p50_ms": "median latency", "latency_p80_ms": "p80 l
                     "latency_p999_ms": "p99.9 latency"}
 
 
-def _setup(exp, mode):
-    """(config, service NormalDist in ms) of `mode`'s runs, or None when unreadable."""
-    config = evidence._run_config(exp, mode)
-    prof = evidence._load_profile(config) if config else None
-    if not prof:
-        return None
-    one = [c for c in prof[2].get("batch_latency_ms", []) if int(c.get("batch", 0)) == 1]
-    if not one:
-        return None
-    return config, NormalDist(float(one[0]["mean"]), float(one[0].get("stddev") or 0.0))
+def _runs(exp, modes):
+    """(mode, config, service NormalDist in ms) for each mode whose runs' config and profile
+    can be read."""
+    for mode in modes:
+        config = evidence._run_config(exp, mode)
+        prof = evidence._load_profile(config) if config else None
+        one = [c for c in prof[2].get("batch_latency_ms", []) if int(c.get("batch", 0)) == 1] \
+            if prof else []
+        if one:
+            yield mode, config, NormalDist(float(one[0]["mean"]),
+                                           float(one[0].get("stddev") or 0.0))
 
 
 def _get(config, params, path, default=None):
@@ -84,12 +85,8 @@ def _names(exp, fig):
 
 def offered_load(exp, fig, modes, points=None):
     lines = []
-    for mode in modes:
-        setup = _setup(exp, mode)
-        if not setup:
-            continue
-        config, service = setup
-        names = _names(exp, fig)
+    names = _names(exp, fig)
+    for mode, config, service in _runs(exp, modes):
         cells, over = [], []
         for pid in points or list(names):
             params = exp.points[pid]["params"]
@@ -138,11 +135,7 @@ def burst_floor_ms(service, burst, slots, burst_ms, q):
 
 def burst_floor(exp, fig, modes, points=None):
     lines = []
-    for mode in modes:
-        setup = _setup(exp, mode)
-        if not setup:
-            continue
-        config, service = setup
+    for mode, config, service in _runs(exp, modes):
         arrival = (config.get("workload") or {}).get("arrival") or {}
         max_batch = int((config.get("engine") or {}).get("max_batch") or 1)
         if arrival.get("type") != "bursts" or max_batch != 1:
@@ -187,17 +180,13 @@ def _of_values(exp, mode, check):
 
 def service_floor(exp, fig, modes, points=None):
     lines = []
-    for mode in modes:
-        setup = _setup(exp, mode)
-        if not setup:
-            continue
-        service = setup[1]
+    for mode, _, service in _runs(exp, modes):
         for c in _failed_ratio_checks(exp, fig, mode):
             metric, q = c["metric"], PERCENTILE_METRICS[c["metric"]]
             over = verdict.select(exp, {**(c.get("where") or {}), **(c.get("over") or {})})
             base = [exp.value(mode, p, metric)[0] for p in over]
             base = [v for v in base if not math.isnan(v) and v > 0]
-            if not base or service.stdev < 0:
+            if not base:
                 continue
             own = service.inv_cdf(q) if service.stdev > 0 else service.mean
             latency = sum(base) / len(base)
